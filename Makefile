@@ -1,0 +1,74 @@
+# capture-ledger (ledgerctl). `make test` and `make run` set everything up
+# themselves on a fresh Debian machine with Go: PostgreSQL binaries (apt, only
+# when missing), versitygw and gotestsum (go install, cached in TOOLS).
+SHELL      := /bin/bash
+STATE      ?= .state
+TOOLS      ?= $(HOME)/.cache/ledgerctl/bin
+VERSITYGW  := $(TOOLS)/versitygw
+GOTESTSUM  := $(TOOLS)/gotestsum
+BIN        := bin/ledgerctl
+TESTFLAGS  ?= -count=1 -timeout 40m
+PKGS       ?= ./...
+
+.PHONY: all build vet test run stack-up stack-down tools postgres completions generate clean
+
+all: build
+
+build:
+	go build -o $(BIN) ./cmd/ledgerctl
+
+vet:
+	go vet ./...
+	@test -z "$$(gofmt -l cmd pkg migrations fga)" || { echo "gofmt needed:"; gofmt -l cmd pkg migrations fga; exit 1; }
+
+tools: $(VERSITYGW) $(GOTESTSUM)
+
+$(VERSITYGW):
+	@echo "installing versitygw v1.8.0 into $(TOOLS) (once; takes a few minutes)"
+	GOBIN=$(TOOLS) go install github.com/versity/versitygw/cmd/versitygw@v1.8.0
+
+$(GOTESTSUM):
+	GOBIN=$(TOOLS) go install gotest.tools/gotestsum@v1.13.0
+
+# PostgreSQL 15 server binaries; installed from Debian only when missing.
+postgres:
+	@if ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ]; then \
+		echo "installing PostgreSQL (apt-get)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; \
+	else echo "PostgreSQL server binaries are missing: sudo apt-get install -y postgresql" >&2; exit 1; fi
+
+stack-up: build tools postgres
+	./$(BIN) dev stack up --dir $(STATE) --versitygw $(VERSITYGW)
+
+stack-down: build
+	./$(BIN) dev stack down --dir $(STATE)
+
+# Starts the stack, runs every test against it (unit, integration, fuzz seed
+# corpora), and stops the stack whatever the outcome.
+test: build tools postgres vet
+	@set -euo pipefail; \
+	trap './$(BIN) dev stack down --dir $(STATE) >/dev/null 2>&1 || true' EXIT; \
+	eval "$$(./$(BIN) dev stack up --dir $(STATE) --versitygw $(VERSITYGW) --shell)"; \
+	$(GOTESTSUM) --format pkgname-and-test-fails --format-hide-empty-pkg -- $(TESTFLAGS) $(PKGS)
+
+# Starts the single-machine stack, prepares the ledger database and bucket,
+# and prints how to connect.
+run: build tools postgres
+	./$(BIN) dev stack up --dir $(STATE) --versitygw $(VERSITYGW) --env-local
+	./$(BIN) migrate up
+	@echo
+	@echo "The stack is up; settings are in .env.local. Stop it with: make stack-down"
+
+# Regenerates completions/, .env.example and docs/configuration.md.
+generate: build
+	./$(BIN) completion bash > completions/ledgerctl.bash
+	./$(BIN) completion zsh > completions/_ledgerctl
+	./$(BIN) completion fish > completions/ledgerctl.fish
+	go test ./pkg/config ./pkg/cli -run 'Golden|Drift' -update >/dev/null
+
+completions: generate
+
+clean:
+	-./$(BIN) dev stack down --dir $(STATE)
+	rm -rf bin $(STATE)

@@ -1,0 +1,179 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/capture-ledger/ledgerctl/pkg/config"
+	"github.com/capture-ledger/ledgerctl/pkg/testenv"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// run drives the real command tree in-process from dir (the env files'
+// folder) with every configuration variable cleared.
+func run(t *testing.T, dir string, env map[string]string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	for _, v := range config.Variables {
+		t.Setenv(v.Name, "")
+		os.Unsetenv(v.Name)
+	}
+	for k, v := range env {
+		t.Setenv(k, v)
+	}
+	var out, errb bytes.Buffer
+	f := NewFactory(Streams{In: strings.NewReader(""), Out: &out, Err: &errb})
+	f.Dir = dir
+	root := NewRootCmd(f)
+	root.SetArgs(args)
+	root.SetOut(&out)
+	root.SetErr(&errb)
+	err := root.ExecuteContext(context.Background())
+	f.close()
+	code = ExitOK
+	if err != nil {
+		var msg string
+		code, msg = classify(err)
+		if msg != "" {
+			errb.WriteString("ledgerctl: " + msg + "\n")
+		}
+	}
+	return out.String(), errb.String(), code
+}
+
+func TestHelpShowsTreeWithoutConfig(t *testing.T) {
+	dir := t.TempDir()
+	// A broken .env must not matter to help: help never reads configuration.
+	if err := os.WriteFile(filepath.Join(dir, ".env"), []byte("this is not an env file\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, errs, code := run(t, dir, nil, "--help")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"migrate", "version", "completion", "EXIT STATUS", "--database-url"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("help lacks %q", want)
+		}
+	}
+	if strings.Contains(errs, "config:") {
+		t.Error("help read the configuration")
+	}
+}
+
+func TestCompletionsAreCurrent(t *testing.T) {
+	for shell, file := range map[string]string{"bash": "ledgerctl.bash", "zsh": "_ledgerctl", "fish": "ledgerctl.fish"} {
+		t.Run(shell, func(t *testing.T) {
+			out, errs, code := run(t, t.TempDir(), nil, "completion", shell)
+			if code != 0 || out == "" {
+				t.Fatalf("exit %d: %s", code, errs)
+			}
+			if strings.Contains(errs, "config:") {
+				t.Error("completion read the configuration")
+			}
+			path := filepath.Join("..", "..", "completions", file)
+			if *update {
+				if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(want) != out {
+				t.Errorf("completions/%s is stale: run `make generate`", file)
+			}
+		})
+	}
+}
+
+func TestMigrateStatusUnreachable(t *testing.T) {
+	out, errs, code := run(t, t.TempDir(), map[string]string{"DATABASE_URL": "postgres://u:secretpw@127.0.0.1:1/ledger?sslmode=disable"}, "migrate", "status")
+	if code != ExitUnreachable {
+		t.Errorf("exit %d, want %d", code, ExitUnreachable)
+	}
+	if out != "" {
+		t.Errorf("stdout %q", out)
+	}
+	lines := strings.Split(strings.TrimSpace(errs), "\n")
+	last := lines[len(lines)-1]
+	if !strings.Contains(last, "127.0.0.1:1") || !strings.HasPrefix(last, "ledgerctl: cannot reach PostgreSQL") {
+		t.Errorf("want one line naming the host, got %q", errs)
+	}
+	if strings.Contains(errs, "secretpw") || strings.Contains(errs, "goroutine") {
+		t.Errorf("leaks a password or a stack trace: %q", errs)
+	}
+}
+
+func TestMigrateMissingDatabaseURL(t *testing.T) {
+	_, errs, code := run(t, t.TempDir(), nil, "migrate", "up")
+	if code != ExitUsage || !strings.Contains(errs, "DATABASE_URL") || !strings.Contains(errs, "cp -n .env.example .env") {
+		t.Errorf("exit %d: %s", code, errs)
+	}
+}
+
+func TestMigrateForceRejectsGarbage(t *testing.T) {
+	_, errs, code := run(t, t.TempDir(), map[string]string{"DATABASE_URL": "postgres://x@127.0.0.1:1/x"}, "migrate", "force", "abc")
+	if code != ExitUsage || !strings.Contains(errs, `"abc"`) {
+		t.Errorf("exit %d: %s", code, errs)
+	}
+}
+
+func TestMigrateThroughCLI(t *testing.T) {
+	dsn := testenv.EmptyDatabase(t)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, ".env"), []byte("DATABASE_URL="+dsn+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	status := func() map[string]any {
+		out, errs, code := run(t, dir, nil, "migrate", "status", "--json")
+		if code != 0 {
+			t.Fatalf("status: exit %d: %s", code, errs)
+		}
+		var st map[string]any
+		if err := json.Unmarshal([]byte(out), &st); err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	if st := status(); st["current"].(float64) != 0 {
+		t.Fatalf("fresh database at %v", st["current"])
+	}
+	for i := 0; i < 2; i++ {
+		if _, errs, code := run(t, dir, nil, "migrate", "up"); code != 0 {
+			t.Fatalf("up #%d: exit %d: %s", i, code, errs)
+		}
+	}
+	if st := status(); st["current"].(float64) < 1 || st["dirty"].(bool) {
+		t.Fatalf("after up: %v", st)
+	}
+	out, errs, code := run(t, dir, nil, "migrate", "down")
+	if code != 0 || !strings.Contains(out, "reverted") {
+		t.Fatalf("down: exit %d: %s %s", code, out, errs)
+	}
+	if !strings.Contains(errs, "config: .env (1 name)") {
+		t.Errorf("no config note on stderr: %q", errs)
+	}
+}
+
+func TestVersion(t *testing.T) {
+	out, _, code := run(t, t.TempDir(), nil, "version", "--json")
+	var b BuildInfo
+	if code != 0 || json.Unmarshal([]byte(out), &b) != nil || b.Version == "" || b.Go == "" {
+		t.Errorf("exit %d: %q", code, out)
+	}
+}
+
+func TestUnknownCommandIsUsage(t *testing.T) {
+	_, errs, code := run(t, t.TempDir(), nil, "frobnicate")
+	if code != ExitUsage || !strings.Contains(errs, "unknown command") {
+		t.Errorf("exit %d: %s", code, errs)
+	}
+}

@@ -1,0 +1,72 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"sync"
+
+	"github.com/spf13/pflag"
+
+	"github.com/capture-ledger/ledgerctl/pkg/config"
+)
+
+// Factory builds what commands need, lazily, so help and completion never
+// read configuration or open a connection.
+type Factory struct {
+	Streams Streams
+	// Dir is where .env and .env.local are read and .env.local is written.
+	Dir string
+
+	flags      *pflag.FlagSet
+	jsonErrors bool
+
+	cfgOnce sync.Once
+	cfg     *config.Config
+	cfgErr  error
+
+	closers []func()
+}
+
+// NewFactory returns a Factory reading env files from the working directory.
+func NewFactory(s Streams) *Factory {
+	dir, err := os.Getwd()
+	if err != nil {
+		dir = "."
+	}
+	return &Factory{Streams: s, Dir: dir}
+}
+
+// Config loads the configuration once and prints, on stderr, which env files
+// were read (names only, never values).
+func (f *Factory) Config() (*config.Config, error) {
+	f.cfgOnce.Do(func() {
+		f.cfg, f.cfgErr = config.Load(f.Dir, f.flags)
+		if f.cfgErr == nil {
+			fmt.Fprintln(f.Streams.Err, f.cfg.Note())
+		}
+	})
+	return f.cfg, f.cfgErr
+}
+
+// Settings loads, checks that every name in require is set (naming all that
+// are missing at once), and validates every value.
+func (f *Factory) Settings(require ...string) (config.Settings, error) {
+	c, err := f.Config()
+	if err != nil {
+		return config.Settings{}, err
+	}
+	if err := c.Require(require...); err != nil {
+		return config.Settings{}, err
+	}
+	return c.Settings()
+}
+
+// onClose registers cleanup run after the command returns.
+func (f *Factory) onClose(fn func()) { f.closers = append(f.closers, fn) }
+
+func (f *Factory) close() {
+	for i := len(f.closers) - 1; i >= 0; i-- {
+		f.closers[i]()
+	}
+	f.closers = nil
+}

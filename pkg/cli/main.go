@@ -1,0 +1,131 @@
+// Package cli is ledgerctl's cobra command tree. Main runs it in-process, so
+// tests drive the real commands without a subprocess; each command is an
+// options struct, a constructor and a run function.
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/capture-ledger/ledgerctl/pkg/config"
+	"github.com/capture-ledger/ledgerctl/pkg/store/postgres"
+)
+
+// Streams are the three standard streams a command uses: stdout is data,
+// stderr is status.
+type Streams struct {
+	In       io.Reader
+	Out, Err io.Writer
+}
+
+// StdStreams returns the process's standard streams.
+func StdStreams() Streams { return Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr} }
+
+// Exit codes, listed under EXIT STATUS in the root help.
+const (
+	ExitOK          = 0
+	ExitFailure     = 1 // the command ran and failed (e.g. an assertion, a delivery)
+	ExitUsage       = 2 // bad flags, arguments or configuration; nothing was changed
+	ExitIncomplete  = 3 // the work finished but left something undone (e.g. reconcile: missing manifests)
+	ExitUnreachable = 4 // PostgreSQL, OpenFGA or S3 could not be reached
+)
+
+const exitStatusHelp = `EXIT STATUS
+  0  success
+  1  the command ran and failed
+  2  bad flags, arguments or configuration (nothing was changed)
+  3  finished but left work undone (e.g. reconcile found missing manifests)
+  4  PostgreSQL, OpenFGA or S3 could not be reached`
+
+// ExitError carries an exit code chosen by a command, with an optional
+// message (empty when the command already printed what went wrong).
+type ExitError struct {
+	Code int
+	Err  error
+}
+
+func (e *ExitError) Error() string {
+	if e.Err == nil {
+		return fmt.Sprintf("exit status %d", e.Code)
+	}
+	return e.Err.Error()
+}
+
+func (e *ExitError) Unwrap() error { return e.Err }
+
+// usageError marks a problem with what the user typed.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// usagef returns a usage error (exit 2).
+func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+
+// Main runs ledgerctl with args (without the program name) and returns the
+// process exit code.
+func Main(ctx context.Context, args []string, s Streams) int {
+	f := NewFactory(s)
+	root := NewRootCmd(f)
+	root.SetArgs(args)
+	root.SetIn(s.In)
+	root.SetOut(s.Out)
+	root.SetErr(s.Err)
+	err := root.ExecuteContext(ctx)
+	f.close()
+	if err == nil {
+		return ExitOK
+	}
+	code, msg := classify(err)
+	if msg != "" {
+		if f.jsonErrors {
+			_ = json.NewEncoder(s.Err).Encode(map[string]any{"error": msg, "exitCode": code})
+		} else {
+			fmt.Fprintln(s.Err, "ledgerctl: "+msg)
+		}
+	}
+	return code
+}
+
+// classify maps an error to an exit code and the message the user sees. This
+// is the one place errors become exit codes.
+func classify(err error) (int, string) {
+	var exit *ExitError
+	var missing *config.MissingError
+	var invalid *config.InvalidError
+	var unreachable *postgres.UnreachableError
+	var usage usageError
+	switch {
+	case errors.As(err, &exit):
+		if exit.Err == nil {
+			return exit.Code, ""
+		}
+		return exit.Code, exit.Err.Error()
+	case errors.As(err, &unreachable):
+		return ExitUnreachable, unreachable.Error()
+	case errors.As(err, &missing), errors.As(err, &invalid), errors.As(err, &usage):
+		return ExitUsage, err.Error()
+	case isCobraUsage(err):
+		return ExitUsage, err.Error() + " (see --help)"
+	case errors.Is(err, context.Canceled):
+		return ExitFailure, "interrupted"
+	}
+	return ExitFailure, err.Error()
+}
+
+// isCobraUsage recognises cobra's own flag and argument errors, which it
+// returns as plain errors.
+func isCobraUsage(err error) bool {
+	s := err.Error()
+	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "flag needs an argument", "invalid argument", "accepts ", "requires at least", "requires exactly", "required flag", "if any flags in the group"} {
+		if strings.Contains(s, p) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,353 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+	"github.com/spf13/viper"
+)
+
+// Config is the resolved configuration: flags > shell > .env.local > .env >
+// defaults, where an empty value at any layer counts as unset.
+type Config struct {
+	v     *viper.Viper
+	files []EnvFile
+	dir   string
+}
+
+// Load reads dir/.env then dir/.env.local, the process environment, and the
+// flags in fs that are bound to variables (see BindFlags).
+func Load(dir string, fs *pflag.FlagSet) (*Config, error) {
+	c := &Config{v: viper.New(), dir: dir}
+	c.v.AllowEmptyEnv(false)
+	merged := map[string]any{}
+	for _, name := range []string{".env", ".env.local"} {
+		f, ok, err := readEnvFile(filepath.Join(dir, name))
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			continue
+		}
+		c.files = append(c.files, f)
+		for _, n := range f.Names {
+			if val := f.Values[n]; val != "" {
+				merged[n] = val
+			} else {
+				delete(merged, n) // a later empty line unsets, like a shell would
+			}
+		}
+	}
+	if err := c.v.MergeConfigMap(merged); err != nil {
+		return nil, err
+	}
+	for _, va := range Variables {
+		if va.Default != "" {
+			c.v.SetDefault(va.Name, va.Default)
+		}
+		if err := c.v.BindEnv(va.Name, va.Name); err != nil {
+			return nil, err
+		}
+		if va.Flag != "" && fs != nil {
+			if fl := fs.Lookup(va.Flag); fl != nil {
+				if err := c.v.BindPFlag(va.Name, fl); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	return c, nil
+}
+
+// BindFlags adds to fs a flag for every variable that has one, with the
+// variable named in the help so operators know both spellings.
+func BindFlags(fs *pflag.FlagSet, names ...string) {
+	for _, n := range names {
+		va, ok := Lookup(n)
+		if !ok || va.Flag == "" || fs.Lookup(va.Flag) != nil {
+			continue
+		}
+		fs.String(va.Flag, "", fmt.Sprintf("%s (env %s)", va.Help, va.Name))
+	}
+}
+
+// Get returns the resolved value of name, "" when unset.
+func (c *Config) Get(name string) string {
+	s := strings.TrimSpace(c.v.GetString(name))
+	return s
+}
+
+// Dir is the folder the env files were looked for in.
+func (c *Config) Dir() string { return c.dir }
+
+// Note says which env files were read and which names .env.local overrides,
+// never a value.
+func (c *Config) Note() string {
+	if len(c.files) == 0 {
+		return "config: no env file was read — every value comes from the shell"
+	}
+	var parts []string
+	for _, f := range c.files {
+		word := "names"
+		if len(f.Names) == 1 {
+			word = "name"
+		}
+		parts = append(parts, fmt.Sprintf("%s (%d %s)", f.Path, len(f.Names), word))
+	}
+	note := "config: " + strings.Join(parts, ", ")
+	if len(c.files) == 2 {
+		var wins []string
+		for _, n := range c.files[1].Names {
+			if _, ok := c.files[0].Values[n]; ok {
+				wins = append(wins, n)
+			}
+		}
+		if len(wins) > 0 {
+			note += " — .env.local wins for " + strings.Join(wins, ", ") + " (a value set in the shell beats the files)"
+		}
+	}
+	return note
+}
+
+// MissingError names every required variable that has no value, grouped by
+// where the value is expected to come from.
+type MissingError struct{ Names []string }
+
+func (e *MissingError) Error() string {
+	var tmpl, deploy []string
+	for _, n := range e.Names {
+		if va, _ := Lookup(n); va.Source == FromDeploy {
+			deploy = append(deploy, n)
+		} else {
+			tmpl = append(tmpl, n)
+		}
+	}
+	var b strings.Builder
+	b.WriteString("missing required configuration:")
+	if len(tmpl) > 0 {
+		fmt.Fprintf(&b, "\n  %s — copy the template (cp -n .env.example .env) and fill them in, or set them in the shell", strings.Join(tmpl, ", "))
+	}
+	if len(deploy) > 0 {
+		fmt.Fprintf(&b, "\n  %s — run `ledgerctl fga deploy` (it writes them to .env.local)", strings.Join(deploy, ", "))
+	}
+	return b.String()
+}
+
+// Require fails with one MissingError naming all of names that are unset.
+func (c *Config) Require(names ...string) error {
+	var missing []string
+	for _, n := range names {
+		if c.Get(n) == "" {
+			missing = append(missing, n)
+		}
+	}
+	if len(missing) > 0 {
+		return &MissingError{Names: missing}
+	}
+	return nil
+}
+
+// InvalidError names a variable whose value cannot be used.
+type InvalidError struct {
+	Name, Value, Reason string
+}
+
+func (e *InvalidError) Error() string {
+	if e.Value == "" {
+		return fmt.Sprintf("%s: %s", e.Name, e.Reason)
+	}
+	return fmt.Sprintf("%s=%q: %s", e.Name, e.Value, e.Reason)
+}
+
+// Formats are the capture formats BrowserHive knows, in the order it lists them.
+var Formats = []string{"png", "webp", "html", "links", "mhtml", "wacz"}
+
+// Settings is the typed, validated configuration.
+type Settings struct {
+	DatabaseURL string
+
+	S3Endpoint, S3Bucket, S3AccessKeyID, S3SecretAccessKey, S3Region string
+	S3ForcePathStyle                                                 bool
+
+	FGAStoreID, FGAModelID, FGAStoreName, FGAAPIURL, FGAAPIToken, FGADatastoreURI string
+
+	DevIdentity                               bool
+	OIDCIssuer, OIDCAudience                  string
+	DevIssuerPort                             int
+	APIHost                                   string
+	APIPort                                   int
+	DrainInterval                             time.Duration
+	OutboxMaxAttempts                         int
+	CaptureFormats                            map[string]bool
+	CaptureSigning                            bool
+	BrowserHiveEndpoints                      []string
+	WebhookURL, WebhookToken                  string
+	WebhookTimeout                            time.Duration
+	CrawlStallTimeout                         time.Duration
+	OpenSearchURL, OpenSearchIndex, SearchDir string
+	ReplayOrigin                              string
+	LogLevel                                  string
+}
+
+// Settings parses and validates every value that is set, returning all the
+// problems at once.
+func (c *Config) Settings() (Settings, error) {
+	var errs []error
+	bad := func(name, reason string) {
+		errs = append(errs, &InvalidError{Name: name, Value: c.Get(name), Reason: reason})
+	}
+	intIn := func(name string, lo, hi int) int {
+		raw := c.Get(name)
+		if raw == "" {
+			return 0
+		}
+		n, err := strconv.Atoi(raw)
+		if err != nil || n < lo || n > hi {
+			bad(name, fmt.Sprintf("must be an integer between %d and %d", lo, hi))
+			return 0
+		}
+		return n
+	}
+	ms := func(name string, lo, hi int) time.Duration {
+		return time.Duration(intIn(name, lo, hi)) * time.Millisecond
+	}
+	httpURL := func(name string) string {
+		raw := c.Get(name)
+		if raw == "" {
+			return ""
+		}
+		u, err := url.Parse(raw)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad(name, "must be an http(s) URL")
+		}
+		return strings.TrimRight(raw, "/")
+	}
+
+	s := Settings{
+		DatabaseURL:       c.Get("DATABASE_URL"),
+		S3Endpoint:        httpURL("CAPTURE_LEDGER_S3_ENDPOINT"),
+		S3Bucket:          c.Get("CAPTURE_LEDGER_S3_BUCKET"),
+		S3AccessKeyID:     c.Get("CAPTURE_LEDGER_S3_ACCESS_KEY_ID"),
+		S3SecretAccessKey: c.Get("CAPTURE_LEDGER_S3_SECRET_ACCESS_KEY"),
+		S3Region:          c.Get("CAPTURE_LEDGER_S3_REGION"),
+		S3ForcePathStyle:  c.Get("CAPTURE_LEDGER_S3_FORCE_PATH_STYLE") == "true",
+		FGAStoreID:        c.Get("CAPTURE_LEDGER_FGA_STORE_ID"),
+		FGAModelID:        c.Get("CAPTURE_LEDGER_FGA_MODEL_ID"),
+		FGAStoreName:      c.Get("CAPTURE_LEDGER_FGA_STORE_NAME"),
+		FGAAPIURL:         httpURL("CAPTURE_LEDGER_FGA_API_URL"),
+		FGAAPIToken:       c.Get("CAPTURE_LEDGER_FGA_API_TOKEN"),
+		FGADatastoreURI:   c.Get("CAPTURE_LEDGER_FGA_DATASTORE_URI"),
+		DevIdentity:       c.Get("CAPTURE_LEDGER_DEV_IDENTITY") == "1",
+		OIDCIssuer:        httpURL("CAPTURE_LEDGER_OIDC_ISSUER"),
+		OIDCAudience:      c.Get("CAPTURE_LEDGER_OIDC_AUDIENCE"),
+		DevIssuerPort:     intIn("CAPTURE_LEDGER_DEV_ISSUER_PORT", 1, 65535),
+		APIHost:           c.Get("CAPTURE_LEDGER_API_HOST"),
+		APIPort:           intIn("CAPTURE_LEDGER_API_PORT", 1, 65535),
+		DrainInterval:     ms("CAPTURE_LEDGER_DRAIN_INTERVAL_MS", 100, 3_600_000),
+		OutboxMaxAttempts: intIn("CAPTURE_LEDGER_OUTBOX_MAX_ATTEMPTS", 1, 1000),
+		CaptureSigning:    c.Get("CAPTURE_LEDGER_CAPTURE_SIGNING") == "1",
+		WebhookURL:        httpURL("CAPTURE_LEDGER_CRAWL_WEBHOOK_URL"),
+		WebhookToken:      c.Get("CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN"),
+		WebhookTimeout:    ms("CAPTURE_LEDGER_CRAWL_WEBHOOK_TIMEOUT_MS", 100, 600_000),
+		CrawlStallTimeout: ms("CAPTURE_LEDGER_CRAWL_STALL_TIMEOUT_MS", 1000, 7*24*3_600_000),
+		OpenSearchURL:     httpURL("CAPTURE_LEDGER_OPENSEARCH_URL"),
+		OpenSearchIndex:   c.Get("CAPTURE_LEDGER_OPENSEARCH_INDEX"),
+		SearchDir:         c.Get("CAPTURE_LEDGER_SEARCH_DIR"),
+		ReplayOrigin:      httpURL("REPLAY_ORIGIN"),
+		LogLevel:          strings.ToLower(c.Get("LOG_LEVEL")),
+	}
+	if raw := c.Get("CAPTURE_LEDGER_DEV_IDENTITY"); raw != "" && raw != "1" {
+		bad("CAPTURE_LEDGER_DEV_IDENTITY", `must be exactly "1" to enable the dev headers, or unset`)
+	}
+	if raw := c.Get("CAPTURE_LEDGER_CAPTURE_SIGNING"); raw != "" && raw != "1" {
+		bad("CAPTURE_LEDGER_CAPTURE_SIGNING", `must be exactly "1" to require signing, or unset`)
+	}
+	if raw := c.Get("CAPTURE_LEDGER_S3_FORCE_PATH_STYLE"); raw != "true" && raw != "false" {
+		bad("CAPTURE_LEDGER_S3_FORCE_PATH_STYLE", `must be "true" or "false"`)
+	}
+	if s.APIHost != "" && s.APIHost != "localhost" && net.ParseIP(s.APIHost) == nil {
+		bad("CAPTURE_LEDGER_API_HOST", "must be an IP address or localhost")
+	}
+	switch s.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		bad("LOG_LEVEL", "must be debug, info, warn or error")
+	}
+	formats, err := ParseFormats(c.Get("CAPTURE_LEDGER_CAPTURE_FORMATS"))
+	if err != nil {
+		errs = append(errs, err)
+	}
+	s.CaptureFormats = formats
+	if s.CaptureSigning && formats != nil && !formats["wacz"] {
+		errs = append(errs, &InvalidError{Name: "CAPTURE_LEDGER_CAPTURE_SIGNING", Reason: "CAPTURE_LEDGER_CAPTURE_SIGNING requires wacz in CAPTURE_LEDGER_CAPTURE_FORMATS"})
+	}
+	if (s.WebhookURL == "") != (s.WebhookToken == "") {
+		errs = append(errs, &InvalidError{Name: "CAPTURE_LEDGER_CRAWL_WEBHOOK_URL", Reason: "CAPTURE_LEDGER_CRAWL_WEBHOOK_URL and CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN must be set together (one without the other cannot dispatch a crawl)"})
+	}
+	for _, e := range splitList(c.Get("CAPTURE_LEDGER_BROWSERHIVE_ENDPOINTS")) {
+		u, err := url.Parse(e)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			errs = append(errs, &InvalidError{Name: "CAPTURE_LEDGER_BROWSERHIVE_ENDPOINTS", Value: e, Reason: "every endpoint must be an http(s) URL"})
+			continue
+		}
+		s.BrowserHiveEndpoints = append(s.BrowserHiveEndpoints, strings.TrimRight(e, "/"))
+	}
+	if s.FGADatastoreURI == "" && s.DatabaseURL != "" {
+		s.FGADatastoreURI = SiblingDatabase(s.DatabaseURL, "_fga")
+	}
+	return s, errors.Join(errs...)
+}
+
+// ParseFormats reads the CAPTURE_LEDGER_CAPTURE_FORMATS list: trimmed,
+// lowercased, empties dropped; unknown names and an empty list are errors.
+func ParseFormats(raw string) (map[string]bool, error) {
+	const name = "CAPTURE_LEDGER_CAPTURE_FORMATS"
+	got := map[string]bool{}
+	var unknown []string
+	for _, f := range splitList(strings.ToLower(raw)) {
+		known := false
+		for _, k := range Formats {
+			known = known || k == f
+		}
+		if !known {
+			unknown = append(unknown, f)
+			continue
+		}
+		got[f] = true
+	}
+	if len(unknown) > 0 {
+		return nil, &InvalidError{Name: name, Reason: fmt.Sprintf("%s has unknown formats: %s (known: %s)", name, strings.Join(unknown, ", "), strings.Join(Formats, ", "))}
+	}
+	if len(got) == 0 {
+		return nil, &InvalidError{Name: name, Reason: name + " is empty: at least one capture format is required"}
+	}
+	return got, nil
+}
+
+func splitList(raw string) []string {
+	var out []string
+	for _, p := range strings.Split(raw, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// SiblingDatabase returns dbURL with its database name suffixed, e.g. the
+// embedded OpenFGA datastore next to the ledger database.
+func SiblingDatabase(dbURL, suffix string) string {
+	u, err := url.Parse(dbURL)
+	if err != nil || u.Path == "" || u.Path == "/" {
+		return ""
+	}
+	u.Path += suffix
+	return u.String()
+}

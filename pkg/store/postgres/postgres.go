@@ -1,0 +1,92 @@
+// Package postgres is the ledger's PostgreSQL adapter: connecting, running
+// the embedded migrations, and the queries the use-cases need (pgx/v5).
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// UnreachableError says the database could not be reached, naming the host
+// but never the password.
+type UnreachableError struct {
+	Host string
+	Err  error
+}
+
+func (e *UnreachableError) Error() string {
+	return fmt.Sprintf("cannot reach PostgreSQL at %s: %s", e.Host, oneLine(e.Err))
+}
+
+func (e *UnreachableError) Unwrap() error { return e.Err }
+
+// oneLine keeps the last, most specific part of a nested driver error.
+func oneLine(err error) string {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return pgErr.Message
+	}
+	var opErr *net.OpError
+	if errors.As(err, &opErr) {
+		return opErr.Err.Error()
+	}
+	s := strings.ReplaceAll(err.Error(), "\n", " ")
+	if i := strings.LastIndex(s, ": "); i >= 0 && i+2 < len(s) {
+		return s[i+2:]
+	}
+	return s
+}
+
+// HostOf returns host:port of a PostgreSQL URL or key=value DSN, for messages.
+func HostOf(dsn string) string {
+	cfg, err := pgconn.ParseConfig(dsn)
+	if err != nil {
+		if u, uerr := url.Parse(dsn); uerr == nil && u.Host != "" {
+			return u.Host
+		}
+		return "(unparsable DATABASE_URL)"
+	}
+	if strings.HasPrefix(cfg.Host, "/") {
+		return fmt.Sprintf("%s (socket, port %d)", cfg.Host, cfg.Port)
+	}
+	return net.JoinHostPort(cfg.Host, fmt.Sprint(cfg.Port))
+}
+
+// Open connects a pool and pings it, so an unreachable database fails here
+// with one clear line instead of at the first query.
+func Open(ctx context.Context, dsn string, maxConns int32) (*pgxpool.Pool, error) {
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("DATABASE_URL is not a PostgreSQL URL: %s", oneLine(err))
+	}
+	if maxConns > 0 {
+		cfg.MaxConns = maxConns
+	}
+	cfg.ConnConfig.ConnectTimeout = 5 * time.Second
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, &UnreachableError{Host: HostOf(dsn), Err: err}
+	}
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := pool.Ping(pctx); err != nil {
+		pool.Close()
+		return nil, &UnreachableError{Host: HostOf(dsn), Err: err}
+	}
+	return pool, nil
+}
+
+// IsUniqueViolation reports whether err is a unique violation of the named
+// constraint or index.
+func IsUniqueViolation(err error, constraint string) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "23505" && pgErr.ConstraintName == constraint
+}
