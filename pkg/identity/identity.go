@@ -1,0 +1,69 @@
+package identity
+
+import (
+	"net/http"
+	"strings"
+)
+
+// Header names of the dev header resolver.
+const (
+	SubjectHeader       = "X-Capture-ledger-Subject"
+	OrganizationsHeader = "X-Capture-ledger-Organizations"
+)
+
+// OrganizationsClaim is the JWT claim holding the caller's organizations.
+const OrganizationsClaim = "organizations"
+
+// Identity is a verified caller.
+//
+// Organizations is never nil for a resolved identity (it marshals as []).
+// Its order is kept: the first organization is the one a crawl is
+// attributed to.
+type Identity struct {
+	Subject       string
+	Organizations []string
+}
+
+// Resolver turns a request into an Identity. ok is false when the request
+// carries no acceptable identity; the reason is never returned, so it cannot
+// reach a client. Implementations are safe for concurrent use.
+type Resolver interface {
+	Resolve(r *http.Request) (id Identity, ok bool)
+}
+
+// Deny resolves nobody: every request is unauthenticated.
+type Deny struct{}
+
+// Resolve always reports no identity.
+func (Deny) Resolve(*http.Request) (Identity, bool) { return Identity{}, false }
+
+// Headers trusts the caller's own X-Capture-ledger-Subject and
+// X-Capture-ledger-Organizations headers. Anyone who can reach the port can
+// act as any user: enable it for local development only.
+type Headers struct{}
+
+// Resolve reads the dev headers. The subject is trimmed and must be
+// non-empty; the organizations header is split by [ParseOrganizations].
+func (Headers) Resolve(r *http.Request) (Identity, bool) {
+	subject := strings.TrimSpace(r.Header.Get(SubjectHeader))
+	if subject == "" {
+		return Identity{}, false
+	}
+	return Identity{
+		Subject:       subject,
+		Organizations: ParseOrganizations(r.Header.Get(OrganizationsHeader)),
+	}, true
+}
+
+// ParseOrganizations splits a comma-separated organizations header value:
+// entries are trimmed and empty entries dropped, so " acme , , contoso ,"
+// gives ["acme" "contoso"]. An empty value gives an empty, non-nil slice.
+func ParseOrganizations(v string) []string {
+	orgs := []string{}
+	for part := range strings.SplitSeq(v, ",") {
+		if p := strings.TrimSpace(part); p != "" {
+			orgs = append(orgs, p)
+		}
+	}
+	return orgs
+}
