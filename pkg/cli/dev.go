@@ -19,7 +19,7 @@ func newCmdDev(f *Factory) *cobra.Command {
 		Use:   "dev",
 		Short: "Local development helpers (never for production)",
 	}
-	cmd.AddCommand(newCmdDevStack(f))
+	cmd.AddCommand(newCmdDevStack(f), newCmdDevIssuer(f), newCmdDevToken(f))
 	return cmd
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/capture-ledger/ledgerctl/pkg/app"
 	"github.com/capture-ledger/ledgerctl/pkg/config"
 )
 
@@ -25,6 +26,17 @@ type Factory struct {
 	cfgErr  error
 
 	closers []func()
+}
+
+// App builds the application from settings that must include require.
+func (f *Factory) App(require ...string) (*app.App, error) {
+	s, err := f.Settings(require...)
+	if err != nil {
+		return nil, err
+	}
+	a := app.New(s, nil)
+	f.onClose(a.Close)
+	return a, nil
 }
 
 // NewFactory returns a Factory reading env files from the working directory.

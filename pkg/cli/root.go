@@ -20,6 +20,9 @@ Configuration comes from flags, then the shell, then .env.local, then .env
 (see docs/configuration.md); an empty value counts as unset.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// The executing command's flags (its own plus the inherited
+		// persistent ones) are the top layer of the configuration.
+		PersistentPreRun: func(cmd *cobra.Command, _ []string) { f.flags = cmd.Flags() },
 	}
 	root.SetUsageTemplate(root.UsageTemplate() + "\n" + exitStatusHelp + "\n")
 	f.flags = root.PersistentFlags()
@@ -29,6 +32,11 @@ Configuration comes from flags, then the shell, then .env.local, then .env
 		newCmdVersion(f),
 		newCmdMigrate(f),
 		newCmdDev(f),
+		newCmdFGA(f),
+		newCmdReconcile(f),
+		newCmdServe(f),
+		newCmdDrain(f),
+		newCmdArchives(f),
 	)
 	root.CompletionOptions.HiddenDefaultCmd = false
 	return root

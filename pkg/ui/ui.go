@@ -144,6 +144,20 @@ func (p *Progress) draw() {
 	fmt.Fprintf(p.w, "\r%s [%s%s] %d/%d", p.label, strings.Repeat("█", filled), strings.Repeat("░", width-filled), p.done, p.total)
 }
 
+// Count is the work done so far.
+func (p *Progress) Count() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.done
+}
+
+// SetTotal changes the amount of work, once it is known.
+func (p *Progress) SetTotal(total int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.total = total
+}
+
 // Done clears the bar.
 func (p *Progress) Done() {
 	p.mu.Lock()

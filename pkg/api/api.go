@@ -1,0 +1,309 @@
+// Package api is ledgerctl's HTTP surface: the JSON API, the browser picker
+// and the health check. Handlers validate input before identity, resolve the
+// caller, call the same use-case functions the CLI calls, and map errors to
+// status codes in one place. "Not allowed" is always 404, never 403.
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/capture-ledger/ledgerctl/pkg/archive"
+	"github.com/capture-ledger/ledgerctl/pkg/identity"
+	"github.com/capture-ledger/ledgerctl/pkg/ledger"
+)
+
+// Submitters answers whether a caller may start crawls (can_submit on any of
+// their organizations).
+type Submitters interface {
+	MaySubmit(ctx context.Context, subject string, orgs []string) (bool, error)
+}
+
+// Server holds what the handlers need.
+type Server struct {
+	Access     *archive.Access
+	Identity   identity.Resolver
+	Submitters Submitters
+	Picker     PickerConfig
+	Log        *slog.Logger
+
+	mux *http.ServeMux
+}
+
+// Handler returns the routed handler.
+func (s *Server) Handler() http.Handler {
+	if s.mux == nil {
+		s.mux = http.NewServeMux()
+		s.mux.HandleFunc("GET /healthz", s.healthz)
+		s.mux.HandleFunc("GET /api/me", s.me)
+		s.mux.HandleFunc("POST /api/archives/{id}/url", s.archiveURL)
+		s.mux.HandleFunc("GET /api/archives", s.listArchives)
+		s.mux.HandleFunc("GET /{$}", s.picker)
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, pattern := s.mux.Handler(r); pattern == "" {
+			routeNotFound(w, r)
+			return
+		}
+		s.mux.ServeHTTP(w, r)
+	})
+}
+
+// Handle registers another route (used by the crawl and search handlers).
+func (s *Server) Handle(pattern string, h http.HandlerFunc) {
+	s.Handler()
+	s.mux.HandleFunc(pattern, h)
+}
+
+// routeNotFound answers a path no route serves, with a body unlike
+// {"error":"not found"} so callers can tell "not configured" from "not
+// allowed".
+func routeNotFound(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusNotFound, map[string]any{
+		"message": fmt.Sprintf("Route %s:%s not found", r.Method, r.URL.Path), "error": "Not Found", "statusCode": 404,
+	})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// BadRequest is a validation failure, answered 400 before identity.
+type BadRequest struct{ Message string }
+
+func (e *BadRequest) Error() string { return e.Message }
+
+// Body is a 4xx answer with its exact JSON body.
+type Body struct {
+	Status int
+	Value  any
+}
+
+func (e *Body) Error() string { return fmt.Sprintf("%d %v", e.Status, e.Value) }
+
+var errUnauthenticated = errors.New("unauthenticated")
+
+// fail maps an error to its answer. This is the one table from errors to
+// status codes; anything unknown is a 500 whose details stay in the log.
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
+	var bad *BadRequest
+	var body *Body
+	switch {
+	case errors.As(err, &bad):
+		writeJSON(w, http.StatusBadRequest, map[string]any{"statusCode": 400, "code": "FST_ERR_VALIDATION", "error": "Bad Request", "message": bad.Message})
+	case errors.As(err, &body):
+		writeJSON(w, body.Status, body.Value)
+	case errors.Is(err, errUnauthenticated):
+		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "unauthenticated"})
+	case errors.Is(err, ledger.ErrNotFound):
+		writeJSON(w, http.StatusNotFound, map[string]string{"error": "not found"})
+	default:
+		s.logger().Error("request failed", "method", r.Method, "path", r.URL.Path, "error", err.Error())
+		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": "internal error"})
+	}
+}
+
+func (s *Server) logger() *slog.Logger {
+	if s.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return s.Log
+}
+
+// who resolves the caller or returns errUnauthenticated.
+func (s *Server) who(r *http.Request) (identity.Identity, error) {
+	if s.Identity == nil {
+		return identity.Identity{}, errUnauthenticated
+	}
+	id, ok := s.Identity.Resolve(r)
+	if !ok {
+		return identity.Identity{}, errUnauthenticated
+	}
+	return id, nil
+}
+
+// UUIDParam validates a path parameter as a UUID (400 otherwise), returning
+// its canonical lower-case form.
+func UUIDParam(r *http.Request, name string) (string, error) {
+	raw := r.PathValue(name)
+	u, err := uuid.Parse(raw)
+	if err != nil || len(raw) != 36 {
+		return "", &BadRequest{Message: fmt.Sprintf("params/%s must match format \"uuid\"", name)}
+	}
+	return u.String(), nil
+}
+
+// DecodeBody reads an optional JSON object body into dst, rejecting unknown
+// keys, trailing data and bodies over limit bytes. An absent body is {}.
+func DecodeBody(r *http.Request, dst any, limit int64) error {
+	data, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+	if err != nil {
+		return &BadRequest{Message: "body could not be read"}
+	}
+	if int64(len(data)) > limit {
+		return &BadRequest{Message: fmt.Sprintf("body must be at most %d bytes", limit)}
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		data = []byte("{}")
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		return &BadRequest{Message: "body " + jsonProblem(err)}
+	}
+	if dec.More() {
+		return &BadRequest{Message: "body must be one JSON object"}
+	}
+	return nil
+}
+
+func jsonProblem(err error) string {
+	var typeErr *json.UnmarshalTypeError
+	var syntax *json.SyntaxError
+	switch {
+	case errors.As(err, &typeErr):
+		if typeErr.Field == "" {
+			return "must be object"
+		}
+		return fmt.Sprintf("/%s must be %s", typeErr.Field, typeErr.Type.String())
+	case errors.As(err, &syntax):
+		return "is not valid JSON"
+	}
+	// encoding/json says: json: unknown field "x"
+	return "must NOT have additional properties (" + err.Error() + ")"
+}
+
+func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+func (s *Server) me(w http.ResponseWriter, r *http.Request) {
+	id, err := s.who(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	can := false
+	if len(id.Organizations) > 0 && s.Submitters != nil {
+		if can, err = s.Submitters.MaySubmit(r.Context(), id.Subject, id.Organizations); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+	}
+	orgs := id.Organizations
+	if orgs == nil {
+		orgs = []string{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"subject": id.Subject, "organizations": orgs, "canSubmit": can})
+}
+
+func (s *Server) archiveURL(w http.ResponseWriter, r *http.Request) {
+	id, err := UUIDParam(r, "id")
+	if err == nil {
+		err = DecodeBody(r, &struct{}{}, 1024)
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	who, err := s.who(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	u, err := s.Access.URL(r.Context(), who.Subject, who.Organizations, id)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, u)
+}
+
+// ParseArchiveCursor reads ?before=<date-time>[&beforeId=<uuid>]; each at
+// most once. Without beforeId, rows strictly older than before follow.
+func ParseArchiveCursor(q map[string][]string) (*archive.Cursor, error) {
+	if len(q["before"]) > 1 || len(q["beforeId"]) > 1 {
+		return nil, &BadRequest{Message: "querystring/before must be a single value"}
+	}
+	raw := first(q["before"])
+	idRaw := first(q["beforeId"])
+	if raw == "" {
+		if idRaw != "" {
+			return nil, &BadRequest{Message: "querystring/beforeId needs before"}
+		}
+		return nil, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, raw)
+	if err != nil {
+		return nil, &BadRequest{Message: "querystring/before must match format \"date-time\""}
+	}
+	c := &archive.Cursor{CapturedAt: t, ID: "ffffffff-ffff-ffff-ffff-ffffffffffff"}
+	if idRaw != "" {
+		u, err := uuid.Parse(idRaw)
+		if err != nil {
+			return nil, &BadRequest{Message: "querystring/beforeId must match format \"uuid\""}
+		}
+		c.ID = u.String()
+	}
+	return c, nil
+}
+
+func first(v []string) string {
+	if len(v) == 0 {
+		return ""
+	}
+	return v[0]
+}
+
+// CursorJSON is how the API shows the next page's position.
+type CursorJSON struct {
+	Before   string `json:"before"`
+	BeforeID string `json:"beforeId"`
+}
+
+// ArchivePage is the body of GET /api/archives.
+type ArchivePage struct {
+	Archives  []ledger.Archive `json:"archives"`
+	Next      *CursorJSON      `json:"next"`
+	Truncated bool             `json:"truncated"`
+}
+
+// NewArchivePage shapes a page for JSON (shared with `ledgerctl archives list`).
+func NewArchivePage(p archive.Page) ArchivePage {
+	out := ArchivePage{Archives: p.Archives, Truncated: p.Truncated}
+	if p.Next != nil {
+		out.Next = &CursorJSON{Before: p.Next.CapturedAt.UTC().Format(time.RFC3339Nano), BeforeID: p.Next.ID}
+	}
+	return out
+}
+
+func (s *Server) listArchives(w http.ResponseWriter, r *http.Request) {
+	cursor, err := ParseArchiveCursor(r.URL.Query())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	who, err := s.who(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	page, err := s.Access.List(r.Context(), who.Subject, who.Organizations, cursor)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, NewArchivePage(page))
+}

@@ -1,0 +1,86 @@
+// Package app is the one place concrete adapters are wired together from the
+// settings: the PostgreSQL store, the S3 client, OpenFGA, identity. `serve`
+// and every offline command build their use-cases from an App. Each part is
+// opened lazily, so a command opens only what it uses.
+package app
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+
+	"github.com/capture-ledger/ledgerctl/pkg/archive"
+	"github.com/capture-ledger/ledgerctl/pkg/authz"
+	"github.com/capture-ledger/ledgerctl/pkg/blob"
+	"github.com/capture-ledger/ledgerctl/pkg/config"
+	"github.com/capture-ledger/ledgerctl/pkg/store/postgres"
+)
+
+// App holds the settings and the adapters opened so far.
+type App struct {
+	Settings config.Settings
+	Log      *slog.Logger
+
+	mu      sync.Mutex
+	store   *postgres.Store
+	blob    *blob.Client
+	authz   authz.Client
+	closers []func()
+}
+
+// New returns an App; nothing is opened yet.
+func New(s config.Settings, log *slog.Logger) *App {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &App{Settings: s, Log: log}
+}
+
+// Store opens the ledger database on first use.
+func (a *App) Store(ctx context.Context) (*postgres.Store, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.store != nil {
+		return a.store, nil
+	}
+	pool, err := postgres.Open(ctx, a.Settings.DatabaseURL, 0)
+	if err != nil {
+		return nil, err
+	}
+	a.store = &postgres.Store{Pool: pool}
+	a.closers = append(a.closers, pool.Close)
+	return a.store, nil
+}
+
+// Blob returns the S3 client (it does not contact the server).
+func (a *App) Blob() *blob.Client {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.blob == nil {
+		a.blob = blob.New(blob.Config{
+			Endpoint: a.Settings.S3Endpoint, Region: a.Settings.S3Region,
+			AccessKeyID: a.Settings.S3AccessKeyID, SecretAccessKey: a.Settings.S3SecretAccessKey,
+			ForcePathStyle: a.Settings.S3ForcePathStyle,
+		})
+	}
+	return a.blob
+}
+
+// Admitter admits manifests into the configured bucket's ledger.
+func (a *App) Admitter(ctx context.Context) (*archive.Admitter, error) {
+	st, err := a.Store(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &archive.Admitter{Store: st, Bucket: a.Settings.S3Bucket, Log: a.Log}, nil
+}
+
+// Close releases whatever was opened, last first.
+func (a *App) Close() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for i := len(a.closers) - 1; i >= 0; i-- {
+		a.closers[i]()
+	}
+	a.closers = nil
+}

@@ -1,0 +1,140 @@
+package app
+
+import (
+	"context"
+	"time"
+
+	"github.com/capture-ledger/ledgerctl/pkg/archive"
+	"github.com/capture-ledger/ledgerctl/pkg/authz"
+	"github.com/capture-ledger/ledgerctl/pkg/ledger"
+	"github.com/capture-ledger/ledgerctl/pkg/outbox"
+)
+
+// Authz opens the OpenFGA client on first use: remote when
+// CAPTURE_LEDGER_FGA_API_URL is set, embedded otherwise.
+func (a *App) Authz(ctx context.Context) (authz.Client, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.authz != nil {
+		return a.authz, nil
+	}
+	c, err := authz.Open(ctx, a.Settings, authz.OpenOptions{})
+	if err != nil {
+		return nil, err
+	}
+	a.authz = c
+	a.closers = append(a.closers, func() { _ = c.Close() })
+	return c, nil
+}
+
+// SetAuthz installs an already-open client (tests share one embedded server).
+func (a *App) SetAuthz(c authz.Client) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.authz = c
+}
+
+// Permissions answers archive questions through OpenFGA.
+type Permissions struct {
+	Client authz.Client
+	Now    func() time.Time
+}
+
+var _ archive.Permissions = Permissions{}
+
+func (p Permissions) now() time.Time {
+	if p.Now != nil {
+		return p.Now()
+	}
+	return time.Now()
+}
+
+// CanView asks can_view with HIGHER_CONSISTENCY, the caller's organizations
+// as contextual member tuples and the server's clock as current_time.
+func (p Permissions) CanView(ctx context.Context, subject string, orgs []string, id string) (bool, error) {
+	return p.Client.Check(ctx, authz.ArchiveCheck(subject, orgs, id, p.now()))
+}
+
+// CanViewMany asks the same question for many archives in batches.
+func (p Permissions) CanViewMany(ctx context.Context, subject string, orgs []string, ids []string) ([]bool, error) {
+	now := p.now()
+	reqs := make([]authz.CheckRequest, len(ids))
+	for i, id := range ids {
+		reqs[i] = authz.ArchiveCheck(subject, orgs, id, now)
+	}
+	return p.Client.BatchCheck(ctx, reqs)
+}
+
+// MaySubmit is can_submit on any of the caller's organizations.
+func (p Permissions) MaySubmit(ctx context.Context, subject string, orgs []string) (bool, error) {
+	return authz.MaySubmit(ctx, p.Client, subject, orgs)
+}
+
+// Permissions returns the OpenFGA-backed permissions.
+func (a *App) Permissions(ctx context.Context) (Permissions, error) {
+	c, err := a.Authz(ctx)
+	if err != nil {
+		return Permissions{}, err
+	}
+	return Permissions{Client: c}, nil
+}
+
+// Submitters answers whether a caller may start crawls.
+func (a *App) Submitters(ctx context.Context) (Permissions, error) { return a.Permissions(ctx) }
+
+// Access is the archive read use-case (URLs and the list).
+func (a *App) Access(ctx context.Context) (*archive.Access, error) {
+	st, err := a.Store(ctx)
+	if err != nil {
+		return nil, err
+	}
+	perms, err := a.Permissions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &archive.Access{Perms: perms, Catalog: st, Signer: a.Blob(), Log: a.Log}, nil
+}
+
+// OutboxWriter delivers outbox tuples to OpenFGA.
+type OutboxWriter struct{ Client authz.Client }
+
+// WriteIdempotent converts the tuples and marks unreachable failures so the
+// drain stops instead of blaming the rows.
+func (w OutboxWriter) WriteIdempotent(ctx context.Context, writes, deletes []ledger.Tuple) error {
+	err := w.Client.WriteIdempotent(ctx, convert(writes), convert(deletes))
+	if err != nil && authz.IsUnreachable(err) {
+		return &outbox.UnreachableError{URL: authzURL(w.Client), Err: err}
+	}
+	return err
+}
+
+func authzURL(c authz.Client) string {
+	if u, ok := c.(interface{ URL() string }); ok {
+		return u.URL()
+	}
+	return "embedded"
+}
+
+func convert(ts []ledger.Tuple) []authz.Tuple {
+	if len(ts) == 0 {
+		return nil
+	}
+	out := make([]authz.Tuple, len(ts))
+	for i, t := range ts {
+		out[i] = authz.Tuple{User: t.User, Relation: t.Relation, Object: t.Object}
+	}
+	return out
+}
+
+// OutboxDeps returns what outbox.Drain needs.
+func (a *App) OutboxDeps(ctx context.Context) (outbox.Store, outbox.Writer, error) {
+	st, err := a.Store(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := a.Authz(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return st, OutboxWriter{Client: c}, nil
+}

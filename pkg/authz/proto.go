@@ -1,0 +1,60 @@
+package authz
+
+import (
+	"fmt"
+
+	openfgav1 "github.com/openfga/api/proto/openfga/v1"
+	"google.golang.org/protobuf/types/known/structpb"
+)
+
+func toStruct(m map[string]any) (*structpb.Struct, error) {
+	if len(m) == 0 {
+		return nil, nil
+	}
+	s, err := structpb.NewStruct(m)
+	if err != nil {
+		return nil, fmt.Errorf("context: %w", err)
+	}
+	return s, nil
+}
+
+func toTupleKey(t Tuple) (*openfgav1.TupleKey, error) {
+	tk := &openfgav1.TupleKey{User: t.User, Relation: t.Relation, Object: t.Object}
+	if t.Condition != nil {
+		ctx, err := toStruct(t.Condition.Context)
+		if err != nil {
+			return nil, fmt.Errorf("tuple %s: condition %w", t, err)
+		}
+		tk.Condition = &openfgav1.RelationshipCondition{Name: t.Condition.Name, Context: ctx}
+	}
+	return tk, nil
+}
+
+func toTupleKeys(ts []Tuple) ([]*openfgav1.TupleKey, error) {
+	out := make([]*openfgav1.TupleKey, 0, len(ts))
+	for _, t := range ts {
+		tk, err := toTupleKey(t)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, tk)
+	}
+	return out, nil
+}
+
+func toCheckParts(r CheckRequest) (*openfgav1.CheckRequestTupleKey, *openfgav1.ContextualTupleKeys, *structpb.Struct, error) {
+	tk := &openfgav1.CheckRequestTupleKey{User: r.User, Relation: r.Relation, Object: r.Object}
+	var contextual *openfgav1.ContextualTupleKeys
+	if len(r.Contextual) > 0 {
+		keys, err := toTupleKeys(r.Contextual)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		contextual = &openfgav1.ContextualTupleKeys{TupleKeys: keys}
+	}
+	ctx, err := toStruct(r.Context)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return tk, contextual, ctx, nil
+}

@@ -1,0 +1,132 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/spf13/cobra"
+
+	"github.com/capture-ledger/ledgerctl/pkg/outbox"
+	"github.com/capture-ledger/ledgerctl/pkg/ui"
+)
+
+// DrainOptions are the inputs of `ledgerctl drain`.
+type DrainOptions struct {
+	f           *Factory
+	JSON        bool
+	Status      bool
+	Requeue     bool
+	MaxAttempts int
+}
+
+func newCmdDrain(f *Factory) *cobra.Command {
+	opts := &DrainOptions{f: f}
+	cmd := &cobra.Command{
+		Use:   "drain",
+		Short: "Deliver the queued OpenFGA tuples of the outbox",
+		Long: `Delivers every due fga_outbox row to OpenFGA: the same drain serve runs on a
+ticker. Tuples already in OpenFGA count as delivered. A failed row is retried
+with exponential backoff and dead-lettered after CAPTURE_LEDGER_OUTBOX_MAX_ATTEMPTS
+failures; a malformed row is dead-lettered at once. When OpenFGA cannot be
+reached the drain stops and leaves the remaining rows untouched (exit 4).
+
+--status lists the dead-lettered rows; --requeue gives them a fresh start.`,
+		Example: "  ledgerctl drain\n  ledgerctl drain --json\n  ledgerctl drain --status\n  ledgerctl drain --requeue",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if opts.Status && opts.Requeue {
+				return usagef("--status and --requeue cannot be used together")
+			}
+			return drainRun(cmd, opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the result as JSON")
+	cmd.Flags().BoolVar(&opts.Status, "status", false, "list dead-lettered rows and counts instead of draining")
+	cmd.Flags().BoolVar(&opts.Requeue, "requeue", false, "move every dead-lettered row back to pending")
+	return cmd
+}
+
+func drainRun(cmd *cobra.Command, opts *DrainOptions) error {
+	ctx := cmd.Context()
+	if opts.Status || opts.Requeue {
+		a, err := opts.f.App("DATABASE_URL")
+		if err != nil {
+			return err
+		}
+		st, err := a.Store(ctx)
+		if err != nil {
+			return err
+		}
+		if opts.Requeue {
+			n, err := st.RequeueDead(ctx, nil)
+			if err != nil {
+				return err
+			}
+			if opts.JSON {
+				return json.NewEncoder(opts.f.Streams.Out).Encode(map[string]int64{"requeued": n})
+			}
+			fmt.Fprintf(opts.f.Streams.Out, "requeued %d dead-lettered row(s)\n", n)
+			return nil
+		}
+		counts, err := st.CountOutbox(ctx)
+		if err != nil {
+			return err
+		}
+		dead, err := st.DeadOutbox(ctx, 1000)
+		if err != nil {
+			return err
+		}
+		if opts.JSON {
+			return json.NewEncoder(opts.f.Streams.Out).Encode(map[string]any{"counts": counts, "dead": dead})
+		}
+		p := ui.New(opts.f.Streams.Out)
+		p.Printf("pending %d, delivered %d, dead %d\n", counts.Pending, counts.Delivered, counts.Dead)
+		if len(dead) > 0 {
+			rows := make([][]string, len(dead))
+			for i, d := range dead {
+				rows[i] = []string{strconv.FormatInt(d.ID, 10), d.DeadAt.Format("2006-01-02 15:04:05Z07:00"), strconv.Itoa(d.Attempts), d.LastError}
+			}
+			p.Println()
+			p.Table([]string{"id", "dead since", "attempts", "last error"}, rows)
+		}
+		return nil
+	}
+
+	a, err := opts.f.App("DATABASE_URL", "CAPTURE_LEDGER_FGA_STORE_ID", "CAPTURE_LEDGER_FGA_MODEL_ID")
+	if err != nil {
+		return err
+	}
+	st, w, err := a.OutboxDeps(ctx)
+	if err != nil {
+		return err
+	}
+	store, err := a.Store(ctx)
+	if err != nil {
+		return err
+	}
+	counts, err := store.CountOutbox(ctx)
+	if err != nil {
+		return err
+	}
+	bar := ui.NewProgress(opts.f.Streams.Err, "drain", counts.Pending)
+	res, err := outbox.Drain(ctx, st, w, outbox.Options{MaxAttempts: a.Settings.OutboxMaxAttempts, Progress: func(n int) { bar.Add(n - bar.Count()) }})
+	bar.Done()
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		if err := json.NewEncoder(opts.f.Streams.Out).Encode(res); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(opts.f.Streams.Out, "delivered %d, failed %d, dead-lettered %d\n", res.Delivered, res.Failed, res.Dead)
+	}
+	switch {
+	case res.Unreachable != "":
+		return &ExitError{Code: ExitUnreachable, Err: fmt.Errorf("%s — is the stack up? (rows left untouched)", res.Unreachable)}
+	case res.Failed > 0 || res.Dead > 0:
+		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("%d row(s) failed and %d were dead-lettered: see `ledgerctl drain --status`", res.Failed, res.Dead)}
+	}
+	return nil
+}

@@ -1,0 +1,262 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/capture-ledger/ledgerctl/fga"
+	"github.com/capture-ledger/ledgerctl/pkg/config"
+	"github.com/capture-ledger/ledgerctl/pkg/testenv"
+)
+
+func TestFGATestPassesWithoutConfiguration(t *testing.T) {
+	out, errs, code := run(t, t.TempDir(), nil, "fga", "test")
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+	if strings.Contains(errs, "config:") {
+		t.Error("fga test read the configuration")
+	}
+	if !strings.Contains(out, "12 tests, 18 checks, all passed") || strings.Contains(out, "✗") {
+		t.Errorf("output:\n%s", out)
+	}
+	if n := strings.Count(out, "✓"); n != 18 {
+		t.Errorf("%d ✓ rows, want 18:\n%s", n, out)
+	}
+	for _, want := range []string{"TEST", "USER", "RELATION", "OBJECT", "EXPECTED", "GOT", "10 membership alone does not allow starting crawls"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+	if strings.Contains(out, "\x1b[") {
+		t.Error("colour codes written to a non-terminal")
+	}
+}
+
+func TestFGATestJSON(t *testing.T) {
+	out, errs, code := run(t, t.TempDir(), nil, "fga", "test", "--json")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var got struct {
+		Tests, Checks, Failed int
+		Passed                bool
+		Results               []map[string]any
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if got.Tests != 12 || got.Checks != 18 || got.Failed != 0 || !got.Passed || len(got.Results) != 18 {
+		t.Errorf("%+v", got)
+	}
+}
+
+// writeSuite puts the built-in tests next to model in a folder of their own.
+func writeSuite(t *testing.T, model string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "fga")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range map[string]string{fga.ModelFile: model, fga.TestsFile: fga.Tests} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return filepath.Join(dir, fga.TestsFile)
+}
+
+func TestFGATestCatchesMemberInCanSubmit(t *testing.T) {
+	broken := strings.Replace(fga.Model, "define can_submit: submitter or admin", "define can_submit: submitter or admin or member", 1)
+	file := writeSuite(t, broken)
+	out, errs, code := run(t, t.TempDir(), nil, "fga", "test", "--file", file)
+	if code != ExitFailure {
+		t.Fatalf("exit %d, want %d\n%s%s", code, ExitFailure, out, errs)
+	}
+	var failed []string
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, "✗") {
+			failed = append(failed, strings.Join(strings.Fields(line), " "))
+		}
+	}
+	want := "✗ 10 membership alone does not allow starting crawls user:carol can_submit organization:acme false true"
+	if len(failed) != 1 || failed[0] != want {
+		t.Errorf("failed rows %q, want only %q\n%s", failed, want, out)
+	}
+	if !strings.Contains(out, "1 of 18 checks FAILED") {
+		t.Errorf("no failure summary:\n%s", out)
+	}
+}
+
+func TestFGATestNamesTheLineOfASyntaxError(t *testing.T) {
+	broken := strings.Replace(fga.Model, "define submitter: [user]", "define submitter [user]", 1)
+	line := 0
+	for i, l := range strings.Split(broken, "\n") {
+		if strings.Contains(l, "define submitter [user]") {
+			line = i + 1
+		}
+	}
+	file := writeSuite(t, broken)
+	_, errs, code := run(t, t.TempDir(), nil, "fga", "test", "--file", file)
+	want := fmt.Sprintf("%s:%d:", filepath.Join(filepath.Dir(file), fga.ModelFile), line)
+	if code != ExitFailure || !strings.Contains(errs, want) {
+		t.Errorf("exit %d, stderr %q; want it to name %s", code, errs, want)
+	}
+}
+
+func TestFGATestMissingFile(t *testing.T) {
+	_, errs, code := run(t, t.TempDir(), nil, "fga", "test", "--file", "nope.yaml")
+	if code != ExitUsage || !strings.Contains(errs, "nope.yaml") {
+		t.Errorf("exit %d: %s", code, errs)
+	}
+}
+
+func TestFGAGrantRefusesMember(t *testing.T) {
+	out, errs, code := run(t, t.TempDir(), nil, "fga", "grant", "member", "alice", "acme")
+	if code != ExitUsage || out != "" {
+		t.Fatalf("exit %d, stdout %q", code, out)
+	}
+	if !strings.Contains(errs, "relation must be one of: submitter, admin (got member)") || !strings.Contains(errs, "identity token") {
+		t.Errorf("stderr %q", errs)
+	}
+	if strings.Contains(errs, "config:") {
+		t.Error("read the configuration before refusing")
+	}
+	_, errs, code = run(t, t.TempDir(), nil, "fga", "revoke", "owner", "alice", "acme")
+	if code != ExitUsage || !strings.Contains(errs, "(got owner)") {
+		t.Errorf("exit %d: %s", code, errs)
+	}
+}
+
+func TestFGAGrantNeedsDeployedIDs(t *testing.T) {
+	_, errs, code := run(t, t.TempDir(), map[string]string{"DATABASE_URL": "postgres://u@127.0.0.1:1/x"}, "fga", "grant", "submitter", "alice", "acme")
+	if code != ExitUsage || !strings.Contains(errs, "CAPTURE_LEDGER_FGA_STORE_ID") || !strings.Contains(errs, "ledgerctl fga deploy") {
+		t.Errorf("exit %d: %s", code, errs)
+	}
+}
+
+func TestFGADeployNeedsADatastore(t *testing.T) {
+	_, errs, code := run(t, t.TempDir(), nil, "fga", "deploy")
+	if code != ExitUsage || !strings.Contains(errs, "CAPTURE_LEDGER_FGA_DATASTORE_URI") {
+		t.Errorf("exit %d: %s", code, errs)
+	}
+}
+
+func TestFGAGrantUnreachableRemote(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + l.Addr().String()
+	l.Close()
+	env := map[string]string{
+		"CAPTURE_LEDGER_FGA_API_URL":   url,
+		"CAPTURE_LEDGER_FGA_API_TOKEN": "secret-key",
+		"CAPTURE_LEDGER_FGA_STORE_ID":  "01ARZ3NDEKTSV4RRFFQ69G5FAV",
+		"CAPTURE_LEDGER_FGA_MODEL_ID":  "01ARZ3NDEKTSV4RRFFQ69G5FAW",
+	}
+	out, errs, code := run(t, t.TempDir(), env, "fga", "grant", "submitter", "alice", "acme")
+	if code != ExitUnreachable || out != "" || !strings.Contains(errs, "cannot reach OpenFGA at "+url) || strings.Contains(errs, "secret-key") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+}
+
+func TestFGADeployGrantRevokeThroughCLI(t *testing.T) {
+	ledger := testenv.EmptyDatabase(t)
+	fgaDB := config.SiblingDatabase(ledger, "_fga") // does not exist yet: deploy creates it
+	t.Cleanup(func() { dropDB(t, fgaDB) })
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, ".env"), []byte("DATABASE_URL="+ledger+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".env.local"), []byte("# kept\nLOG_LEVEL=debug\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	deploy := func() (store, model string) {
+		t.Helper()
+		out, errs, code := run(t, dir, nil, "fga", "deploy")
+		if code != ExitOK {
+			t.Fatalf("deploy: exit %d: %s", code, errs)
+		}
+		m := regexp.MustCompile(`^CAPTURE_LEDGER_FGA_STORE_ID=(\S+)\nCAPTURE_LEDGER_FGA_MODEL_ID=(\S+)\n$`).FindStringSubmatch(out)
+		if m == nil {
+			t.Fatalf("deploy stdout %q", out)
+		}
+		local, err := os.ReadFile(filepath.Join(dir, ".env.local"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"# kept\n", "LOG_LEVEL=debug\n", "CAPTURE_LEDGER_FGA_STORE_ID=" + m[1] + "\n", "CAPTURE_LEDGER_FGA_MODEL_ID=" + m[2] + "\n"} {
+			if !strings.Contains(string(local), want) {
+				t.Errorf(".env.local lacks %q:\n%s", want, local)
+			}
+		}
+		if env, _ := os.ReadFile(filepath.Join(dir, ".env")); strings.Contains(string(env), "FGA") {
+			t.Error("deploy wrote .env")
+		}
+		return m[1], m[2]
+	}
+	store1, model1 := deploy()
+	store2, model2 := deploy()
+	if store2 != store1 || model2 == model1 {
+		t.Errorf("second deploy: store %s→%s (want same), model %s→%s (want new)", store1, store2, model1, model2)
+	}
+
+	steps := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"grant", "submitter", "alice", "acme"}, "alice は acme のクロールを始められます (書いた: user:alice submitter organization:acme)"},
+		{[]string{"grant", "submitter", "alice", "acme"}, "alice は acme のクロールを始められます (もう在った: user:alice submitter organization:acme)"},
+		{[]string{"revoke", "submitter", "alice", "acme"}, "alice は acme のクロールを始められません (消した: user:alice submitter organization:acme)"},
+		{[]string{"revoke", "submitter", "alice", "acme"}, "alice は acme のクロールを始められません (もう無かった: user:alice submitter organization:acme)"},
+		{[]string{"grant", "submitter", "alice", "acme"}, "alice は acme のクロールを始められます (書いた: user:alice submitter organization:acme)"},
+		{[]string{"grant", "admin", "alice", "acme"}, "alice は acme のクロールを始められます (書いた: user:alice admin organization:acme)"},
+		{[]string{"revoke", "submitter", "alice", "acme"}, "alice は acme のクロールを始められます (消した: user:alice submitter organization:acme。ほかの関係で許されています)"},
+		{[]string{"grant", "submitter", "bob", "contoso"}, "bob は contoso のクロールを始められます (書いた: user:bob submitter organization:contoso)"},
+		{[]string{"revoke", "admin", "alice", "acme"}, "alice は acme のクロールを始められません (消した: user:alice admin organization:acme)"},
+	}
+	for _, s := range steps {
+		out, errs, code := run(t, dir, nil, append([]string{"fga"}, s.args...)...)
+		if code != ExitOK || out != s.want+"\n" {
+			t.Errorf("fga %s: exit %d\n got %q\nwant %q\n%s", strings.Join(s.args, " "), code, out, s.want, errs)
+		}
+	}
+
+	out, errs, code := run(t, dir, nil, "fga", "grant", "admin", "carol", "acme", "--json")
+	if code != ExitOK {
+		t.Fatalf("--json: exit %d: %s", code, errs)
+	}
+	var got map[string]any
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if got["canSubmit"] != true || got["doneCode"] != "wrote" || got["tuple"] != "user:carol admin organization:acme" || got["action"] != "grant" ||
+		got["sentence"] != "carol は acme のクロールを始められます (書いた: user:carol admin organization:acme)" {
+		t.Errorf("--json: %v", got)
+	}
+}
+
+func dropDB(t *testing.T, dsn string) {
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, testenv.AdminURL(t))
+	if err != nil {
+		t.Logf("drop %s: %v", dsn, err)
+		return
+	}
+	defer conn.Close(ctx)
+	name := strings.SplitN(dsn[strings.LastIndexByte(strings.SplitN(dsn, "?", 2)[0], '/')+1:], "?", 2)[0]
+	if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)"); err != nil {
+		t.Logf("drop %s: %v", name, err)
+	}
+}

@@ -1,0 +1,153 @@
+// Package ledger holds the domain types every other package shares: OpenFGA
+// tuples and the outbox payload that carries them, archive rows, capture
+// submissions, and the errors use-cases return. Standard library only.
+package ledger
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// ErrNotFound is "absent or not allowed": the two look the same to callers.
+var ErrNotFound = errors.New("not found")
+
+// Tuple is one OpenFGA relationship.
+type Tuple struct {
+	User     string `json:"user"`
+	Relation string `json:"relation"`
+	Object   string `json:"object"`
+}
+
+func (t Tuple) String() string { return t.User + " " + t.Relation + " " + t.Object }
+
+// Validate checks the tuple's shape: type:id on both ends and a relation.
+func (t Tuple) Validate() error {
+	for _, f := range []struct{ name, v string }{{"user", t.User}, {"object", t.Object}} {
+		typ, id, ok := strings.Cut(f.v, ":")
+		if !ok || typ == "" || id == "" {
+			return fmt.Errorf("%s %q is not type:id", f.name, f.v)
+		}
+	}
+	if t.Relation == "" || strings.ContainsAny(t.Relation, ": #") {
+		return fmt.Errorf("relation %q is not a relation name", t.Relation)
+	}
+	return nil
+}
+
+// OutboxPayload is one fga_outbox row's payload: one OpenFGA write request.
+type OutboxPayload struct {
+	Writes  []Tuple `json:"writes,omitempty"`
+	Deletes []Tuple `json:"deletes,omitempty"`
+}
+
+// MalformedPayloadError says an outbox payload can never be delivered.
+type MalformedPayloadError struct{ Reason string }
+
+func (e *MalformedPayloadError) Error() string { return "outbox payload " + e.Reason }
+
+// ParseOutboxPayload decodes and checks a payload: an object whose optional
+// writes and deletes are arrays of {user, relation, object} strings.
+func ParseOutboxPayload(data []byte) (OutboxPayload, error) {
+	var raw any
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return OutboxPayload{}, &MalformedPayloadError{"is not JSON"}
+	}
+	obj, ok := raw.(map[string]any)
+	if !ok {
+		return OutboxPayload{}, &MalformedPayloadError{fmt.Sprintf("is not an object: %s", jsonType(raw))}
+	}
+	var p OutboxPayload
+	for key := range obj {
+		if key != "writes" && key != "deletes" {
+			return OutboxPayload{}, &MalformedPayloadError{fmt.Sprintf("has an unknown key %q", key)}
+		}
+	}
+	for _, part := range []struct {
+		name string
+		dst  *[]Tuple
+	}{{"writes", &p.Writes}, {"deletes", &p.Deletes}} {
+		v, ok := obj[part.name]
+		if !ok {
+			continue
+		}
+		items, ok := v.([]any)
+		if !ok {
+			return OutboxPayload{}, &MalformedPayloadError{fmt.Sprintf("has a malformed `%s`: %s, not an array", part.name, jsonType(v))}
+		}
+		for i, it := range items {
+			m, ok := it.(map[string]any)
+			if !ok || len(m) != 3 {
+				return OutboxPayload{}, &MalformedPayloadError{fmt.Sprintf("has a malformed `%s`: item %d is not {user, relation, object}", part.name, i)}
+			}
+			var t Tuple
+			for field, dst := range map[string]*string{"user": &t.User, "relation": &t.Relation, "object": &t.Object} {
+				s, ok := m[field].(string)
+				if !ok {
+					return OutboxPayload{}, &MalformedPayloadError{fmt.Sprintf("has a malformed `%s`: item %d: %s is not a string", part.name, i, field)}
+				}
+				*dst = s
+			}
+			if err := t.Validate(); err != nil {
+				return OutboxPayload{}, &MalformedPayloadError{fmt.Sprintf("has a malformed `%s`: item %d: %v", part.name, i, err)}
+			}
+			*part.dst = append(*part.dst, t)
+		}
+	}
+	if len(p.Writes) == 0 && len(p.Deletes) == 0 {
+		return OutboxPayload{}, &MalformedPayloadError{"has nothing to write or delete"}
+	}
+	return p, nil
+}
+
+func jsonType(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "boolean"
+	case float64:
+		return "number"
+	case string:
+		return "string"
+	case []any:
+		return "array"
+	}
+	return "object"
+}
+
+// AdmissionTuples are the relations queued when an archive is admitted
+// (reference §5.3): the archive's parent job, the job's organization, and
+// its owner when a person asked for it.
+func AdmissionTuples(archiveID, taskID, orgID string, submittedBy *string) OutboxPayload {
+	p := OutboxPayload{Writes: []Tuple{
+		{User: "capture_job:" + taskID, Relation: "parent", Object: "archive:" + archiveID},
+		{User: "organization:" + orgID, Relation: "parent", Object: "capture_job:" + taskID},
+	}}
+	if submittedBy != nil && *submittedBy != "" {
+		p.Writes = append(p.Writes, Tuple{User: "user:" + *submittedBy, Relation: "owner", Object: "capture_job:" + taskID})
+	}
+	return p
+}
+
+// Archive is one ledger row as the API shows it.
+type Archive struct {
+	ID           string    `json:"id"`
+	TaskID       string    `json:"taskId"`
+	SourceURL    string    `json:"sourceUrl"`
+	Labels       []string  `json:"labels"`
+	WaczComplete *bool     `json:"waczComplete"`
+	CapturedAt   time.Time `json:"capturedAt"`
+	ObjectKey    string    `json:"objectKey"`
+	Bucket       string    `json:"-"`
+}
+
+// Submission is a capture_submissions row that reconcile may register.
+type Submission struct {
+	TaskID      string
+	ManifestKey string
+	OrgID       string
+	SubmittedBy *string
+}

@@ -1,0 +1,123 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/capture-ledger/ledgerctl/pkg/ledger"
+)
+
+// Store runs the ledger's queries on one pool.
+type Store struct{ Pool *pgxpool.Pool }
+
+// NewArchive is what admission inserts.
+type NewArchive struct {
+	TaskID        string
+	CorrelationID *string
+	Bucket        string
+	ObjectKey     string
+	SourceURL     string
+	Labels        []string
+	WaczComplete  *bool
+	Signed        *bool
+	CapturedAt    time.Time
+}
+
+// InsertArchive inserts the row and, only when it was inserted, the outbox
+// row carrying tuples(archiveID), in one transaction. An archive already in
+// the ledger at (bucket, object_key) is a no-op: its tuples were queued the
+// first time.
+func (s *Store) InsertArchive(ctx context.Context, a NewArchive, tuples func(archiveID string) ledger.OutboxPayload) (id string, inserted bool, err error) {
+	err = pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		labels := a.Labels
+		if labels == nil {
+			labels = []string{}
+		}
+		err := tx.QueryRow(ctx, `
+			INSERT INTO archives (task_id, correlation_id, bucket, object_key, source_url, labels, wacz_complete, signed, captured_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+			ON CONFLICT (bucket, object_key) DO NOTHING
+			RETURNING id::text`,
+			a.TaskID, a.CorrelationID, a.Bucket, a.ObjectKey, a.SourceURL, labels, a.WaczComplete, a.Signed, a.CapturedAt,
+		).Scan(&id)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("insert archive: %w", err)
+		}
+		inserted = true
+		payload, err := json.Marshal(tuples(id))
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO fga_outbox (payload) VALUES ($1)`, payload); err != nil {
+			return fmt.Errorf("queue tuples: %w", err)
+		}
+		return nil
+	})
+	return id, inserted, err
+}
+
+// UnregisteredSubmissions lists submissions with a manifest key and no
+// archive for their task, optionally only those submitted since.
+func (s *Store) UnregisteredSubmissions(ctx context.Context, since *time.Time) ([]ledger.Submission, error) {
+	rows, err := s.Pool.Query(ctx, `
+		SELECT s.task_id::text, s.manifest_key, s.org_id, s.submitted_by
+		FROM capture_submissions s
+		WHERE s.manifest_key IS NOT NULL
+		  AND NOT EXISTS (SELECT 1 FROM archives a WHERE a.task_id = s.task_id)
+		  AND ($1::timestamptz IS NULL OR s.submitted_at >= $1)
+		ORDER BY s.submitted_at, s.task_id`, since)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (ledger.Submission, error) {
+		var sub ledger.Submission
+		err := r.Scan(&sub.TaskID, &sub.ManifestKey, &sub.OrgID, &sub.SubmittedBy)
+		return sub, err
+	})
+}
+
+// ArchiveLocation returns the bucket and key of archive id, or
+// ledger.ErrNotFound.
+func (s *Store) ArchiveLocation(ctx context.Context, id string) (bucket, key string, err error) {
+	err = s.Pool.QueryRow(ctx, `SELECT bucket, object_key FROM archives WHERE id = $1`, id).Scan(&bucket, &key)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", "", ledger.ErrNotFound
+	}
+	return bucket, key, err
+}
+
+// ArchiveCursor is a (captured_at, id) position in the newest-first list.
+type ArchiveCursor struct {
+	CapturedAt time.Time
+	ID         string
+}
+
+// ArchivesBefore returns up to limit archives strictly after cursor in
+// newest-first order (all from the top when cursor is nil).
+func (s *Store) ArchivesBefore(ctx context.Context, cursor *ArchiveCursor, limit int) ([]ledger.Archive, error) {
+	var rows pgx.Rows
+	var err error
+	const cols = `SELECT id::text, task_id::text, source_url, labels, wacz_complete, captured_at, object_key, bucket FROM archives`
+	if cursor == nil {
+		rows, err = s.Pool.Query(ctx, cols+` ORDER BY captured_at DESC, id DESC LIMIT $1`, limit)
+	} else {
+		rows, err = s.Pool.Query(ctx, cols+` WHERE (captured_at, id) < ($1, $2::uuid) ORDER BY captured_at DESC, id DESC LIMIT $3`, cursor.CapturedAt, cursor.ID, limit)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (ledger.Archive, error) {
+		var a ledger.Archive
+		err := r.Scan(&a.ID, &a.TaskID, &a.SourceURL, &a.Labels, &a.WaczComplete, &a.CapturedAt, &a.ObjectKey, &a.Bucket)
+		return a, err
+	})
+}

@@ -1,0 +1,121 @@
+package postgres
+
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// OutboxRow is one claimed fga_outbox row.
+type OutboxRow struct {
+	ID       int64
+	Payload  []byte
+	Attempts int
+}
+
+// ClaimOutbox leases up to n due rows for lease: they stay pending but are
+// invisible to other drainers until the lease ends, so two drainers never
+// deliver a row at the same time, and no transaction is held open across the
+// calls to OpenFGA. A drainer that dies leaves its rows to the next one once
+// the lease is over.
+func (s *Store) ClaimOutbox(ctx context.Context, n int, lease time.Duration) ([]OutboxRow, error) {
+	rows, err := s.Pool.Query(ctx, `
+		UPDATE fga_outbox o SET next_attempt_at = now() + $2::interval
+		FROM (SELECT id FROM fga_outbox
+		      WHERE processed_at IS NULL AND dead_at IS NULL AND next_attempt_at <= now()
+		      ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED) c
+		WHERE o.id = c.id
+		RETURNING o.id, o.payload, o.attempts`, n, lease.String())
+	if err != nil {
+		return nil, err
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowToStructByPos[OutboxRow])
+	if err != nil {
+		return nil, err
+	}
+	// RETURNING comes back in no particular order; deliver oldest first.
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && out[j].ID < out[j-1].ID; j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	return out, nil
+}
+
+// MarkDelivered records rows as delivered.
+func (s *Store) MarkDelivered(ctx context.Context, ids []int64) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	_, err := s.Pool.Exec(ctx, `UPDATE fga_outbox SET processed_at = now(), last_error = NULL WHERE id = ANY($1) AND processed_at IS NULL`, ids)
+	return err
+}
+
+// MarkFailed records a failed attempt: the row is retried after backoff, or
+// dead-lettered when dead is true.
+func (s *Store) MarkFailed(ctx context.Context, id int64, msg string, backoff time.Duration, dead bool) error {
+	_, err := s.Pool.Exec(ctx, `
+		UPDATE fga_outbox SET attempts = attempts + 1, last_error = $2,
+		       next_attempt_at = now() + $3::interval,
+		       dead_at = CASE WHEN $4 THEN now() END
+		WHERE id = $1 AND processed_at IS NULL`, id, msg, backoff.String(), dead)
+	return err
+}
+
+// ReleaseOutbox gives leased rows back untouched (attempts unchanged), e.g.
+// when OpenFGA turned out to be unreachable.
+func (s *Store) ReleaseOutbox(ctx context.Context, ids []int64) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	_, err := s.Pool.Exec(ctx, `UPDATE fga_outbox SET next_attempt_at = now() WHERE id = ANY($1) AND processed_at IS NULL AND dead_at IS NULL`, ids)
+	return err
+}
+
+// OutboxCounts summarises the outbox.
+type OutboxCounts struct {
+	Pending   int `json:"pending"`
+	Delivered int `json:"delivered"`
+	Dead      int `json:"dead"`
+}
+
+// CountOutbox counts rows by state.
+func (s *Store) CountOutbox(ctx context.Context) (OutboxCounts, error) {
+	var c OutboxCounts
+	err := s.Pool.QueryRow(ctx, `
+		SELECT count(*) FILTER (WHERE processed_at IS NULL AND dead_at IS NULL),
+		       count(*) FILTER (WHERE processed_at IS NOT NULL),
+		       count(*) FILTER (WHERE dead_at IS NOT NULL)
+		FROM fga_outbox`).Scan(&c.Pending, &c.Delivered, &c.Dead)
+	return c, err
+}
+
+// DeadRow is a dead-lettered outbox row.
+type DeadRow struct {
+	ID        int64     `json:"id"`
+	CreatedAt time.Time `json:"createdAt"`
+	DeadAt    time.Time `json:"deadAt"`
+	Attempts  int       `json:"attempts"`
+	LastError string    `json:"lastError"`
+	Payload   string    `json:"payload"`
+}
+
+// DeadOutbox lists dead-lettered rows, oldest first, up to limit.
+func (s *Store) DeadOutbox(ctx context.Context, limit int) ([]DeadRow, error) {
+	rows, err := s.Pool.Query(ctx, `
+		SELECT id, created_at, dead_at, attempts, coalesce(last_error, ''), payload::text
+		FROM fga_outbox WHERE dead_at IS NOT NULL ORDER BY id LIMIT $1`, limit)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowToStructByPos[DeadRow])
+}
+
+// RequeueDead gives dead-lettered rows (all, or those in ids) a fresh start.
+func (s *Store) RequeueDead(ctx context.Context, ids []int64) (int64, error) {
+	tag, err := s.Pool.Exec(ctx, `
+		UPDATE fga_outbox SET dead_at = NULL, attempts = 0, next_attempt_at = now()
+		WHERE dead_at IS NOT NULL AND (cardinality($1::bigint[]) = 0 OR id = ANY($1))`, ids)
+	return tag.RowsAffected(), err
+}
