@@ -21,7 +21,7 @@ import (
 
 // Store is the outbox table.
 type Store interface {
-	ClaimOutbox(ctx context.Context, n int, lease time.Duration) ([]postgres.OutboxRow, error)
+	ClaimOutbox(ctx context.Context, after int64, n int, lease time.Duration) ([]postgres.OutboxRow, error)
 	MarkDelivered(ctx context.Context, ids []int64) error
 	MarkFailed(ctx context.Context, id int64, msg string, backoff time.Duration, dead bool) error
 	ReleaseOutbox(ctx context.Context, ids []int64) error
@@ -110,18 +110,20 @@ func Drain(ctx context.Context, st Store, w Writer, o Options) (Result, error) {
 	o.defaults()
 	var res Result
 	handled := 0
+	var after int64
 	for o.MaxRows == 0 || handled < o.MaxRows {
 		n := o.Batch
 		if o.MaxRows > 0 {
 			n = min(n, o.MaxRows-handled)
 		}
-		rows, err := st.ClaimOutbox(ctx, n, o.Lease)
+		rows, err := st.ClaimOutbox(ctx, after, n, o.Lease)
 		if err != nil {
 			return res, fmt.Errorf("claim outbox rows: %w", err)
 		}
 		if len(rows) == 0 {
 			break
 		}
+		after = rows[len(rows)-1].ID
 		stop, err := deliverBatch(ctx, st, w, o, rows, &res)
 		handled += len(rows)
 		if o.Progress != nil {

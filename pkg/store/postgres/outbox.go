@@ -19,14 +19,16 @@ type OutboxRow struct {
 // deliver a row at the same time, and no transaction is held open across the
 // calls to OpenFGA. A drainer that dies leaves its rows to the next one once
 // the lease is over.
-func (s *Store) ClaimOutbox(ctx context.Context, n int, lease time.Duration) ([]OutboxRow, error) {
+// Only rows with an id above after are considered, so one drain is a single
+// pass that never retries a row it has just failed.
+func (s *Store) ClaimOutbox(ctx context.Context, after int64, n int, lease time.Duration) ([]OutboxRow, error) {
 	rows, err := s.Pool.Query(ctx, `
 		UPDATE fga_outbox o SET next_attempt_at = now() + $2::interval
 		FROM (SELECT id FROM fga_outbox
-		      WHERE processed_at IS NULL AND dead_at IS NULL AND next_attempt_at <= now()
+		      WHERE processed_at IS NULL AND dead_at IS NULL AND next_attempt_at <= now() AND id > $3
 		      ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED) c
 		WHERE o.id = c.id
-		RETURNING o.id, o.payload, o.attempts`, n, lease.String())
+		RETURNING o.id, o.payload, o.attempts`, n, lease.String(), after)
 	if err != nil {
 		return nil, err
 	}
