@@ -20,6 +20,12 @@ var update = flag.Bool("update", false, "rewrite golden files")
 // folder) with every configuration variable cleared.
 func run(t *testing.T, dir string, env map[string]string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
+	return runCtx(context.Background(), t, dir, env, nil, args...)
+}
+
+// runCtx is run with a context and an optional hook on the factory.
+func runCtx(ctx context.Context, t *testing.T, dir string, env map[string]string, hook func(*Factory), args ...string) (stdout, stderr string, code int) {
+	t.Helper()
 	for _, v := range config.Variables {
 		t.Setenv(v.Name, "")
 		os.Unsetenv(v.Name)
@@ -30,11 +36,14 @@ func run(t *testing.T, dir string, env map[string]string, args ...string) (stdou
 	var out, errb bytes.Buffer
 	f := NewFactory(Streams{In: strings.NewReader(""), Out: &out, Err: &errb})
 	f.Dir = dir
+	if hook != nil {
+		hook(f)
+	}
 	root := NewRootCmd(f)
 	root.SetArgs(args)
 	root.SetOut(&out)
 	root.SetErr(&errb)
-	err := root.ExecuteContext(context.Background())
+	err := root.ExecuteContext(ctx)
 	f.close()
 	code = ExitOK
 	if err != nil {

@@ -20,9 +20,6 @@ import (
 // ServeOptions are the inputs of `ledgerctl serve`.
 type ServeOptions struct {
 	f *Factory
-	// Ready, when set, receives the bound address once the server listens
-	// (tests use it with port 0).
-	Ready func(addr string)
 }
 
 func newCmdServe(f *Factory) *cobra.Command {
@@ -49,7 +46,6 @@ func logLevel(s string) slog.Level {
 
 func serveRun(ctx context.Context, opts *ServeOptions) error {
 	f := opts.f
-	// serve's flags live on the subcommand; bind them before loading.
 	a, err := f.App(config.Required()...)
 	if err != nil {
 		return err
@@ -100,9 +96,6 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 		defer close(drained)
 		drainLoop(drainCtx, a, s.DrainInterval, s.OutboxMaxAttempts, log)
 	}()
-	if opts.Ready != nil {
-		opts.Ready(ln.Addr().String())
-	}
 
 	select {
 	case err = <-errc:

@@ -1,0 +1,150 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/capture-ledger/ledgerctl/pkg/apptest"
+	"github.com/capture-ledger/ledgerctl/pkg/testenv"
+)
+
+func freePort(t *testing.T) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// TestServeLikeAnOperator drives the binary's commands in order: deploy the
+// model, register a capture with reconcile, serve (whose ticker drains the
+// outbox), mint a URL as an organisation member and fetch the object, then
+// stop the server gracefully.
+func TestServeLikeAnOperator(t *testing.T) {
+	ctx := context.Background()
+	dsn := testenv.Database(t)
+	objects, bucket, _ := testenv.Bucket(t)
+	dir := t.TempDir()
+	port := freePort(t)
+	env := stackEnv(t, dsn, bucket)
+	env["CAPTURE_LEDGER_FGA_DATASTORE_URI"] = testenv.EmptyDatabase(t)
+	env["CAPTURE_LEDGER_DEV_IDENTITY"] = "1"
+	env["CAPTURE_LEDGER_API_PORT"] = fmt.Sprint(port)
+	env["CAPTURE_LEDGER_DRAIN_INTERVAL_MS"] = "200"
+
+	out, errs, code := run(t, dir, env, "fga", "deploy")
+	if code != 0 || !strings.Contains(out, "CAPTURE_LEDGER_FGA_MODEL_ID=") {
+		t.Fatalf("deploy: exit %d: %s %s", code, out, errs)
+	}
+
+	// A capture whose level report "failed": reconcile registers it.
+	task := uuid.NewString()
+	wacz := []byte("wacz bytes " + task)
+	if err := objects.Put(ctx, bucket, "c/"+task+".wacz", "application/wacz", wacz); err != nil {
+		t.Fatal(err)
+	}
+	if err := objects.Put(ctx, bucket, "c/"+task+".result.json", "application/json", apptest.Manifest(task, "success", "https://example.com/", bucket, "c/"+task+".wacz", time.Now())); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `INSERT INTO capture_submissions (task_id, org_id, submitted_by, manifest_key) VALUES ($1, 'acme', 'alice', $2)`, task, "c/"+task+".result.json"); err != nil {
+		t.Fatal(err)
+	}
+	if _, errs, code := run(t, dir, env, "reconcile"); code != 0 {
+		t.Fatalf("reconcile: exit %d: %s", code, errs)
+	}
+	var archiveID string
+	if err := conn.QueryRow(ctx, `SELECT id::text FROM archives WHERE task_id = $1`, task).Scan(&archiveID); err != nil {
+		t.Fatal(err)
+	}
+
+	sctx, stop := context.WithCancel(ctx)
+	type result struct {
+		errs string
+		code int
+	}
+	done := make(chan result, 1)
+	go func() {
+		_, errs, code := runCtx(sctx, t, dir, env, nil, "serve")
+		done <- result{errs, code}
+	}()
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		res, err := http.Get(base + "/healthz")
+		if err == nil {
+			res.Body.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			stop()
+			r := <-done
+			t.Fatalf("serve never answered: exit %d: %s", r.code, r.errs)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+
+	// The drain ticker delivers the tuples within a few intervals.
+	var url string
+	for end := time.Now().Add(20 * time.Second); time.Now().Before(end); time.Sleep(200 * time.Millisecond) {
+		req, _ := http.NewRequest("POST", base+"/api/archives/"+archiveID+"/url", nil)
+		req.Header.Set("X-Capture-ledger-Subject", "bob")
+		req.Header.Set("X-Capture-ledger-Organizations", "acme")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode == 200 {
+			var u struct{ URL string }
+			_ = json.Unmarshal(body, &u)
+			url = u.URL
+			break
+		}
+	}
+	if url == "" {
+		t.Fatal("the member never got a URL: the outbox was not drained by serve")
+	}
+	res, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != 200 || string(got) != string(wacz) {
+		t.Errorf("presigned GET: %d %q", res.StatusCode, got)
+	}
+	page, err := http.Get(base + "/")
+	if err != nil || page.StatusCode != 200 {
+		t.Errorf("picker: %v", err)
+	} else {
+		page.Body.Close()
+	}
+
+	stop()
+	r := <-done
+	if r.code != 0 {
+		t.Errorf("serve exit %d after SIGTERM-like cancel: %s", r.code, r.errs)
+	}
+	for _, want := range []string{"Archive API listening on 127.0.0.1:" + fmt.Sprint(port), "CAPTURE_LEDGER_DEV_IDENTITY=1 — callers are trusted", "shutting down", "config: .env.local (2 names)"} {
+		if !strings.Contains(r.errs, want) {
+			t.Errorf("serve's stderr lacks %q", want)
+		}
+	}
+}
