@@ -52,13 +52,20 @@ test: build tools postgres vet
 	eval "$$(./$(BIN) dev stack up --dir $(STATE) --versitygw $(VERSITYGW) --shell)"; \
 	$(GOTESTSUM) --format pkgname-and-test-fails --format-hide-empty-pkg -- $(TESTFLAGS) $(PKGS)
 
-# Starts the single-machine stack, prepares the ledger database and bucket,
-# and prints how to connect.
+# Starts the single-machine stack (PostgreSQL + versitygw under .state),
+# prepares the ledger database, bucket and OpenFGA model (settings go to
+# .env.local), prints the picker URL and runs `ledgerctl serve` with the dev
+# identity headers (loopback only). Ctrl-C stops serve; `make stack-down`
+# stops the stack.
 run: build tools postgres
 	./$(BIN) dev stack up --dir $(STATE) --versitygw $(VERSITYGW) --env-local
 	./$(BIN) migrate up
+	./$(BIN) fga deploy >/dev/null
 	@echo
-	@echo "The stack is up; settings are in .env.local. Stop it with: make stack-down"
+	@echo "Picker: http://$${CAPTURE_LEDGER_API_HOST:-127.0.0.1}:$${CAPTURE_LEDGER_API_PORT:-7070}/  (dev identity: type any subject and organization)"
+	@echo "Stop serve with Ctrl-C, the stack with: make stack-down"
+	@echo
+	CAPTURE_LEDGER_DEV_IDENTITY=$${CAPTURE_LEDGER_DEV_IDENTITY:-1} ./$(BIN) serve
 
 # Regenerates completions/, .env.example and docs/configuration.md.
 generate: build
