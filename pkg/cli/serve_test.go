@@ -147,4 +147,41 @@ func TestServeLikeAnOperator(t *testing.T) {
 			t.Errorf("serve's stderr lacks %q", want)
 		}
 	}
+
+	// The offline equivalents answer what the API answered.
+	out, errs, code = run(t, dir, env, "archives", "list", "--as", "bob", "--org", "acme", "--json")
+	if code != 0 || !strings.Contains(out, archiveID) {
+		t.Errorf("archives list as a member: exit %d: %s %s", code, out, errs)
+	}
+	out, _, code = run(t, dir, env, "archives", "list", "--as", "carol", "--org", "contoso", "--json")
+	if code != 0 || !strings.Contains(out, `"archives":[]`) {
+		t.Errorf("archives list as an outsider: exit %d: %s", code, out)
+	}
+	out, _, code = run(t, dir, env, "archives", "url", archiveID, "--as", "bob", "--org", "acme")
+	if code != 0 || !strings.Contains(out, "X-Amz-Signature=") {
+		t.Errorf("archives url as a member: exit %d: %s", code, out)
+	}
+	if _, errs, code := run(t, dir, env, "archives", "url", archiveID, "--as", "carol"); code != ExitFailure || !strings.Contains(errs, "not found") {
+		t.Errorf("archives url as an outsider: exit %d: %s", code, errs)
+	}
+	if _, errs, code := run(t, dir, env, "archives", "url", "nope", "--as", "carol"); code != ExitUsage {
+		t.Errorf("archives url with a bad id: exit %d: %s", code, errs)
+	}
+
+	// drain: a malformed row is dead-lettered, listed, and can be requeued.
+	if _, err := conn.Exec(ctx, `INSERT INTO fga_outbox (payload) VALUES ('{"writes":"nope"}')`); err != nil {
+		t.Fatal(err)
+	}
+	out, errs, code = run(t, dir, env, "drain", "--json")
+	if code != ExitFailure || !strings.Contains(out, `"dead":1`) || !strings.Contains(errs, "drain --status") {
+		t.Errorf("drain with a malformed row: exit %d: %s %s", code, out, errs)
+	}
+	out, _, code = run(t, dir, env, "drain", "--status")
+	if code != 0 || !strings.Contains(out, "dead 1") || !strings.Contains(out, "malformed `writes`") {
+		t.Errorf("drain --status: exit %d: %s", code, out)
+	}
+	out, _, code = run(t, dir, env, "drain", "--requeue")
+	if code != 0 || !strings.Contains(out, "requeued 1") {
+		t.Errorf("drain --requeue: exit %d: %s", code, out)
+	}
 }

@@ -118,6 +118,6 @@ func (s *Store) DeadOutbox(ctx context.Context, limit int) ([]DeadRow, error) {
 func (s *Store) RequeueDead(ctx context.Context, ids []int64) (int64, error) {
 	tag, err := s.Pool.Exec(ctx, `
 		UPDATE fga_outbox SET dead_at = NULL, attempts = 0, next_attempt_at = now()
-		WHERE dead_at IS NOT NULL AND (cardinality($1::bigint[]) = 0 OR id = ANY($1))`, ids)
+		WHERE dead_at IS NOT NULL AND (coalesce(cardinality($1::bigint[]), 0) = 0 OR id = ANY($1))`, ids)
 	return tag.RowsAffected(), err
 }
