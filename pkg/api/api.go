@@ -47,6 +47,7 @@ func (s *Server) Handler() http.Handler {
 		s.mux.HandleFunc("GET /api/me", s.me)
 		s.mux.HandleFunc("POST /api/archives/{id}/url", s.archiveURL)
 		s.mux.HandleFunc("GET /api/archives", s.listArchives)
+		s.mux.HandleFunc("GET /api/crawl-rules/check", s.rulesCheck)
 		s.mux.HandleFunc("GET /{$}", s.picker)
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -37,6 +37,7 @@ Configuration comes from flags, then the shell, then .env.local, then .env
 		newCmdServe(f),
 		newCmdDrain(f),
 		newCmdArchives(f),
+		newCmdRules(f),
 	)
 	root.CompletionOptions.HiddenDefaultCmd = false
 	return root
