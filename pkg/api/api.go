@@ -45,9 +45,9 @@ func (s *Server) Handler() http.Handler {
 		s.mux = http.NewServeMux()
 		s.mux.HandleFunc("GET /healthz", s.healthz)
 		s.mux.HandleFunc("GET /api/me", s.me)
-		s.mux.HandleFunc("POST /api/archives/{id}/url", s.archiveURL)
-		s.mux.HandleFunc("GET /api/archives", s.listArchives)
-		s.mux.HandleFunc("GET /api/crawl-rules/check", s.rulesCheck)
+		s.mux.HandleFunc("POST /api/archives/{id}/url", s.archiveURL())
+		s.mux.HandleFunc("GET /api/archives", s.listArchives())
+		s.mux.HandleFunc("GET /api/crawl-rules/check", s.rulesCheck())
 		s.mux.HandleFunc("GET /{$}", s.picker)
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -210,26 +210,43 @@ func (s *Server) me(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"subject": id.Subject, "organizations": orgs, "canSubmit": can})
 }
 
-func (s *Server) archiveURL(w http.ResponseWriter, r *http.Request) {
-	id, err := UUIDParam(r, "id")
-	if err == nil {
-		err = DecodeBody(r, &struct{}{}, 1024)
+// handle is the shape of every API route: parse validates the request and
+// answers 400 before anyone is identified; then the caller is resolved (401
+// without one); then run calls the use-case and its result is written with
+// status ok. Errors go through fail.
+func handle[In any](s *Server, ok int, parse func(*http.Request) (In, error), run func(context.Context, identity.Identity, In) (any, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		in, err := parse(r)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		who, err := s.who(r)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		out, err := run(r.Context(), who, in)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		writeJSON(w, ok, out)
 	}
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	who, err := s.who(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	u, err := s.Access.URL(r.Context(), who.Subject, who.Organizations, id)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, u)
+}
+
+func (s *Server) archiveURL() http.HandlerFunc {
+	return handle(s, http.StatusOK,
+		func(r *http.Request) (string, error) {
+			id, err := UUIDParam(r, "id")
+			if err == nil {
+				err = DecodeBody(r, &struct{}{}, 1024)
+			}
+			return id, err
+		},
+		func(ctx context.Context, who identity.Identity, id string) (any, error) {
+			return s.Access.URL(ctx, who.Subject, who.Organizations, id)
+		})
 }
 
 // ParseArchiveCursor reads ?before=<date-time>[&beforeId=<uuid>]; each at
@@ -290,21 +307,11 @@ func NewArchivePage(p archive.Page) ArchivePage {
 	return out
 }
 
-func (s *Server) listArchives(w http.ResponseWriter, r *http.Request) {
-	cursor, err := ParseArchiveCursor(r.URL.Query())
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	who, err := s.who(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	page, err := s.Access.List(r.Context(), who.Subject, who.Organizations, cursor)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, NewArchivePage(page))
+func (s *Server) listArchives() http.HandlerFunc {
+	return handle(s, http.StatusOK,
+		func(r *http.Request) (*archive.Cursor, error) { return ParseArchiveCursor(r.URL.Query()) },
+		func(ctx context.Context, who identity.Identity, c *archive.Cursor) (any, error) {
+			page, err := s.Access.List(ctx, who.Subject, who.Organizations, c)
+			return NewArchivePage(page), err
+		})
 }

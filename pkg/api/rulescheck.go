@@ -1,11 +1,13 @@
 package api
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/url"
 
 	"github.com/capture-ledger/ledgerctl/pkg/crawl/rules"
+	"github.com/capture-ledger/ledgerctl/pkg/identity"
 )
 
 // URLDecision says which rule decides one URL (a dry run on any link).
@@ -82,15 +84,8 @@ func RulesCheck(q url.Values) (RulesCheckAnswer, error) {
 	return ans, nil
 }
 
-func (s *Server) rulesCheck(w http.ResponseWriter, r *http.Request) {
-	ans, err := RulesCheck(r.URL.Query())
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	if _, err := s.who(r); err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, ans)
+func (s *Server) rulesCheck() http.HandlerFunc {
+	return handle(s, http.StatusOK,
+		func(r *http.Request) (RulesCheckAnswer, error) { return RulesCheck(r.URL.Query()) },
+		func(_ context.Context, _ identity.Identity, ans RulesCheckAnswer) (any, error) { return ans, nil })
 }

@@ -13,11 +13,10 @@ import (
 
 // DrainOptions are the inputs of `ledgerctl drain`.
 type DrainOptions struct {
-	f           *Factory
-	JSON        bool
-	Status      bool
-	Requeue     bool
-	MaxAttempts int
+	f       *Factory
+	JSON    bool
+	Status  bool
+	Requeue bool
 }
 
 func newCmdDrain(f *Factory) *cobra.Command {
