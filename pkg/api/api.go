@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"time"
@@ -18,6 +17,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/capture-ledger/ledgerctl/pkg/archive"
+	"github.com/capture-ledger/ledgerctl/pkg/crawl"
 	"github.com/capture-ledger/ledgerctl/pkg/identity"
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 )
@@ -30,7 +30,9 @@ type Submitters interface {
 
 // Server holds what the handlers need.
 type Server struct {
-	Access     *archive.Access
+	Access *archive.Access
+	// Crawls serves the crawl routes; nil leaves them unserved (404 route).
+	Crawls     *crawl.Service
 	Identity   identity.Resolver
 	Submitters Submitters
 	Picker     PickerConfig
@@ -48,6 +50,9 @@ func (s *Server) Handler() http.Handler {
 		s.mux.HandleFunc("POST /api/archives/{id}/url", s.archiveURL())
 		s.mux.HandleFunc("GET /api/archives", s.listArchives())
 		s.mux.HandleFunc("GET /api/crawl-rules/check", s.rulesCheck())
+		if s.Crawls != nil {
+			s.crawlRoutes()
+		}
 		s.mux.HandleFunc("GET /{$}", s.picker)
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -101,11 +106,16 @@ var errUnauthenticated = errors.New("unauthenticated")
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	var bad *BadRequest
 	var body *Body
+	var bodied interface{ Body() any }
 	switch {
 	case errors.As(err, &bad):
 		writeJSON(w, http.StatusBadRequest, map[string]any{"statusCode": 400, "code": "FST_ERR_VALIDATION", "error": "Bad Request", "message": bad.Message})
 	case errors.As(err, &body):
 		writeJSON(w, body.Status, body.Value)
+	case errors.As(err, &bodied) && errors.Is(err, crawl.ErrInvalid):
+		writeJSON(w, http.StatusBadRequest, bodied.Body())
+	case errors.As(err, &bodied) && errors.Is(err, crawl.ErrConflict):
+		writeJSON(w, http.StatusConflict, bodied.Body())
 	case errors.Is(err, errUnauthenticated):
 		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "unauthenticated"})
 	case errors.Is(err, ledger.ErrNotFound):
@@ -149,12 +159,9 @@ func UUIDParam(r *http.Request, name string) (string, error) {
 // DecodeBody reads an optional JSON object body into dst, rejecting unknown
 // keys, trailing data and bodies over limit bytes. An absent body is {}.
 func DecodeBody(r *http.Request, dst any, limit int64) error {
-	data, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+	data, err := readBody(r, limit)
 	if err != nil {
-		return &BadRequest{Message: "body could not be read"}
-	}
-	if int64(len(data)) > limit {
-		return &BadRequest{Message: fmt.Sprintf("body must be at most %d bytes", limit)}
+		return err
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
 		data = []byte("{}")
@@ -249,33 +256,42 @@ func (s *Server) archiveURL() http.HandlerFunc {
 		})
 }
 
-// ParseArchiveCursor reads ?before=<date-time>[&beforeId=<uuid>]; each at
-// most once. Without beforeId, rows strictly older than before follow.
-func ParseArchiveCursor(q map[string][]string) (*archive.Cursor, error) {
+// parseBefore reads ?before=<date-time>[&beforeId=<uuid>], each at most
+// once. Without beforeId, rows strictly older than before follow (the
+// largest id sorts after every real one).
+func parseBefore(q map[string][]string) (time.Time, string, bool, error) {
 	if len(q["before"]) > 1 || len(q["beforeId"]) > 1 {
-		return nil, &BadRequest{Message: "querystring/before must be a single value"}
+		return time.Time{}, "", false, &BadRequest{Message: "querystring/before must be a single value"}
 	}
-	raw := first(q["before"])
-	idRaw := first(q["beforeId"])
+	raw, idRaw := first(q["before"]), first(q["beforeId"])
 	if raw == "" {
 		if idRaw != "" {
-			return nil, &BadRequest{Message: "querystring/beforeId needs before"}
+			return time.Time{}, "", false, &BadRequest{Message: "querystring/beforeId needs before"}
 		}
-		return nil, nil
+		return time.Time{}, "", false, nil
 	}
 	t, err := time.Parse(time.RFC3339Nano, raw)
 	if err != nil {
-		return nil, &BadRequest{Message: "querystring/before must match format \"date-time\""}
+		return time.Time{}, "", false, &BadRequest{Message: "querystring/before must match format \"date-time\""}
 	}
-	c := &archive.Cursor{CapturedAt: t, ID: "ffffffff-ffff-ffff-ffff-ffffffffffff"}
+	id := "ffffffff-ffff-ffff-ffff-ffffffffffff"
 	if idRaw != "" {
 		u, err := uuid.Parse(idRaw)
 		if err != nil {
-			return nil, &BadRequest{Message: "querystring/beforeId must match format \"uuid\""}
+			return time.Time{}, "", false, &BadRequest{Message: "querystring/beforeId must match format \"uuid\""}
 		}
-		c.ID = u.String()
+		id = u.String()
 	}
-	return c, nil
+	return t, id, true, nil
+}
+
+// ParseArchiveCursor reads the archive list's cursor (see parseBefore).
+func ParseArchiveCursor(q map[string][]string) (*archive.Cursor, error) {
+	t, id, ok, err := parseBefore(q)
+	if !ok || err != nil {
+		return nil, err
+	}
+	return &archive.Cursor{CapturedAt: t, ID: id}, nil
 }
 
 func first(v []string) string {

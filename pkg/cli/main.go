@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/capture-ledger/ledgerctl/pkg/config"
+	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 	"github.com/capture-ledger/ledgerctl/pkg/store/postgres"
 )
 
@@ -128,4 +129,12 @@ func isCobraUsage(err error) bool {
 		}
 	}
 	return false
+}
+
+// notFound turns "absent or not allowed" into a plain failure message.
+func notFound(err error) error {
+	if errors.Is(err, ledger.ErrNotFound) {
+		return &ExitError{Code: ExitFailure, Err: errors.New(`not found (absent, or the subject may not see it: {"error":"not found"})`)}
+	}
+	return err
 }

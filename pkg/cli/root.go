@@ -38,6 +38,8 @@ Configuration comes from flags, then the shell, then .env.local, then .env
 		newCmdDrain(f),
 		newCmdArchives(f),
 		newCmdRules(f),
+		newCmdCrawl(f),
+		newCmdTargets(f),
 	)
 	root.CompletionOptions.HiddenDefaultCmd = false
 	return root

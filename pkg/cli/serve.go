@@ -13,6 +13,7 @@ import (
 
 	"github.com/capture-ledger/ledgerctl/pkg/api"
 	"github.com/capture-ledger/ledgerctl/pkg/config"
+	"github.com/capture-ledger/ledgerctl/pkg/crawl"
 	"github.com/capture-ledger/ledgerctl/pkg/identity"
 	"github.com/capture-ledger/ledgerctl/pkg/outbox"
 )
@@ -63,6 +64,14 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	if err != nil {
 		return err
 	}
+	var crawls *crawl.Service
+	if a.CrawlsEnabled() {
+		if crawls, err = a.Crawls(ctx); err != nil {
+			return err
+		}
+	} else {
+		log.Info("CAPTURE_LEDGER_CRAWL_WEBHOOK_URL is not set — /api/crawls is not served")
+	}
 	view := api.ViewNone
 	switch mode {
 	case identity.ModeHeader:
@@ -72,6 +81,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	}
 	srv := &api.Server{
 		Access: access, Identity: resolver, Submitters: subs, Log: log,
+		Crawls: crawls,
 		Picker: api.PickerConfig{View: view, Issuer: s.OIDCIssuer, Host: s.APIHost, Port: s.APIPort, ReplayOrigin: s.ReplayOrigin},
 	}
 
@@ -96,6 +106,13 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 		defer close(drained)
 		drainLoop(drainCtx, a, s.DrainInterval, s.OutboxMaxAttempts, log)
 	}()
+	stalled := make(chan struct{})
+	go func() {
+		defer close(stalled)
+		if crawls != nil {
+			stallLoop(drainCtx, crawls, s.CrawlStallTimeout, log)
+		}
+	}()
 
 	select {
 	case err = <-errc:
@@ -107,6 +124,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	}
 	stopDrain()
 	<-drained
+	<-stalled
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
 	}
@@ -132,6 +150,27 @@ func drainLoop(ctx context.Context, a interface {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		}
+	}
+}
+
+// stallLoop closes, once a minute, running crawls that made no progress for
+// timeout: their runner died, and a running crawl blocks every other one.
+func stallLoop(ctx context.Context, svc *crawl.Service, timeout time.Duration, log *slog.Logger) {
+	t := time.NewTicker(min(time.Minute, timeout/2))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		ids, err := svc.CloseStalled(ctx, timeout)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			log.Error("closing stalled crawls failed", "error", err.Error())
+		case len(ids) > 0:
+			log.Warn("closed stalled crawls as failed", "crawlIds", ids, "noProgressFor", timeout.String())
 		}
 	}
 }

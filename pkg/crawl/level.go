@@ -1,0 +1,603 @@
+package crawl
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/capture-ledger/ledgerctl/pkg/blob"
+	"github.com/capture-ledger/ledgerctl/pkg/crawl/rules"
+	"github.com/capture-ledger/ledgerctl/pkg/ledger"
+	"github.com/capture-ledger/ledgerctl/pkg/manifest"
+	"github.com/capture-ledger/ledgerctl/pkg/store/postgres"
+)
+
+// ReportLevel admits one level report of a crawl (POST /api/crawls/:id/pages)
+// and returns the next level, which it has already dispatched.
+//
+// The report is checked whole first (*ValidationError, nothing written),
+// then can_submit (ledger.ErrNotFound), then the crawl (ledger.ErrNotFound).
+// A report already accepted for this depth is answered again from the
+// record when it is the same report (Replayed; nothing changes, whatever
+// the crawl's state now), and refused with a *LevelConflictError when it is
+// a different one. A new report for a crawl that is not running is refused
+// with a *NotRunningError; one for a depth at which the crawl has no pages
+// with a *LevelConflictError. Refusals change nothing.
+//
+// Otherwise the manifests and links files are read from the configured
+// bucket first, then everything is written in one transaction:
+//   - the reported pending pages of this depth are closed (matched by
+//     normalised URL): state, skip reason, task id, times, final URL;
+//   - a capture_submissions row for every page with a taskId, failures
+//     too (the manifest key only when it is inside the configured bucket);
+//   - an archive (and its queued OpenFGA tuples) for every manifest that is
+//     a success with a WACZ in the bucket; the manifest wins over the
+//     reported status: such a page is closed captured even when the runner
+//     said failed. A missing or unreadable manifest is left to reconcile;
+//     one page never fails the level;
+//   - the links of the closed pages whose action (the more restrictive of
+//     their requested and final URL's) is follow are decided with the
+//     pinned rules, de-duplicated across the report, and tallied into this
+//     depth's crawl_decisions (replacing earlier rows);
+//   - the links decided follow or capture that the crawl does not have yet
+//     become candidates; the page budget takes the first of them and they
+//     are inserted at depth+1 with discovered_from; the rows inserted are
+//     the next level;
+//   - the counters, the stop reason (the first sticks), the state
+//     (succeeded when no row was inserted), progressed_at, and the report's
+//     record in crawl_levels.
+func (s *Service) ReportLevel(ctx context.Context, c Caller, crawlID string, rep LevelReport) (LevelResult, error) {
+	if err := checkID(crawlID); err != nil {
+		return LevelResult{}, err
+	}
+	norm, err := rep.normalize()
+	if err != nil {
+		return LevelResult{}, err
+	}
+	if err := s.allow(ctx, c); err != nil {
+		return LevelResult{}, err
+	}
+	return s.reportLevel(ctx, crawlID, norm)
+}
+
+// AdmitLevel is ReportLevel without the can_submit gate, for a runner that
+// runs inside this process (the embedded runner) and so needs no identity.
+// The HTTP route must use ReportLevel.
+func (s *Service) AdmitLevel(ctx context.Context, crawlID string, rep LevelReport) (LevelResult, error) {
+	if err := checkID(crawlID); err != nil {
+		return LevelResult{}, err
+	}
+	norm, err := rep.normalize()
+	if err != nil {
+		return LevelResult{}, err
+	}
+	return s.reportLevel(ctx, crawlID, norm)
+}
+
+// pageWork is what was read from the bucket for one reported page.
+type pageWork struct {
+	rep PageReport
+	url rules.URL
+	// final is the final URL the page is judged by (the report's, else the
+	// links file's, else the requested URL); finalOK is false when the
+	// reported final URL is not an http(s) URL (the page is then not
+	// followed).
+	final   rules.URL
+	finalOK bool
+
+	outcome  *manifest.Outcome    // when the page has a taskId
+	archive  *manifest.ArchiveRow // the manifest is an admissible success
+	linksRun bool                 // the links were read and decided
+	links    []rules.LinkDecision
+}
+
+func (s *Service) concurrency() int {
+	if s.FetchConcurrency > 0 {
+		return s.FetchConcurrency
+	}
+	return 16
+}
+
+func (s *Service) reportLevel(ctx context.Context, id string, rep LevelReport) (LevelResult, error) {
+	digest := rep.Digest()
+	cr, err := s.Store.Crawl(ctx, id)
+	if err != nil {
+		return LevelResult{}, err
+	}
+	if rec, err := s.Store.CrawlLevel(ctx, id, rep.Depth); err != nil {
+		return LevelResult{}, err
+	} else if rec != nil {
+		return s.replay(ctx, id, rec, digest)
+	}
+	if cr.State != StateRunning {
+		return LevelResult{}, &NotRunningError{CrawlID: id, State: cr.State}
+	}
+	set, err := s.ruleSet(cr)
+	if err != nil {
+		return LevelResult{}, err
+	}
+	pages, err := s.read(ctx, cr, set, rep)
+	if err != nil {
+		return LevelResult{}, err
+	}
+
+	var (
+		result   LevelResult
+		replayed *postgres.LevelRecord
+		next     []postgres.PageRef
+		lastFin  map[string]time.Time
+		locked   postgres.Crawl
+	)
+	err = s.Store.InLevelTx(ctx, id, func(tx *postgres.LevelTx) error {
+		replayed, next, lastFin = nil, nil, nil
+		var err error
+		if locked, err = tx.Lock(ctx); err != nil {
+			return err
+		}
+		if rec, err := tx.Level(ctx, rep.Depth); err != nil {
+			return err
+		} else if rec != nil {
+			replayed = rec
+			return nil
+		}
+		if locked.State != StateRunning {
+			return &NotRunningError{CrawlID: id, State: locked.State}
+		}
+		if n, err := tx.CountAtDepth(ctx, rep.Depth); err != nil {
+			return err
+		} else if n == 0 {
+			return &LevelConflictError{CrawlID: id, Depth: rep.Depth, NoSuchLevel: true}
+		}
+		result, next, lastFin, err = s.apply(ctx, tx, locked, rep, digest, pages)
+		return err
+	})
+	if err != nil {
+		return LevelResult{}, err
+	}
+	if replayed != nil {
+		return s.replay(ctx, id, replayed, digest)
+	}
+	s.dispatch(ctx, locked, rep.Depth+1, next, lastFin)
+	return result, nil
+}
+
+// replay answers a report for a depth already accepted.
+func (s *Service) replay(ctx context.Context, id string, rec *postgres.LevelRecord, digest [32]byte) (LevelResult, error) {
+	if !bytes.Equal(rec.Digest, digest[:]) {
+		return LevelResult{}, &LevelConflictError{CrawlID: id, Depth: rec.Depth}
+	}
+	res := LevelResult{Next: []NextPage{}, StopReason: rec.StopReason, Replayed: true}
+	if rec.NextPages > 0 {
+		pages, err := s.Store.PagesAtDepth(ctx, id, rec.Depth+1)
+		if err != nil {
+			return LevelResult{}, err
+		}
+		for _, p := range pages {
+			res.Next = append(res.Next, NextPage{URL: p.URL, Host: p.Host, Depth: rec.Depth + 1})
+		}
+	}
+	s.log().Info("level report replayed; nothing changed", "crawlId", id, "depth", rec.Depth)
+	return res, nil
+}
+
+// ruleSet rebuilds the crawl's rules bound to its seeds.
+func (s *Service) ruleSet(cr postgres.Crawl) (*rules.Set, error) {
+	seeds, err := rules.ParseSeeds(cr.Seeds)
+	if err != nil {
+		return nil, fmt.Errorf("crawl %s: a crawl seed is not a usable url: %w", cr.ID, err)
+	}
+	rs, err := pinnedRules(cr)
+	if err != nil {
+		return nil, err
+	}
+	set, err := rules.NewSet(rs, seeds)
+	if err != nil {
+		return nil, fmt.Errorf("crawl %s: the pinned rules are not valid: %w", cr.ID, err)
+	}
+	return set, nil
+}
+
+// read fetches, for every reported page and concurrently, its manifest and
+// its links file from the configured bucket, and decides the links. A
+// missing or unreadable manifest only costs that page its admission (it is
+// logged; reconcile retries). A links file that is missing, outside the
+// bucket or not a links file is skipped with a warning; any other error
+// reading one fails the report (nothing is written; the runner may resend).
+func (s *Service) read(ctx context.Context, cr postgres.Crawl, set *rules.Set, rep LevelReport) ([]pageWork, error) {
+	pages := make([]pageWork, len(rep.Results))
+	follow := rep.Depth < cr.MaxDepth // links beyond the last level are never read
+	for i, p := range rep.Results {
+		u, _ := rules.ParseURL(p.URL) // valid: the report was normalised
+		pages[i] = pageWork{rep: p, url: u, final: u, finalOK: true}
+		if p.FinalURL != "" {
+			f, err := rules.ParseURL(p.FinalURL)
+			pages[i].final, pages[i].finalOK = f, err == nil
+		}
+		if p.TaskID != "" {
+			o := manifest.ManifestOutcome(p.ManifestLocation, p.ManifestError, s.Bucket)
+			pages[i].outcome = &o
+		}
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		firstErr error
+		sem      = make(chan struct{}, s.concurrency())
+	)
+	for i := range pages {
+		pw := &pages[i]
+		needManifest := pw.outcome != nil && pw.outcome.Key != ""
+		// A page is followed only when both its requested and its final URL
+		// are; without a reported final URL, the links file's is checked
+		// once it is read.
+		mayFollow := follow && pw.rep.Status != StatusSkipped && pw.finalOK &&
+			set.PageAction(pw.url, pw.final).Action == rules.Follow
+		if !needManifest && !(mayFollow && pw.rep.LinksLocation != "") {
+			continue
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			if err := s.readPage(ctx, cr, set, pw, mayFollow); err != nil {
+				mu.Lock()
+				if firstErr == nil {
+					firstErr = err
+					cancel()
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	return pages, nil
+}
+
+func (s *Service) readPage(ctx context.Context, cr postgres.Crawl, set *rules.Set, pw *pageWork, mayFollow bool) error {
+	log := s.log().With("crawlId", cr.ID, "url", pw.rep.URL)
+	linksLoc := pw.rep.LinksLocation
+	if pw.outcome != nil && pw.outcome.Key != "" {
+		if m, ok := s.readManifest(ctx, log, pw); ok {
+			row, err := m.Archive(s.Bucket)
+			switch {
+			case errors.Is(err, manifest.ErrNoArchive):
+				log.Warn("capture produced no archive; not adding to the ledger", "taskId", m.TaskID, "reason", err.Error())
+			case err != nil:
+				log.Warn("could not register this page; reconcile will retry", "taskId", m.TaskID, "error", err.Error())
+			default:
+				pw.archive = &row
+				if linksLoc == "" {
+					linksLoc = m.Artifacts.Links // a capture the runner missed: read its links too
+				}
+			}
+		}
+	}
+	captured := pw.rep.Status == StatusCaptured || pw.archive != nil
+	if !mayFollow || !captured || linksLoc == "" || ctx.Err() != nil {
+		return ctx.Err()
+	}
+	key, err := manifest.KeyInBucket(linksLoc, s.Bucket)
+	if err != nil {
+		log.Warn("links file is not in the bucket the ledger reads; its links are not followed", "error", err.Error())
+		return nil
+	}
+	data, err := s.Objects.Get(ctx, s.Bucket, key)
+	if errors.Is(err, blob.ErrNotFound) {
+		log.Warn("links file is not where the capture reported writing it; its links are not followed", "key", key)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read links file %s: %w", key, err)
+	}
+	if pw.rep.FinalURL == "" {
+		// The report gave no final URL: take the one the links file has.
+		var lf struct {
+			FinalURL string `json:"finalUrl"`
+		}
+		if json.Unmarshal(data, &lf) == nil && lf.FinalURL != "" {
+			f, err := rules.ParseURL(lf.FinalURL)
+			pw.final, pw.finalOK = f, err == nil
+		}
+	}
+	if !pw.finalOK || set.PageAction(pw.url, pw.final).Action != rules.Follow {
+		return nil
+	}
+	links, err := manifest.DecodeLinks(data)
+	if err != nil {
+		log.Warn("links file is not a links file; its links are not followed", "key", key, "error", err.Error())
+		return nil
+	}
+	in := make([]rules.Link, len(links))
+	for i, l := range links {
+		in[i] = rules.Link{Href: l.Href, Rel: l.Rel}
+	}
+	pw.links, _ = set.FilterLinks(pw.final, in)
+	pw.linksRun = true
+	return nil
+}
+
+// readManifest reads and decodes one page's manifest; false when there is
+// none the ledger can use now.
+func (s *Service) readManifest(ctx context.Context, log interface {
+	Debug(string, ...any)
+	Warn(string, ...any)
+}, pw *pageWork) (manifest.Manifest, bool) {
+	data, err := s.Objects.Get(ctx, s.Bucket, pw.outcome.Key)
+	if errors.Is(err, blob.ErrNotFound) {
+		log.Debug("no manifest yet; leaving it to reconcile", "key", pw.outcome.Key)
+		return manifest.Manifest{}, false
+	}
+	if err != nil {
+		if ctx.Err() == nil {
+			log.Warn("could not read the manifest; reconcile will retry", "key", pw.outcome.Key, "error", err.Error())
+		}
+		return manifest.Manifest{}, false
+	}
+	m, err := manifest.Decode(data)
+	if err != nil {
+		log.Warn("Manifest is not a report the ledger can read; skipping it", "key", pw.outcome.Key, "error", err.Error())
+		return manifest.Manifest{}, false
+	}
+	if m.TaskID != pw.rep.TaskID {
+		log.Warn("Manifest belongs to another task; skipping it", "taskId", pw.rep.TaskID, "manifestTaskId", m.TaskID)
+		return manifest.Manifest{}, false
+	}
+	return m, true
+}
+
+func strPtr(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func timePtr(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}
+
+// apply writes one level report inside its transaction.
+func (s *Service) apply(ctx context.Context, tx *postgres.LevelTx, cr postgres.Crawl, rep LevelReport, digest [32]byte, pages []pageWork) (LevelResult, []postgres.PageRef, map[string]time.Time, error) {
+	now := s.now()
+
+	// 1. Close the reported pages; the manifest wins over the status.
+	closes := make([]postgres.PageClose, len(pages))
+	for i, pw := range pages {
+		p := pw.rep
+		pc := postgres.PageClose{
+			URL: p.URL, State: string(p.Status), SkipReason: strPtr(p.SkipReason), TaskID: strPtr(p.TaskID),
+			CorrelationID: strPtr(p.CorrelationID), SubmittedAt: timePtr(p.SubmittedAt), FinishedAt: timePtr(p.FinishedAt),
+		}
+		switch {
+		case p.FinalURL != "" && !pw.finalOK:
+			pc.FinalURL = &p.FinalURL // kept as reported, for evidence
+		case p.FinalURL != "" || pw.final != pw.url:
+			// The reported final URL, else the links file's.
+			f := pw.final.Normalized
+			pc.FinalURL = &f
+		}
+		if pw.archive != nil && p.Status != StatusCaptured {
+			pc.State, pc.SkipReason = string(StatusCaptured), nil
+		}
+		closes[i] = pc
+	}
+	closed, err := tx.ClosePages(ctx, rep.Depth, closes)
+	if err != nil {
+		return LevelResult{}, nil, nil, err
+	}
+	closedID := make(map[string]int64, len(closed))
+	captured, recovered := 0, 0
+	for _, cp := range closed {
+		closedID[cp.URL] = cp.ID
+	}
+	for _, pw := range pages {
+		if _, ok := closedID[pw.rep.URL]; !ok {
+			continue
+		}
+		if pw.rep.Status == StatusCaptured || pw.archive != nil {
+			captured++
+			if pw.rep.Status != StatusCaptured {
+				recovered++
+			}
+		}
+	}
+	if len(closed) < len(pages) {
+		s.log().Warn("some reported pages are not pending pages of this level; they were not changed",
+			"crawlId", cr.ID, "depth", rep.Depth, "reported", len(pages), "closed", len(closed))
+	}
+	if recovered > 0 {
+		s.log().Info("recovered captures the flow could not see", "crawlId", cr.ID, "depth", rep.Depth, "pages", recovered)
+	}
+
+	// 2. Submissions, for every page with a taskId.
+	requestedBy := cr.RequestedBy
+	var subs []postgres.NewSubmission
+	seenTask := map[string]bool{}
+	for _, pw := range pages {
+		if pw.outcome == nil || seenTask[pw.rep.TaskID] {
+			continue
+		}
+		seenTask[pw.rep.TaskID] = true
+		corr := pw.rep.CorrelationID
+		if corr == "" {
+			corr = cr.ID
+		}
+		sub := postgres.NewSubmission{
+			TaskID: pw.rep.TaskID, CorrelationID: &corr, OrgID: cr.OrgID, SubmittedBy: &requestedBy,
+			ManifestKey: strPtr(pw.outcome.Key), ManifestError: strPtr(pw.outcome.Error), SubmittedAt: now,
+		}
+		if !pw.rep.SubmittedAt.IsZero() {
+			sub.SubmittedAt = pw.rep.SubmittedAt
+		}
+		subs = append(subs, sub)
+	}
+	if err := tx.InsertSubmissions(ctx, subs); err != nil {
+		return LevelResult{}, nil, nil, err
+	}
+
+	// 3. Archives and their tuples, in this transaction.
+	var archives []postgres.NewArchive
+	seenObj := map[[2]string]bool{}
+	for _, pw := range pages {
+		a := pw.archive
+		if a == nil || seenObj[[2]string{a.Bucket, a.ObjectKey}] {
+			continue
+		}
+		seenObj[[2]string{a.Bucket, a.ObjectKey}] = true
+		archives = append(archives, postgres.NewArchive{
+			TaskID: a.TaskID, CorrelationID: a.CorrelationID, Bucket: a.Bucket, ObjectKey: a.ObjectKey,
+			SourceURL: a.SourceURL, Labels: a.Labels, WaczComplete: a.WaczComplete, Signed: a.Signed, CapturedAt: a.CapturedAt,
+		})
+	}
+	admitted, err := tx.InsertArchives(ctx, archives, func(i int, archiveID string) ledger.OutboxPayload {
+		return ledger.AdmissionTuples(archiveID, archives[i].TaskID, cr.OrgID, &requestedBy)
+	})
+	if err != nil {
+		return LevelResult{}, nil, nil, err
+	}
+	for _, i := range admitted {
+		s.log().Info("archive registered", "crawlId", cr.ID, "taskId", archives[i].TaskID, "objectKey", archives[i].ObjectKey)
+	}
+
+	// 4. Decisions and candidates, from the links of the closed pages.
+	var tally rules.Tally
+	type candidate struct {
+		url  rules.URL
+		from int64
+	}
+	total := 0
+	for _, pw := range pages {
+		total += len(pw.links)
+	}
+	cands := make([]candidate, 0, total)
+	seenLink := make(map[string]struct{}, total)
+	for _, pw := range pages {
+		from, ok := closedID[pw.rep.URL]
+		if !ok || !pw.linksRun {
+			continue
+		}
+		for _, ld := range pw.links {
+			if _, dup := seenLink[ld.URL.Normalized]; dup {
+				continue
+			}
+			seenLink[ld.URL.Normalized] = struct{}{}
+			tally.Add(ld.Decision, ld.URL)
+			if ld.Action == rules.Follow || ld.Action == rules.Capture {
+				cands = append(cands, candidate{url: ld.URL, from: from})
+			}
+		}
+	}
+	rows := tally.Rows()
+	recs := make([]postgres.DecisionRecord, len(rows))
+	for i, r := range rows {
+		recs[i] = postgres.DecisionRecord{Depth: rep.Depth, Rule: r.Rule, Action: string(r.Action), Hostname: r.Hostname, Links: r.Links, Samples: r.Samples}
+	}
+	if err := tx.ReplaceDecisions(ctx, rep.Depth, recs); err != nil {
+		return LevelResult{}, nil, nil, err
+	}
+
+	// 5. The next level: candidates the crawl does not have, within budget.
+	var (
+		next       []postgres.PageRef
+		planReason string
+		discovered int
+	)
+	nextDepth := rep.Depth + 1
+	if nextDepth > cr.MaxDepth {
+		_, planReason = rules.PlanNextLevel(nil, nextDepth, cr.MaxDepth, cr.MaxPages, 0)
+	} else {
+		hashes, err := tx.PageHashes(ctx)
+		if err != nil {
+			return LevelResult{}, nil, nil, err
+		}
+		known := make(map[[32]byte]bool, len(hashes))
+		for _, h := range hashes {
+			known[[32]byte(h)] = true
+		}
+		fresh := make([]string, 0, len(cands))
+		freshFrom := make(map[string]candidate, len(cands))
+		for _, c := range cands {
+			if known[sha256.Sum256([]byte(c.url.Normalized))] {
+				continue
+			}
+			fresh = append(fresh, c.url.Normalized)
+			freshFrom[c.url.Normalized] = c
+		}
+		discovered = len(fresh)
+		var take []string
+		take, planReason = rules.PlanNextLevel(fresh, nextDepth, cr.MaxDepth, cr.MaxPages, len(hashes))
+		ins := make([]postgres.NewPage, len(take))
+		for i, u := range take {
+			c := freshFrom[u]
+			from := c.from
+			ins[i] = postgres.NewPage{URL: u, Host: c.url.Host, From: &from}
+		}
+		if next, err = tx.InsertPages(ctx, nextDepth, ins); err != nil {
+			return LevelResult{}, nil, nil, err
+		}
+	}
+
+	// 6. Counters, stop reason and state.
+	done := len(next) == 0
+	reason := planReason
+	if reason == "" && done {
+		reason = rules.StopCompleted
+	}
+	var crawlStop, answerStop *string
+	if reason != "" {
+		crawlStop = &reason
+		if done {
+			answerStop = &reason
+		}
+	}
+	err = tx.FinishLevel(ctx, postgres.LevelTotals{
+		LevelRecord: postgres.LevelRecord{
+			Depth: rep.Depth, Digest: digest[:], Results: len(pages), PagesClosed: len(closed),
+			PagesCaptured: captured, PagesRecovered: recovered, ArchivesAdmitted: len(admitted),
+			PagesDiscovered: discovered, NextPages: len(next), StopReason: answerStop,
+		},
+		CrawlStopReason: crawlStop, Done: done, Now: now,
+	})
+	if err != nil {
+		return LevelResult{}, nil, nil, err
+	}
+	var lastFin map[string]time.Time
+	if !done {
+		hosts := make([]string, 0, len(next))
+		seenHost := map[string]bool{}
+		for _, p := range next {
+			if !seenHost[p.Host] {
+				seenHost[p.Host] = true
+				hosts = append(hosts, p.Host)
+			}
+		}
+		if lastFin, err = tx.HostsLastFinished(ctx, hosts); err != nil {
+			return LevelResult{}, nil, nil, err
+		}
+	}
+
+	res := LevelResult{Next: make([]NextPage, len(next)), StopReason: answerStop}
+	for i, p := range next {
+		res.Next[i] = NextPage{URL: p.URL, Host: p.Host, Depth: nextDepth}
+	}
+	s.log().Info("level registered", "crawlId", cr.ID, "depth", rep.Depth, "reported", len(pages), "closed", len(closed),
+		"captured", captured, "registered", len(admitted), "discovered", discovered, "next", len(next), "stopReason", reason)
+	if done {
+		s.log().Info("crawl finished", "crawlId", cr.ID, "stopReason", reason)
+	}
+	return res, next, lastFin, nil
+}

@@ -1,0 +1,243 @@
+package crawl
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/capture-ledger/ledgerctl/pkg/crawl/rules"
+)
+
+// PageStatus is what the runner says became of one page.
+type PageStatus string
+
+// The page statuses of a level report.
+const (
+	StatusCaptured PageStatus = "captured"
+	StatusFailed   PageStatus = "failed"
+	StatusSkipped  PageStatus = "skipped"
+)
+
+// SkipRobots is the skip reason of a page robots.txt disallowed.
+const SkipRobots = "robots"
+
+// LevelReport is the body of POST /api/crawls/:id/pages: what the runner
+// did with one level's pages.
+type LevelReport struct {
+	// Depth is the level's depth (0 for the seeds).
+	Depth   int          `json:"depth"`
+	Results []PageReport `json:"results"`
+}
+
+// PageReport is one page of a level report. Empty strings and zero times
+// are absent values. A page robots.txt kept out is
+// {Status: "skipped", SkipReason: "robots"}.
+type PageReport struct {
+	// URL is the page as dispatched (it is matched after normalisation).
+	URL    string     `json:"url"`
+	Status PageStatus `json:"status"`
+	// SkipReason says why a page was skipped or failed.
+	SkipReason string `json:"skipReason,omitempty"`
+	// TaskID is the capture's UUID; with it comes exactly one of
+	// ManifestLocation ("s3://bucket/key" of the .result.json) and
+	// ManifestError (why there is none), and neither comes without it.
+	TaskID           string `json:"taskId,omitempty"`
+	CorrelationID    string `json:"correlationId,omitempty"`
+	ManifestLocation string `json:"manifestLocation,omitempty"`
+	ManifestError    string `json:"manifestError,omitempty"`
+	// SubmittedAt and FinishedAt are when the capture was asked for and
+	// when it ended (the evidence of pacing).
+	SubmittedAt time.Time `json:"submittedAt,omitzero"`
+	FinishedAt  time.Time `json:"finishedAt,omitzero"`
+	// FinalURL is where the page ended after redirects.
+	FinalURL string `json:"finalUrl,omitempty"`
+	// LinksLocation is the "s3://bucket/key" of the page's .links.json.
+	LinksLocation string `json:"linksLocation,omitempty"`
+}
+
+var (
+	reportKeys = []string{"depth", "results"}
+	pageKeys   = []string{"url", "status", "skipReason", "taskId", "correlationId", "submittedAt", "finishedAt",
+		"linksLocation", "manifestLocation", "manifestError", "finalUrl"}
+)
+
+// DecodeLevelReport reads the body of POST /api/crawls/:id/pages strictly
+// and checks it whole (see LevelReport.Validate). Every error is a
+// *ValidationError naming the place.
+func DecodeLevelReport(body []byte) (LevelReport, error) {
+	var r LevelReport
+	if err := r.UnmarshalJSON(body); err != nil {
+		return LevelReport{}, err
+	}
+	return r, r.Validate()
+}
+
+// UnmarshalJSON reads a level report: unknown keys, wrong types, empty
+// strings where a value is required, and dates that are not RFC 3339 are a
+// *ValidationError.
+func (r *LevelReport) UnmarshalJSON(data []byte) error {
+	o, err := decodeObject(data, "body", reportKeys...)
+	if err != nil {
+		return err
+	}
+	if err := o.require("depth", "results"); err != nil {
+		return err
+	}
+	var out LevelReport
+	d, err := o.int("depth", 0, math32)
+	if err != nil {
+		return err
+	}
+	out.Depth = *d
+	items, _, err := o.array("results")
+	if err != nil {
+		return err
+	}
+	out.Results = make([]PageReport, len(items))
+	for i, it := range items {
+		p, err := decodePageReport(it, fmt.Sprintf("body/results/%d", i))
+		if err != nil {
+			return err
+		}
+		out.Results[i] = p
+	}
+	*r = out
+	return nil
+}
+
+func decodePageReport(raw json.RawMessage, path string) (PageReport, error) {
+	o, err := decodeObject(raw, path, pageKeys...)
+	if err != nil {
+		return PageReport{}, err
+	}
+	if err := o.require("url", "status"); err != nil {
+		return PageReport{}, err
+	}
+	var p PageReport
+	var status string
+	for _, f := range []struct {
+		key    string
+		dst    *string
+		minLen int
+	}{
+		{"url", &p.URL, 1}, {"status", &status, 0}, {"skipReason", &p.SkipReason, 0},
+		{"taskId", &p.TaskID, 1}, {"correlationId", &p.CorrelationID, 0},
+		{"linksLocation", &p.LinksLocation, 0}, {"manifestLocation", &p.ManifestLocation, 1},
+		{"manifestError", &p.ManifestError, 1}, {"finalUrl", &p.FinalURL, 0},
+	} {
+		if *f.dst, _, err = o.str(f.key, f.minLen, 0); err != nil {
+			return PageReport{}, err
+		}
+	}
+	p.Status = PageStatus(status)
+	if p.SubmittedAt, err = o.dateTime("submittedAt"); err != nil {
+		return PageReport{}, err
+	}
+	if p.FinishedAt, err = o.dateTime("finishedAt"); err != nil {
+		return PageReport{}, err
+	}
+	return p, nil
+}
+
+// Validate checks a report whole before anything is written: the depth is
+// not negative; each page's URL is an absolute http(s) URL, reported once
+// (after normalisation); its status is captured, failed or skipped; a
+// taskId is a UUID and comes with exactly one of manifestLocation and
+// manifestError, neither of which comes without a taskId.
+func (r LevelReport) Validate() error {
+	_, err := r.normalize()
+	return err
+}
+
+// normalize validates the report and returns it with URLs in normal form
+// and task ids in lower case, the form that is written and digested.
+func (r LevelReport) normalize() (LevelReport, error) {
+	if r.Depth < 0 {
+		return LevelReport{}, invalid("body/depth", "must be >= 0")
+	}
+	out := LevelReport{Depth: r.Depth, Results: make([]PageReport, len(r.Results))}
+	seen := make(map[string]int, len(r.Results))
+	for i, p := range r.Results {
+		path := fmt.Sprintf("body/results/%d", i)
+		u, err := rules.ParseURL(p.URL)
+		if err != nil {
+			return LevelReport{}, invalid(path+"/url", "must be an absolute http(s) URL")
+		}
+		if j, dup := seen[u.Normalized]; dup {
+			return LevelReport{}, invalid(path+"/url", "repeats body/results/%d/url (%s): a page is reported once", j, u.Normalized)
+		}
+		seen[u.Normalized] = i
+		switch p.Status {
+		case StatusCaptured, StatusFailed, StatusSkipped:
+		default:
+			return LevelReport{}, invalid(path+"/status", "must be equal to one of the allowed values (captured, failed, skipped)")
+		}
+		if p.TaskID != "" {
+			if !isUUID(p.TaskID) {
+				return LevelReport{}, invalid(path+"/taskId", "must match format \"uuid\"")
+			}
+			if (p.ManifestLocation == "") == (p.ManifestError == "") {
+				return LevelReport{}, invalid(path, "must have exactly one of 'manifestLocation' and 'manifestError' with 'taskId'")
+			}
+		} else {
+			if p.ManifestLocation != "" {
+				return LevelReport{}, invalid(path, "must have property 'taskId' when property 'manifestLocation' is present")
+			}
+			if p.ManifestError != "" {
+				return LevelReport{}, invalid(path, "must have property 'taskId' when property 'manifestError' is present")
+			}
+		}
+		p.URL = u.Normalized
+		p.TaskID = lowerASCII(p.TaskID)
+		if !p.SubmittedAt.IsZero() {
+			p.SubmittedAt = p.SubmittedAt.UTC()
+		}
+		if !p.FinishedAt.IsZero() {
+			p.FinishedAt = p.FinishedAt.UTC()
+		}
+		out.Results[i] = p
+	}
+	return out, nil
+}
+
+func lowerASCII(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
+// Digest is the sha256 of the report in canonical form (normalised URLs,
+// lower-case task ids, UTC times, fixed key order): two deliveries of the
+// same report have the same digest whatever their JSON spelling. The
+// report must be valid.
+func (r LevelReport) Digest() [32]byte {
+	n, err := r.normalize()
+	if err != nil {
+		n = r
+	}
+	data, _ := json.Marshal(n)
+	return sha256.Sum256(data)
+}
+
+// NextPage is a page of the next level.
+type NextPage struct {
+	URL   string `json:"url"`
+	Host  string `json:"host"`
+	Depth int    `json:"depth"`
+}
+
+// LevelResult is the answer to a level report: the next level's pages (the
+// ledger has already dispatched them) and this level's stop reason when the
+// crawl ended with it (completed, max_depth or max_pages), else nil.
+type LevelResult struct {
+	Next       []NextPage `json:"next"`
+	StopReason *string    `json:"stopReason"`
+	// Replayed says the same report had been accepted before: this is its
+	// answer again, and nothing changed.
+	Replayed bool `json:"-"`
+}

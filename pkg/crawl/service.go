@@ -1,0 +1,221 @@
+package crawl
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/capture-ledger/ledgerctl/pkg/ledger"
+	"github.com/capture-ledger/ledgerctl/pkg/store/postgres"
+)
+
+// Store is what the crawl operations need from the database; *postgres.Store
+// implements it.
+type Store interface {
+	EnabledTargetURLs(ctx context.Context, org string, limit int) ([]string, error)
+	InsertCrawl(ctx context.Context, c postgres.NewCrawl) (string, []postgres.PageRef, error)
+	Crawl(ctx context.Context, id string) (postgres.Crawl, error)
+	CrawlFailures(ctx context.Context, id string, limit int) ([]postgres.CrawlFailure, error)
+	ListCrawls(ctx context.Context, state string, cursor *postgres.CrawlCursor, limit int) ([]postgres.CrawlRow, error)
+	FailCrawl(ctx context.Context, id, reason string, now time.Time) (bool, error)
+	CloseStalledCrawls(ctx context.Context, before time.Time, reason string, now time.Time) ([]string, error)
+	RecordCrawlJob(ctx context.Context, id, jobID string, depth int) error
+	CrawlDecisions(ctx context.Context, id string) ([]postgres.DecisionRecord, error)
+	CrawlRobots(ctx context.Context, id string, samples int) ([]postgres.RobotsRecord, error)
+	DecisionsByDomain(ctx context.Context, domain string, since time.Time, action string, limit int) ([]postgres.DomainDecision, error)
+	CrawlLevel(ctx context.Context, id string, depth int) (*postgres.LevelRecord, error)
+	PagesAtDepth(ctx context.Context, id string, depth int) ([]postgres.PageRef, error)
+	HostsLastFinished(ctx context.Context, id string, hosts []string) (map[string]time.Time, error)
+	InLevelTx(ctx context.Context, crawlID string, fn func(tx *postgres.LevelTx) error) error
+}
+
+// TargetStore is what the capture-target commands need; *postgres.Store
+// implements it.
+type TargetStore interface {
+	UpsertTargets(ctx context.Context, org string, urls, labels []string) ([]postgres.TargetUpsert, error)
+	ListTargets(ctx context.Context, org string) ([]postgres.Target, error)
+	SetTargetEnabled(ctx context.Context, org string, id int64, enabled bool) (postgres.Target, error)
+	DeleteTarget(ctx context.Context, org string, id int64) error
+}
+
+// Objects reads objects from S3; a missing object is blob.ErrNotFound.
+type Objects interface {
+	Get(ctx context.Context, bucket, key string) ([]byte, error)
+}
+
+// Permissions answers whether a caller may start crawls: can_submit on any
+// of their organizations (OpenFGA, HIGHER_CONSISTENCY, no contextual
+// tuples). The crawl routes are gated by it.
+type Permissions interface {
+	MaySubmit(ctx context.Context, subject string, orgs []string) (bool, error)
+}
+
+// Dispatcher runs one level of a crawl: the Windmill webhook
+// (WindmillDispatcher) or an embedded runner. Dispatch returns once the
+// level is handed over, with the runner's job id when it has one ("" when
+// not). An error means the level will not run; the crawl is then closed
+// failed with the error's text as its reason, so the text must not carry
+// secrets.
+type Dispatcher interface {
+	Dispatch(ctx context.Context, level Level) (jobID string, err error)
+}
+
+// Level is one level of a crawl, as handed to the runner.
+type Level struct {
+	CrawlID string
+	// Depth of the pages in Frontier (the seeds are depth 0).
+	Depth    int
+	MaxDepth int
+	OrgID    string
+	// Frontier is never empty.
+	Frontier        []FrontierPage
+	PerHostDelayMs  int
+	HostParallelism int
+	// CaptureFormats are the deployment's formats, with Links forced on
+	// when this level's pages will be followed (MaxDepth > Depth).
+	CaptureFormats Formats
+	Signing        bool
+}
+
+// FrontierPage is one page of a level to capture. LastFinishedAt is when
+// the crawl last finished a page on Host (nil when never), so the runner
+// can keep the per-host delay across levels.
+type FrontierPage struct {
+	URL            string     `json:"url"`
+	Host           string     `json:"host"`
+	LastFinishedAt *time.Time `json:"lastFinishedAt"`
+}
+
+// Formats are BrowserHive's capture formats; all six are always sent.
+type Formats struct {
+	PNG   bool `json:"png"`
+	WebP  bool `json:"webp"`
+	HTML  bool `json:"html"`
+	Links bool `json:"links"`
+	MHTML bool `json:"mhtml"`
+	WACZ  bool `json:"wacz"`
+}
+
+// Caller is who asks: the subject and organizations of the identity.
+type Caller struct {
+	Subject string
+	Orgs    []string
+}
+
+// Service holds the crawl operations. They are the one implementation used
+// by the HTTP handlers and by the CLI; they return ledger.ErrNotFound,
+// errors matching ErrInvalid or ErrConflict (each with Body()), or other
+// (internal) errors.
+type Service struct {
+	Store   Store
+	Targets TargetStore
+	// Objects reads from Bucket, the one bucket the ledger reads.
+	Objects Objects
+	Bucket  string
+	// CaptureFormats are the deployment's formats by name (png, webp,
+	// html, links, mhtml, wacz); Signing requests wacz-auth signatures.
+	CaptureFormats map[string]bool
+	Signing        bool
+	Permissions    Permissions
+	// Dispatcher runs levels; nil dispatches nothing.
+	Dispatcher Dispatcher
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+	Log *slog.Logger
+	// FetchConcurrency bounds the S3 reads in flight while a level report
+	// is read (16 when zero).
+	FetchConcurrency int
+}
+
+func (s *Service) now() time.Time {
+	if s.Now == nil {
+		return time.Now().UTC()
+	}
+	return s.Now().UTC()
+}
+
+func (s *Service) log() *slog.Logger {
+	if s.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return s.Log
+}
+
+// allow is the gate of the crawl routes: a caller without can_submit gets
+// ledger.ErrNotFound, exactly like an absent crawl.
+func (s *Service) allow(ctx context.Context, c Caller) error {
+	ok, err := s.maySubmit(ctx, c)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return ledger.ErrNotFound
+	}
+	return nil
+}
+
+// maySubmit asks the permission; no organization (or no Permissions) is
+// false without asking.
+func (s *Service) maySubmit(ctx context.Context, c Caller) (bool, error) {
+	if len(c.Orgs) == 0 || s.Permissions == nil {
+		return false, nil
+	}
+	ok, err := s.Permissions.MaySubmit(ctx, c.Subject, c.Orgs)
+	if err != nil {
+		return false, fmt.Errorf("ask whether %s may submit: %w", c.Subject, err)
+	}
+	return ok, nil
+}
+
+// formats returns the capture formats of a level at depth.
+func (s *Service) formats(depth, maxDepth int) Formats {
+	f := Formats{
+		PNG: s.CaptureFormats["png"], WebP: s.CaptureFormats["webp"], HTML: s.CaptureFormats["html"],
+		Links: s.CaptureFormats["links"], MHTML: s.CaptureFormats["mhtml"], WACZ: s.CaptureFormats["wacz"],
+	}
+	if maxDepth > depth {
+		f.Links = true
+	}
+	return f
+}
+
+// dispatch hands a level to the runner. A failure closes the crawl failed
+// with the reason, but only while it is still running; a job id is
+// recorded. Both outlive a cancelled request.
+func (s *Service) dispatch(ctx context.Context, c postgres.Crawl, depth int, pages []postgres.PageRef, lastFinished map[string]time.Time) {
+	if s.Dispatcher == nil || len(pages) == 0 {
+		return
+	}
+	ctx = context.WithoutCancel(ctx)
+	level := Level{
+		CrawlID: c.ID, Depth: depth, MaxDepth: c.MaxDepth, OrgID: c.OrgID,
+		Frontier:       make([]FrontierPage, len(pages)),
+		PerHostDelayMs: c.PerHostDelayMs, HostParallelism: c.HostParallelism,
+		CaptureFormats: s.formats(depth, c.MaxDepth), Signing: s.Signing,
+	}
+	for i, p := range pages {
+		level.Frontier[i] = FrontierPage{URL: p.URL, Host: p.Host}
+		if t, ok := lastFinished[p.Host]; ok {
+			t := t.UTC()
+			level.Frontier[i].LastFinishedAt = &t
+		}
+	}
+	job, err := s.Dispatcher.Dispatch(ctx, level)
+	if err != nil {
+		s.log().Error("could not dispatch a crawl level; closing the crawl as failed", "crawlId", c.ID, "depth", depth, "error", err.Error())
+		closed, ferr := s.Store.FailCrawl(ctx, c.ID, err.Error(), s.now())
+		if ferr != nil {
+			s.log().Error("could not close the crawl after a failed dispatch", "crawlId", c.ID, "error", ferr.Error())
+		} else if !closed {
+			s.log().Warn("the crawl was no longer running when its dispatch failed; left as it is", "crawlId", c.ID)
+		}
+		return
+	}
+	if job == "" {
+		return
+	}
+	if err := s.Store.RecordCrawlJob(ctx, c.ID, job, depth); err != nil {
+		s.log().Warn("could not record the crawl's job id", "crawlId", c.ID, "jobId", job, "error", err.Error())
+	}
+}

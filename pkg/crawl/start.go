@@ -1,0 +1,278 @@
+package crawl
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/capture-ledger/ledgerctl/pkg/crawl/rules"
+	"github.com/capture-ledger/ledgerctl/pkg/store/postgres"
+)
+
+// Limits and defaults of a crawl (reference §3.5).
+const (
+	MaxDepthLimit          = 10
+	DefaultMaxDepth        = 2
+	MaxPagesLimit          = 10000
+	DefaultMaxPages        = 30
+	MaxPerHostDelayMs      = 600000
+	DefaultPerHostDelayMs  = 2000
+	MinHostParallelism     = 1
+	MaxHostParallelism     = 32
+	DefaultHostParallelism = 4
+)
+
+// StartRequest is the body of POST /api/crawls. Exactly one of Seeds and
+// FromTargets must be given; a nil pointer (or nil Seeds) is an absent key
+// and takes its default.
+type StartRequest struct {
+	// Seeds are the URLs to start from (non-nil means present).
+	Seeds []string `json:"seeds,omitempty"`
+	// FromTargets starts from the organization's enabled capture targets.
+	FromTargets *FromTargets `json:"fromTargets,omitempty"`
+	// Rules default to [{"follow":"same-origin"}].
+	Rules []rules.Rule `json:"rules,omitempty"`
+	// MaxDepth is 0..10: 2 by default, 0 with FromTargets.
+	MaxDepth *int `json:"maxDepth,omitempty"`
+	// MaxPages is 1..10000, seeds included: max(30, number of seeds) by default.
+	MaxPages *int `json:"maxPages,omitempty"`
+	// PerHostDelayMs is 0..600000, 2000 by default: the gap between the end
+	// of one capture on a host and the start of the next.
+	PerHostDelayMs *int `json:"perHostDelayMs,omitempty"`
+	// HostParallelism is 1..32, 4 by default.
+	HostParallelism *int `json:"hostParallelism,omitempty"`
+}
+
+// FromTargets asks for the first Limit enabled targets (all when nil).
+type FromTargets struct {
+	Limit *int `json:"limit,omitempty"`
+}
+
+var startKeys = []string{"seeds", "fromTargets", "rules", "maxDepth", "maxPages", "perHostDelayMs", "hostParallelism"}
+
+// DecodeStartRequest reads the body of POST /api/crawls; an empty body is
+// {}. Errors are *ValidationError (400) naming the field.
+func DecodeStartRequest(body []byte) (StartRequest, error) {
+	var r StartRequest
+	if len(bytes.TrimSpace(body)) == 0 {
+		return r, nil
+	}
+	err := r.UnmarshalJSON(body)
+	return r, err
+}
+
+// UnmarshalJSON reads the body strictly: unknown keys, wrong types and
+// out-of-range values are a *ValidationError naming the field.
+func (r *StartRequest) UnmarshalJSON(data []byte) error {
+	o, err := decodeObject(data, "body", startKeys...)
+	if err != nil {
+		return err
+	}
+	var out StartRequest
+	if items, ok, err := o.array("seeds"); err != nil {
+		return err
+	} else if ok {
+		if len(items) == 0 {
+			return invalid("body/seeds", "must NOT have fewer than 1 items")
+		}
+		out.Seeds = make([]string, len(items))
+		for i, it := range items {
+			if out.Seeds[i], err = jsonString(it, fmt.Sprintf("body/seeds/%d", i), 1, 0); err != nil {
+				return err
+			}
+		}
+	}
+	if raw, ok := o.m["fromTargets"]; ok {
+		ft, err := decodeObject(raw, "body/fromTargets", "limit")
+		if err != nil {
+			return err
+		}
+		out.FromTargets = &FromTargets{}
+		if out.FromTargets.Limit, err = ft.int("limit", 1, math32); err != nil {
+			return err
+		}
+	}
+	if raw, ok := o.m["rules"]; ok {
+		rs, err := rules.ParseJSON(raw)
+		if err != nil {
+			return ruleSchemaError(err, "body/rules")
+		}
+		out.Rules = rs
+	}
+	for _, f := range []struct {
+		key      string
+		dst      **int
+		min, max int
+	}{
+		{"maxDepth", &out.MaxDepth, 0, MaxDepthLimit},
+		{"maxPages", &out.MaxPages, 1, MaxPagesLimit},
+		{"perHostDelayMs", &out.PerHostDelayMs, 0, MaxPerHostDelayMs},
+		{"hostParallelism", &out.HostParallelism, MinHostParallelism, MaxHostParallelism},
+	} {
+		if *f.dst, err = o.int(f.key, f.min, f.max); err != nil {
+			return err
+		}
+	}
+	*r = out
+	return nil
+}
+
+// math32 is the largest int32: integer fields stored as PostgreSQL integer.
+const math32 = 1<<31 - 1
+
+// Validate applies the body's schema to a request built in code (the CLI):
+// the ranges, non-empty seed strings, fromTargets.limit >= 1 and the shape
+// of the rule list. Empty Seeds are left to Start, which answers
+// "seeds must not be empty".
+func (r StartRequest) Validate() error {
+	for i, s := range r.Seeds {
+		if s == "" {
+			return invalid(fmt.Sprintf("body/seeds/%d", i), "must NOT have fewer than 1 characters")
+		}
+	}
+	if r.FromTargets != nil && r.FromTargets.Limit != nil && *r.FromTargets.Limit < 1 {
+		return invalid("body/fromTargets/limit", "must be >= 1")
+	}
+	if r.Rules != nil {
+		if err := rules.CheckShape(r.Rules); err != nil {
+			return ruleSchemaError(err, "body/rules")
+		}
+	}
+	for _, f := range []struct {
+		key      string
+		v        *int
+		min, max int
+	}{
+		{"maxDepth", r.MaxDepth, 0, MaxDepthLimit},
+		{"maxPages", r.MaxPages, 1, MaxPagesLimit},
+		{"perHostDelayMs", r.PerHostDelayMs, 0, MaxPerHostDelayMs},
+		{"hostParallelism", r.HostParallelism, MinHostParallelism, MaxHostParallelism},
+	} {
+		if f.v == nil {
+			continue
+		}
+		if *f.v < f.min {
+			return invalid("body/"+f.key, "must be >= %d", f.min)
+		}
+		if *f.v > f.max {
+			return invalid("body/"+f.key, "must be <= %d", f.max)
+		}
+	}
+	return nil
+}
+
+// Start starts a crawl for the caller (POST /api/crawls) and returns its id.
+// In order: the request's schema (*ValidationError), can_submit
+// (ledger.ErrNotFound), exactly one of seeds and fromTargets, at least one
+// seed, every seed an http(s) URL, then the rule checks (invalid patterns,
+// rules that can never match, seeds the rules do not follow) — each a
+// *RequestError with its body. The crawl is attributed to the caller's
+// first organization; fromTargets reads only that organization's targets.
+// The crawl row (rules pinned in normal form) and its depth-0 pages are
+// written in one transaction; a running crawl anywhere makes it an
+// *ActiveCrawlError (409). Level 0 is then dispatched; a failed dispatch
+// closes the crawl as failed but still returns its id (the crawl was
+// accepted; its state says what became of it).
+func (s *Service) Start(ctx context.Context, c Caller, req StartRequest) (string, error) {
+	if err := req.Validate(); err != nil {
+		return "", err
+	}
+	if err := s.allow(ctx, c); err != nil {
+		return "", err
+	}
+	return s.start(ctx, c, req)
+}
+
+func (s *Service) start(ctx context.Context, c Caller, req StartRequest) (string, error) {
+	if (req.Seeds != nil) == (req.FromTargets != nil) {
+		return "", badRequest(MsgSeedsXorTargets)
+	}
+	org := ""
+	if len(c.Orgs) > 0 {
+		org = c.Orgs[0]
+	}
+	raw := req.Seeds
+	if req.FromTargets != nil {
+		limit := 0
+		if req.FromTargets.Limit != nil {
+			limit = *req.FromTargets.Limit
+		}
+		var err error
+		if raw, err = s.Store.EnabledTargetURLs(ctx, org, limit); err != nil {
+			return "", err
+		}
+		if len(raw) == 0 {
+			return "", badRequest(MsgNoTargets)
+		}
+	} else if len(raw) == 0 {
+		return "", badRequest(MsgNoSeeds)
+	}
+	parsed, err := rules.ParseSeeds(raw)
+	if err != nil {
+		return "", &RequestError{Err: err}
+	}
+	// Duplicate seeds collapse into one page; keep the first spelling.
+	seen := make(map[string]bool, len(parsed))
+	var seeds []rules.URL
+	for _, u := range parsed {
+		if !seen[u.Normalized] {
+			seen[u.Normalized] = true
+			seeds = append(seeds, u)
+		}
+	}
+	rl := req.Rules
+	if rl == nil {
+		rl = rules.Default()
+	}
+	set, err := rules.Validate(rl, seeds)
+	if err != nil {
+		var se *rules.SchemaError
+		if errors.As(err, &se) {
+			return "", ruleSchemaError(err, "body/rules")
+		}
+		return "", &RequestError{Err: err}
+	}
+	pinned, err := json.Marshal(set.Rules())
+	if err != nil {
+		return "", err
+	}
+
+	maxDepth := DefaultMaxDepth
+	if req.FromTargets != nil {
+		maxDepth = 0
+	}
+	maxPages := max(DefaultMaxPages, len(seeds))
+	delay, par := DefaultPerHostDelayMs, DefaultHostParallelism
+	for _, o := range []struct {
+		v   *int
+		dst *int
+	}{{req.MaxDepth, &maxDepth}, {req.MaxPages, &maxPages}, {req.PerHostDelayMs, &delay}, {req.HostParallelism, &par}} {
+		if o.v != nil {
+			*o.dst = *o.v
+		}
+	}
+
+	nc := postgres.NewCrawl{
+		Seeds: make([]string, len(seeds)), Hosts: make([]string, len(seeds)), Rules: pinned,
+		MaxDepth: maxDepth, MaxPages: maxPages, PerHostDelayMs: delay, HostParallelism: par,
+		OrgID: org, RequestedBy: c.Subject, Now: s.now(),
+	}
+	for i, u := range seeds {
+		nc.Seeds[i], nc.Hosts[i] = u.Normalized, u.Host
+	}
+	id, pages, err := s.Store.InsertCrawl(ctx, nc)
+	var active *postgres.ActiveCrawlError
+	if errors.As(err, &active) {
+		return "", &ActiveCrawlError{CrawlID: active.CrawlID, StartedAt: active.StartedAt}
+	}
+	if err != nil {
+		return "", err
+	}
+	s.log().Info("crawl started", "crawlId", id, "orgId", org, "requestedBy", c.Subject, "seeds", len(seeds), "maxDepth", maxDepth, "maxPages", maxPages)
+	s.dispatch(ctx, postgres.Crawl{
+		ID: id, MaxDepth: maxDepth, OrgID: org, PerHostDelayMs: delay, HostParallelism: par,
+	}, 0, pages, nil)
+	return id, nil
+}

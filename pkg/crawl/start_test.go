@@ -1,0 +1,367 @@
+package crawl_test
+
+import (
+	"errors"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/capture-ledger/ledgerctl/pkg/crawl"
+	"github.com/capture-ledger/ledgerctl/pkg/crawl/rules"
+	"github.com/capture-ledger/ledgerctl/pkg/ledger"
+)
+
+func TestDecodeStartRequest(t *testing.T) {
+	for _, tc := range []struct {
+		body string
+		path string // "" = accepted
+	}{
+		{``, ""},
+		{`{}`, ""},
+		{`{"seeds":["https://example.com/"],"maxDepth":2,"maxPages":10000,"perHostDelayMs":0,"hostParallelism":32}`, ""},
+		{`{"fromTargets":{"limit":5}}`, ""},
+		{`{"fromTargets":{}}`, ""},
+		{`{"seeds":["https://example.com/"],"rules":[{"skip":"ads.example.com"},{"follow":"same-site"}]}`, ""},
+		{`{"signing":true}`, "body"},
+		{`{"scope":"same-origin"}`, "body"},
+		{`{"seeds":[]}`, "body/seeds"},
+		{`{"seeds":[""]}`, "body/seeds/0"},
+		{`{"seeds":"https://example.com/"}`, "body/seeds"},
+		{`{"seeds":[1]}`, "body/seeds/0"},
+		{`{"maxPages":0}`, "body/maxPages"},
+		{`{"maxPages":10001}`, "body/maxPages"},
+		{`{"maxDepth":-1}`, "body/maxDepth"},
+		{`{"maxDepth":11}`, "body/maxDepth"},
+		{`{"maxDepth":1.5}`, "body/maxDepth"},
+		{`{"maxDepth":"2"}`, "body/maxDepth"},
+		{`{"hostParallelism":0}`, "body/hostParallelism"},
+		{`{"hostParallelism":33}`, "body/hostParallelism"},
+		{`{"perHostDelayMs":600001}`, "body/perHostDelayMs"},
+		{`{"fromTargets":{"limit":0}}`, "body/fromTargets/limit"},
+		{`{"fromTargets":{"all":true}}`, "body/fromTargets"},
+		{`{"fromTargets":[]}`, "body/fromTargets"},
+		{`{"rules":[]}`, "body/rules"},
+		{`{"rules":[{"follow":"same-site","skip":"x"}]}`, "body/rules/0"},
+		{`{"rules":[{"allow":"same-site"}]}`, "body/rules/0/allow"},
+		{`{"rules":[{"follow":7}]}`, "body/rules/0/follow"},
+		{`[]`, "body"},
+		{`{"seeds":`, "body"},
+	} {
+		_, err := crawl.DecodeStartRequest([]byte(tc.body))
+		if tc.path == "" {
+			if err != nil {
+				t.Errorf("%s: %v", tc.body, err)
+			}
+			continue
+		}
+		var ve *crawl.ValidationError
+		if !errors.As(err, &ve) || ve.Path != tc.path || !errors.Is(err, crawl.ErrInvalid) {
+			t.Errorf("%s: %v, want a validation error at %s", tc.body, err, tc.path)
+		} else if b, ok := ve.Body().(crawl.ValidationBody); !ok || b.StatusCode != 400 || b.Message != err.Error() {
+			t.Errorf("%s: body %+v", tc.body, ve.Body())
+		}
+	}
+	r, err := crawl.DecodeStartRequest([]byte(`{"fromTargets":{"limit":5},"maxDepth":1}`))
+	if err != nil || r.FromTargets == nil || *r.FromTargets.Limit != 5 || *r.MaxDepth != 1 || r.Seeds != nil || r.MaxPages != nil {
+		t.Errorf("decoded %+v %v", r, err)
+	}
+}
+
+// TestStartRefusals: each refusal answers its exact body and writes
+// nothing.
+func TestStartRefusals(t *testing.T) {
+	e := newEnv(t)
+	if _, err := e.svc.AddTargets(e.ctx, "initech", []string{"https://initech.example/"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		caller crawl.Caller
+		req    crawl.StartRequest
+		isErr  error
+		body   string
+	}{
+		{"no permission", bob, crawl.StartRequest{Seeds: []string{www}}, ledger.ErrNotFound, ""},
+		{"no organization", crawl.Caller{Subject: "alice"}, crawl.StartRequest{Seeds: []string{www}}, ledger.ErrNotFound, ""},
+		{"both", alice, crawl.StartRequest{Seeds: []string{www}, FromTargets: &crawl.FromTargets{}}, crawl.ErrInvalid,
+			`{"error":"provide exactly one of seeds or fromTargets"}`},
+		{"neither", alice, crawl.StartRequest{}, crawl.ErrInvalid, `{"error":"provide exactly one of seeds or fromTargets"}`},
+		{"empty seeds", alice, crawl.StartRequest{Seeds: []string{}}, crawl.ErrInvalid, `{"error":"seeds must not be empty"}`},
+		// acme has no targets; initech's are never mixed in.
+		{"no targets", alice, crawl.StartRequest{FromTargets: &crawl.FromTargets{}}, crawl.ErrInvalid,
+			`{"error":"no enabled capture targets for this organization"}`},
+		{"ftp seed", alice, crawl.StartRequest{Seeds: []string{www, "ftp://example.com/"}}, crawl.ErrInvalid,
+			`{"error":"every seed must be an http(s) URL"}`},
+		{"unparsable seed", alice, crawl.StartRequest{Seeds: []string{"not a url"}}, crawl.ErrInvalid,
+			`{"error":"every seed must be an http(s) URL"}`},
+		{"invalid pattern", alice, crawl.StartRequest{Seeds: []string{www}, Rules: []rules.Rule{{Action: rules.Follow, Pattern: "Example.COM"}}},
+			crawl.ErrInvalid, `{"error":"invalid rule patterns","rules":[{"rule":1,"pattern":"Example.COM"}]}`},
+		{"shadowed", alice, crawl.StartRequest{Seeds: []string{www}, Rules: []rules.Rule{{Action: rules.Follow, Pattern: "same-site"}, {Action: rules.Skip, Pattern: "same-host"}}},
+			crawl.ErrInvalid, `{"error":"rules that can never match","rules":[{"rule":2,"coveredBy":1}]}`},
+		{"seed not followed", alice, crawl.StartRequest{Seeds: []string{www, docs}, Rules: []rules.Rule{{Action: rules.Follow, Pattern: "example.com"}}},
+			crawl.ErrInvalid, `{"error":"seeds the rules do not follow","seeds":["https://docs.example.org/"]}`},
+		{"rule shape", alice, crawl.StartRequest{Seeds: []string{www}, Rules: []rules.Rule{}}, crawl.ErrInvalid, ""},
+		{"range", alice, crawl.StartRequest{Seeds: []string{www}, MaxPages: ptr(0)}, crawl.ErrInvalid, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := e.svc.Start(e.ctx, tc.caller, tc.req)
+			if !errors.Is(err, tc.isErr) {
+				t.Fatalf("err = %v, want %v", err, tc.isErr)
+			}
+			if tc.body != "" {
+				b, ok := err.(interface{ Body() any })
+				if !ok || mustJSON(b.Body()) != tc.body {
+					t.Fatalf("body = %v, want %s", err, tc.body)
+				}
+			}
+		})
+	}
+	if n := e.count(`SELECT count(*) FROM crawls`); n != 0 || e.disp.count() != 0 {
+		t.Errorf("%d crawls written, %d dispatched by refused starts", n, e.disp.count())
+	}
+}
+
+func TestStartFromTargets(t *testing.T) {
+	e := newEnv(t)
+	var urls []string
+	for i := 0; i < 35; i++ {
+		urls = append(urls, "https://t"+string(rune('a'+i%26))+".example/"+string(rune('0'+i/26))+"/x")
+	}
+	if _, err := e.svc.AddTargets(e.ctx, "acme", urls, []string{"daily"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.svc.AddTargets(e.ctx, "initech", []string{"https://initech.example/"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	ts, _ := e.svc.ListTargets(e.ctx, "acme")
+	if _, err := e.svc.SetTargetEnabled(e.ctx, "acme", ts[0].ID, false); err != nil {
+		t.Fatal(err)
+	}
+
+	id := e.start(crawl.StartRequest{FromTargets: &crawl.FromTargets{}})
+	v := e.get(id)
+	if v.MaxDepth != 0 || v.MaxPages != 34 || len(v.Seeds) != 34 || v.Seeds[0] != urls[1] || slices.Contains(v.Seeds, "https://initech.example/") {
+		t.Errorf("from all targets: depth %d pages %d seeds %d (first %s)", v.MaxDepth, v.MaxPages, len(v.Seeds), v.Seeds[0])
+	}
+	if l := e.disp.last(t); len(l.Frontier) != 34 || l.CaptureFormats.Links {
+		t.Errorf("dispatched %d pages, links %v", len(l.Frontier), l.CaptureFormats.Links)
+	}
+	if _, err := e.svc.Fail(e.ctx, alice, id, crawl.FailRequest{}); err != nil {
+		t.Fatal(err)
+	}
+
+	id = e.start(crawl.StartRequest{FromTargets: &crawl.FromTargets{Limit: ptr(5)}, MaxDepth: ptr(2)})
+	v = e.get(id)
+	if v.MaxDepth != 2 || v.MaxPages != 30 || !slices.Equal(v.Seeds, urls[1:6]) {
+		t.Errorf("limit 5: depth %d pages %d seeds %v", v.MaxDepth, v.MaxPages, v.Seeds)
+	}
+}
+
+// TestConcurrentStarts: two Starts at once give exactly one crawl and one
+// conflict naming it.
+func TestConcurrentStarts(t *testing.T) {
+	e := newEnv(t)
+	for round := 0; round < 3; round++ {
+		var wg sync.WaitGroup
+		ids, errs := make([]string, 2), make([]error, 2)
+		for i := range 2 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				ids[i], errs[i] = e.svc.Start(e.ctx, alice, crawl.StartRequest{Seeds: []string{www}})
+			}()
+		}
+		wg.Wait()
+		won := 0
+		if errs[0] != nil {
+			won = 1
+		}
+		lost := 1 - won
+		var ac *crawl.ActiveCrawlError
+		if errs[won] != nil || !errors.As(errs[lost], &ac) || !errors.Is(errs[lost], crawl.ErrConflict) || ac.CrawlID != ids[won] {
+			t.Fatalf("round %d: %v / %v (ids %v)", round, errs[0], errs[1], ids)
+		}
+		body := mustJSON(ac.Body())
+		v := e.get(ids[won])
+		if want := mustJSON(crawl.ActiveCrawlBody{Error: "a crawl is already in progress", CrawlID: ids[won], StartedAt: &v.StartedAt}); body != want {
+			t.Errorf("409 body = %s, want %s", body, want)
+		}
+		if n := e.count(`SELECT count(*) FROM crawls WHERE state = 'running'`); n != 1 {
+			t.Fatalf("%d running crawls", n)
+		}
+		if _, err := e.svc.Fail(e.ctx, alice, ids[won], crawl.FailRequest{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := e.count(`SELECT count(*) FROM crawls`); n != 3 {
+		t.Errorf("%d crawls, want 3", n)
+	}
+}
+
+func TestListAndGet(t *testing.T) {
+	e := newEnv(t)
+	var ids []string
+	for i := 0; i < 53; i++ {
+		if i == 52 {
+			e.clock.Advance(-time.Minute) // two crawls may share a start time
+		}
+		ids = append(ids, e.start(crawl.StartRequest{Seeds: []string{www}}))
+		if i%2 == 0 {
+			if _, err := e.svc.Fail(e.ctx, alice, ids[i], crawl.FailRequest{}); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			e.report(ids[i], crawl.LevelReport{Depth: 0, Results: []crawl.PageReport{e.write(capture{url: www})}})
+		}
+		e.clock.Advance(time.Minute)
+	}
+	// Newest first, by (startedAt, id), 50 then 3, none lost or repeated.
+	page1, err := e.svc.List(e.ctx, alice, "", nil)
+	if err != nil || len(page1.Crawls) != 50 || page1.Next == nil {
+		t.Fatalf("page 1: %d rows next %v err %v", len(page1.Crawls), page1.Next, err)
+	}
+	page2, err := e.svc.List(e.ctx, alice, "", page1.Next)
+	if err != nil || len(page2.Crawls) != 3 || page2.Next != nil {
+		t.Fatalf("page 2: %d rows next %v err %v", len(page2.Crawls), page2.Next, err)
+	}
+	seen := map[string]bool{}
+	all := append(page1.Crawls, page2.Crawls...)
+	for i, c := range all {
+		if seen[c.CrawlID] {
+			t.Errorf("%s listed twice", c.CrawlID)
+		}
+		seen[c.CrawlID] = true
+		if i > 0 && (c.StartedAt.After(all[i-1].StartedAt) || c.StartedAt.Equal(all[i-1].StartedAt) && c.CrawlID > all[i-1].CrawlID) {
+			t.Errorf("row %d out of order", i)
+		}
+		if c.OrgID != "acme" || c.RequestedBy != "alice" {
+			t.Errorf("row %+v", c)
+		}
+		wantWacz := 0
+		if c.State == crawl.StateSucceeded {
+			wantWacz = 1
+		}
+		if c.WaczCount != wantWacz {
+			t.Errorf("%s (%s): waczCount %d, want %d", c.CrawlID, c.State, c.WaczCount, wantWacz)
+		}
+	}
+	if len(seen) != 53 {
+		t.Errorf("%d distinct crawls listed, want 53", len(seen))
+	}
+	failed, err := e.svc.List(e.ctx, alice, crawl.StateFailed, nil)
+	if err != nil || len(failed.Crawls) != 27 || failed.Crawls[0].State != crawl.StateFailed {
+		t.Errorf("failed: %d %v", len(failed.Crawls), err)
+	}
+	if l, err := e.svc.List(e.ctx, bob, "", nil); err != nil || len(l.Crawls) != 0 || l.Crawls == nil {
+		t.Errorf("bob: %+v %v, want an empty list", l, err)
+	}
+	if _, err := e.svc.List(e.ctx, alice, "done", nil); !errors.Is(err, crawl.ErrInvalid) {
+		t.Errorf("state=done: %v", err)
+	}
+
+	if _, err := e.svc.Get(e.ctx, alice, "nope"); !errors.Is(err, crawl.ErrInvalid) {
+		t.Errorf("Get(nope) = %v", err)
+	}
+	if _, err := e.svc.Get(e.ctx, alice, "5b0a3c1e-0000-4000-8000-000000000000"); !errors.Is(err, ledger.ErrNotFound) {
+		t.Errorf("Get(unknown) = %v", err)
+	}
+	if _, err := e.svc.Get(e.ctx, bob, ids[0]); !errors.Is(err, ledger.ErrNotFound) {
+		t.Errorf("Get by bob = %v", err)
+	}
+	if _, err := e.svc.Decisions(e.ctx, bob, ids[0]); !errors.Is(err, ledger.ErrNotFound) {
+		t.Errorf("Decisions by bob = %v", err)
+	}
+	if _, err := e.svc.Fail(e.ctx, bob, ids[1], crawl.FailRequest{}); !errors.Is(err, ledger.ErrNotFound) {
+		t.Errorf("Fail by bob = %v", err)
+	}
+	if r, err := e.svc.Fail(e.ctx, alice, "5b0a3c1e-0000-4000-8000-000000000000", crawl.FailRequest{}); err != nil || r.Closed {
+		t.Errorf("Fail(unknown) = %v %v", r, err)
+	}
+}
+
+func TestCloseStalled(t *testing.T) {
+	e := newEnv(t)
+	id := e.start(crawl.StartRequest{Seeds: []string{www}, MaxDepth: ptr(1)})
+	e.clock.Advance(20 * time.Minute)
+	if ids, err := e.svc.CloseStalled(e.ctx, 30*time.Minute); err != nil || len(ids) != 0 {
+		t.Fatalf("after 20 min: %v %v", ids, err)
+	}
+	// A report is progress.
+	e.report(id, crawl.LevelReport{Depth: 0, Results: []crawl.PageReport{e.write(capture{url: www, linksInReport: true, links: links("https://www.example.com/1")})}})
+	e.clock.Advance(20 * time.Minute)
+	if ids, err := e.svc.CloseStalled(e.ctx, 30*time.Minute); err != nil || len(ids) != 0 {
+		t.Fatalf("20 min after a report: %v %v", ids, err)
+	}
+	e.clock.Advance(11 * time.Minute)
+	ids, err := e.svc.CloseStalled(e.ctx, 30*time.Minute)
+	if err != nil || !slices.Equal(ids, []string{id}) {
+		t.Fatalf("31 min after a report: %v %v", ids, err)
+	}
+	v := e.get(id)
+	if v.State != crawl.StateFailed || str(v.StopReason) != rules.StopFailed || v.Error == nil || v.FinishedAt == nil {
+		t.Errorf("stalled crawl = %+v", v)
+	}
+	if ids, err := e.svc.CloseStalled(e.ctx, 30*time.Minute); err != nil || len(ids) != 0 {
+		t.Errorf("again: %v %v", ids, err)
+	}
+	// A new crawl can start now.
+	e.start(crawl.StartRequest{Seeds: []string{www}})
+}
+
+func TestTargets(t *testing.T) {
+	e := newEnv(t)
+	_, err := e.svc.AddTargets(e.ctx, "acme", []string{"https://a.example/", "mailto:x@example.com", "not a url", "https://b.example/"}, nil)
+	var bt *crawl.BadTargetsError
+	if !errors.As(err, &bt) || len(bt.URLs) != 2 || bt.URLs[0].Input != "mailto:x@example.com" || bt.URLs[1].Input != "not a url" {
+		t.Fatalf("bad URLs: %v", err)
+	}
+	if ts, _ := e.svc.ListTargets(e.ctx, "acme"); len(ts) != 0 {
+		t.Fatalf("a refused add wrote %d targets", len(ts))
+	}
+	if _, err := e.svc.AddTargets(e.ctx, "", []string{"https://a.example/"}, nil); !errors.Is(err, crawl.ErrNoOrg) {
+		t.Errorf("no org: %v", err)
+	}
+
+	added, err := e.svc.AddTargets(e.ctx, "acme", []string{"HTTPS://A.example", "https://b.example/#x", "https://a.example/"}, []string{"news", "news"})
+	if err != nil || len(added) != 2 || !added[0].Added || added[0].URL != "https://a.example/" || !slices.Equal(added[0].Labels, []string{"news"}) {
+		t.Fatalf("add: %+v %v", added, err)
+	}
+	if _, err := e.svc.SetTargetEnabled(e.ctx, "acme", added[0].ID, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.svc.SetTargetEnabled(e.ctx, "initech", added[0].ID, true); !errors.Is(err, ledger.ErrNotFound) {
+		t.Errorf("another org's target: %v", err)
+	}
+	again, err := e.svc.AddTargets(e.ctx, "acme", []string{"https://a.example/", "https://b.example/", "https://c.example/"}, []string{"daily"})
+	if err != nil || len(again) != 3 {
+		t.Fatalf("re-add: %+v %v", again, err)
+	}
+	if a := again[0]; a.Added || !a.Reenabled || !a.Enabled || !slices.Equal(a.Labels, []string{"news", "daily"}) {
+		t.Errorf("re-added disabled target = %+v", a)
+	}
+	if b := again[1]; b.Added || b.Reenabled || !slices.Equal(b.Labels, []string{"news", "daily"}) {
+		t.Errorf("re-added enabled target = %+v", b)
+	}
+	if c := again[2]; !c.Added || !slices.Equal(c.Labels, []string{"daily"}) {
+		t.Errorf("new target = %+v", c)
+	}
+	if _, err := e.svc.AddTargets(e.ctx, "initech", []string{"https://a.example/"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if ts, _ := e.svc.ListTargets(e.ctx, "acme"); len(ts) != 3 {
+		t.Errorf("acme has %d targets", len(ts))
+	}
+	if err := e.svc.RemoveTarget(e.ctx, "initech", again[2].ID); !errors.Is(err, ledger.ErrNotFound) {
+		t.Errorf("remove another org's target: %v", err)
+	}
+	if err := e.svc.RemoveTarget(e.ctx, "acme", again[2].ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.svc.RemoveTarget(e.ctx, "acme", again[2].ID); !errors.Is(err, ledger.ErrNotFound) {
+		t.Errorf("remove twice: %v", err)
+	}
+	if ts, _ := e.svc.ListTargets(e.ctx, "acme"); len(ts) != 2 {
+		t.Errorf("acme has %d targets after removal", len(ts))
+	}
+}

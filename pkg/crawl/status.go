@@ -1,0 +1,294 @@
+package crawl
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/capture-ledger/ledgerctl/pkg/crawl/rules"
+	"github.com/capture-ledger/ledgerctl/pkg/store/postgres"
+)
+
+// Crawl states.
+const (
+	StateRunning   = "running"
+	StateSucceeded = "succeeded"
+	StateFailed    = "failed"
+)
+
+// Job is the runner's job of the last level dispatched.
+type Job struct {
+	ID    string `json:"id"`
+	Depth int    `json:"depth"`
+}
+
+// Failure is a page of the crawl that failed; Reason is why, as reported.
+type Failure struct {
+	URL    string  `json:"url"`
+	Depth  int     `json:"depth"`
+	Reason *string `json:"reason"`
+}
+
+// CrawlView is GET /api/crawls/:id.
+type CrawlView struct {
+	CrawlID         string       `json:"crawlId"`
+	Seeds           []string     `json:"seeds"`
+	Rules           []rules.Rule `json:"rules"`
+	OrgID           string       `json:"orgId"`
+	RequestedBy     string       `json:"requestedBy"`
+	State           string       `json:"state"`
+	StopReason      *string      `json:"stopReason"`
+	MaxDepth        int          `json:"maxDepth"`
+	MaxPages        int          `json:"maxPages"`
+	PerHostDelayMs  int          `json:"perHostDelayMs"`
+	HostParallelism int          `json:"hostParallelism"`
+	StartedAt       time.Time    `json:"startedAt"`
+	FinishedAt      *time.Time   `json:"finishedAt"`
+	ProgressedAt    time.Time    `json:"progressedAt"`
+	PagesDiscovered int          `json:"pagesDiscovered"`
+	PagesCaptured   int          `json:"pagesCaptured"`
+	Error           *string      `json:"error"`
+	LastJob         *Job         `json:"lastJob"`
+	// Failures are the last 5 failed pages, newest first.
+	Failures []Failure `json:"failures"`
+}
+
+// MaxFailures is how many failed pages GET /api/crawls/:id shows.
+const MaxFailures = 5
+
+func lastJob(c postgres.Crawl) *Job {
+	if c.LastJobID == nil || c.LastJobDepth == nil {
+		return nil
+	}
+	return &Job{ID: *c.LastJobID, Depth: *c.LastJobDepth}
+}
+
+func utcPtr(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}
+
+// pinnedRules reads the rule list pinned on a crawl.
+func pinnedRules(c postgres.Crawl) ([]rules.Rule, error) {
+	rs, err := rules.ParseJSON(c.Rules)
+	if err != nil {
+		return nil, fmt.Errorf("crawl %s: the pinned rules do not read back: %w", c.ID, err)
+	}
+	return rs, nil
+}
+
+// Get returns one crawl (GET /api/crawls/:id). A bad id is a
+// *ValidationError; no can_submit, or no such crawl, is ledger.ErrNotFound.
+func (s *Service) Get(ctx context.Context, c Caller, id string) (CrawlView, error) {
+	if err := checkID(id); err != nil {
+		return CrawlView{}, err
+	}
+	if err := s.allow(ctx, c); err != nil {
+		return CrawlView{}, err
+	}
+	cr, err := s.Store.Crawl(ctx, id)
+	if err != nil {
+		return CrawlView{}, err
+	}
+	rs, err := pinnedRules(cr)
+	if err != nil {
+		return CrawlView{}, err
+	}
+	fails, err := s.Store.CrawlFailures(ctx, id, MaxFailures)
+	if err != nil {
+		return CrawlView{}, err
+	}
+	v := CrawlView{
+		CrawlID: cr.ID, Seeds: cr.Seeds, Rules: rs, OrgID: cr.OrgID, RequestedBy: cr.RequestedBy,
+		State: cr.State, StopReason: cr.StopReason, MaxDepth: cr.MaxDepth, MaxPages: cr.MaxPages,
+		PerHostDelayMs: cr.PerHostDelayMs, HostParallelism: cr.HostParallelism,
+		StartedAt: cr.StartedAt.UTC(), FinishedAt: utcPtr(cr.FinishedAt), ProgressedAt: cr.ProgressedAt.UTC(),
+		PagesDiscovered: cr.PagesDiscovered, PagesCaptured: cr.PagesCaptured, Error: cr.Error,
+		LastJob: lastJob(cr), Failures: make([]Failure, len(fails)),
+	}
+	for i, f := range fails {
+		v.Failures[i] = Failure{URL: f.URL, Depth: f.Depth, Reason: f.Reason}
+	}
+	return v, nil
+}
+
+// CrawlSummary is one row of GET /api/crawls.
+type CrawlSummary struct {
+	CrawlID         string   `json:"crawlId"`
+	State           string   `json:"state"`
+	StopReason      *string  `json:"stopReason"`
+	RequestedBy     string   `json:"requestedBy"`
+	OrgID           string   `json:"orgId"`
+	Seeds           []string `json:"seeds"`
+	PagesCaptured   int      `json:"pagesCaptured"`
+	PagesDiscovered int      `json:"pagesDiscovered"`
+	// WaczCount is the number of archives the crawl's pages produced.
+	WaczCount  int        `json:"waczCount"`
+	StartedAt  time.Time  `json:"startedAt"`
+	FinishedAt *time.Time `json:"finishedAt"`
+	LastJob    *Job       `json:"lastJob"`
+}
+
+// Cursor is a (startedAt, id) position in the newest-first crawl list.
+type Cursor = postgres.CrawlCursor
+
+// CrawlList is one page of GET /api/crawls. Next is where the following
+// page starts, nil on the last page.
+type CrawlList struct {
+	Crawls []CrawlSummary `json:"crawls"`
+	Next   *Cursor        `json:"-"`
+}
+
+// ListPageSize is how many crawls one page holds.
+const ListPageSize = 50
+
+// CheckState refuses a state filter other than "" (all), running,
+// succeeded or failed.
+func CheckState(state string) error {
+	switch state {
+	case "", StateRunning, StateSucceeded, StateFailed:
+		return nil
+	}
+	return invalid("querystring/state", "must be equal to one of the allowed values (running, succeeded, failed)")
+}
+
+// List returns up to 50 crawls of every organization, newest first,
+// strictly after cursor (GET /api/crawls), only those in state when it is
+// not empty. It is gated by can_submit as a whole: a caller without it gets
+// an empty list, not an error.
+func (s *Service) List(ctx context.Context, c Caller, state string, cursor *Cursor) (CrawlList, error) {
+	if err := CheckState(state); err != nil {
+		return CrawlList{}, err
+	}
+	if cursor != nil && !isUUID(cursor.ID) {
+		return CrawlList{}, invalid("querystring/beforeId", "must match format \"uuid\"")
+	}
+	out := CrawlList{Crawls: []CrawlSummary{}}
+	ok, err := s.maySubmit(ctx, c)
+	if err != nil {
+		return CrawlList{}, err
+	}
+	if !ok {
+		return out, nil
+	}
+	rows, err := s.Store.ListCrawls(ctx, state, cursor, ListPageSize+1)
+	if err != nil {
+		return CrawlList{}, err
+	}
+	if len(rows) > ListPageSize {
+		rows = rows[:ListPageSize]
+		last := rows[len(rows)-1]
+		out.Next = &Cursor{StartedAt: last.StartedAt, ID: last.ID}
+	}
+	for _, r := range rows {
+		out.Crawls = append(out.Crawls, CrawlSummary{
+			CrawlID: r.ID, State: r.State, StopReason: r.StopReason, RequestedBy: r.RequestedBy, OrgID: r.OrgID,
+			Seeds: r.Seeds, PagesCaptured: r.PagesCaptured, PagesDiscovered: r.PagesDiscovered, WaczCount: r.WaczCount,
+			StartedAt: r.StartedAt.UTC(), FinishedAt: utcPtr(r.FinishedAt), LastJob: lastJob(r.Crawl),
+		})
+	}
+	return out, nil
+}
+
+// FailRequest is the optional body of POST /api/crawls/:id/failed.
+type FailRequest struct {
+	Reason *string `json:"reason,omitempty"`
+}
+
+// MaxFailReason is the longest reason /failed accepts, in characters.
+const MaxFailReason = 2000
+
+// DefaultFailReason is the error recorded when /failed names no reason.
+const DefaultFailReason = "the flow failed without saying why"
+
+// DecodeFailRequest reads the optional body of POST /api/crawls/:id/failed
+// ({reason?: string of at most 2000 characters}, no other key).
+func DecodeFailRequest(body []byte) (FailRequest, error) {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return FailRequest{}, nil
+	}
+	o, err := decodeObject(body, "body", "reason")
+	if err != nil {
+		return FailRequest{}, err
+	}
+	r, ok, err := o.str("reason", 0, MaxFailReason)
+	if err != nil || !ok {
+		return FailRequest{}, err
+	}
+	return FailRequest{Reason: &r}, nil
+}
+
+// FailResult is the answer of /failed: whether a running crawl was closed.
+type FailResult struct {
+	Closed bool `json:"closed"`
+}
+
+// Fail closes a running crawl as failed with the reason the runner gives
+// (POST /api/crawls/:id/failed). An unknown crawl, or one that is not
+// running, is {"closed":false}, not an error.
+func (s *Service) Fail(ctx context.Context, c Caller, id string, req FailRequest) (FailResult, error) {
+	if err := checkID(id); err != nil {
+		return FailResult{}, err
+	}
+	reason := DefaultFailReason
+	if req.Reason != nil {
+		if n := len([]rune(*req.Reason)); n > MaxFailReason {
+			return FailResult{}, invalid("body/reason", "must NOT have more than %d characters", MaxFailReason)
+		}
+		reason = *req.Reason
+	}
+	if err := s.allow(ctx, c); err != nil {
+		return FailResult{}, err
+	}
+	return s.fail(ctx, id, reason, c.Subject)
+}
+
+// CloseFailed is Fail without the can_submit gate, for a runner inside this
+// process and for operators ("" reason: the default one).
+func (s *Service) CloseFailed(ctx context.Context, id, reason string) (FailResult, error) {
+	if err := checkID(id); err != nil {
+		return FailResult{}, err
+	}
+	if reason == "" {
+		reason = DefaultFailReason
+	}
+	return s.fail(ctx, id, reason, "")
+}
+
+func (s *Service) fail(ctx context.Context, id, reason, by string) (FailResult, error) {
+	closed, err := s.Store.FailCrawl(ctx, id, reason, s.now())
+	if err != nil {
+		return FailResult{}, err
+	}
+	if closed {
+		s.log().Info("crawl closed as failed", "crawlId", id, "by", by, "reason", reason)
+	}
+	return FailResult{Closed: closed}, nil
+}
+
+// CloseStalled closes as failed every running crawl with no progress (no
+// start, no accepted level report) for longer than timeout, so that a crawl
+// whose runner died does not block every later crawl (DESIGN.md §3.8). It
+// returns the ids it closed. It is an operator/worker action: no caller.
+func (s *Service) CloseStalled(ctx context.Context, timeout time.Duration) ([]string, error) {
+	if timeout <= 0 {
+		return nil, fmt.Errorf("the stall timeout must be positive, not %s", timeout)
+	}
+	now := s.now()
+	reason := fmt.Sprintf("no progress for %s: the crawl runner stopped reporting, so the crawl was closed", timeout)
+	ids, err := s.Store.CloseStalledCrawls(ctx, now.Add(-timeout), reason, now)
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range ids {
+		s.log().Warn("closed a stalled crawl as failed", "crawlId", id, "timeout", timeout.String())
+	}
+	if ids == nil {
+		ids = []string{}
+	}
+	return ids, nil
+}

@@ -1,0 +1,118 @@
+package crawl
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/capture-ledger/ledgerctl/pkg/crawl/rules"
+	"github.com/capture-ledger/ledgerctl/pkg/store/postgres"
+)
+
+// Capture targets are the operator's list a fromTargets crawl starts from,
+// per organization. These are operator commands (`ledgerctl targets …`):
+// they ask no permission, and the organization is always explicit.
+
+// Target is one capture target.
+type Target = postgres.Target
+
+// ErrNoOrg is returned when a target command names no organization.
+var ErrNoOrg = errors.New("an organization is required (--org)")
+
+// AddedTarget is one target AddTargets wrote.
+type AddedTarget struct {
+	Target
+	// Added: the URL is new to the organization; Reenabled: it was there,
+	// disabled, and is enabled again. Neither: it was already enabled (it
+	// may have gained labels).
+	Added     bool `json:"added"`
+	Reenabled bool `json:"reenabled"`
+}
+
+// AddTargets adds urls to org's capture targets with labels. It is
+// all-or-nothing: when any URL is not an absolute http(s) URL, nothing is
+// added and the *BadTargetsError names every bad one. URLs are stored
+// normalised (the crawl parser); duplicates collapse. A URL org already has
+// is enabled again and gains the labels it lacks; its labels are kept.
+// Labels must not be empty or carry surrounding spaces.
+func (s *Service) AddTargets(ctx context.Context, org string, urls, labels []string) ([]AddedTarget, error) {
+	if org == "" {
+		return nil, ErrNoOrg
+	}
+	var bad []BadURL
+	var norm []string
+	seen := map[string]bool{}
+	for _, raw := range urls {
+		u, err := rules.ParseURL(raw)
+		if err != nil {
+			reason := err.Error()
+			var ue *rules.URLError
+			if errors.As(err, &ue) {
+				reason = ue.Reason
+			}
+			bad = append(bad, BadURL{Input: raw, Reason: reason})
+			continue
+		}
+		if !seen[u.Normalized] {
+			seen[u.Normalized] = true
+			norm = append(norm, u.Normalized)
+		}
+	}
+	if len(bad) > 0 {
+		return nil, &BadTargetsError{URLs: bad}
+	}
+	if len(norm) == 0 {
+		return nil, badRequest("no URL to add")
+	}
+	var ls []string
+	seenLabel := map[string]bool{}
+	for _, l := range labels {
+		if l == "" || strings.TrimSpace(l) != l {
+			return nil, badRequest("a label must not be empty or start or end with spaces: " + quoteJoin([]string{l}))
+		}
+		if !seenLabel[l] {
+			seenLabel[l] = true
+			ls = append(ls, l)
+		}
+	}
+	rows, err := s.Targets.UpsertTargets(ctx, org, norm, ls)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]AddedTarget, len(rows))
+	for i, r := range rows {
+		out[i] = AddedTarget{Target: r.Target, Added: r.Inserted, Reenabled: r.Reenabled}
+	}
+	return out, nil
+}
+
+// ListTargets returns org's targets, enabled or not, in the order they were
+// added.
+func (s *Service) ListTargets(ctx context.Context, org string) ([]Target, error) {
+	if org == "" {
+		return nil, ErrNoOrg
+	}
+	ts, err := s.Targets.ListTargets(ctx, org)
+	if ts == nil && err == nil {
+		ts = []Target{}
+	}
+	return ts, err
+}
+
+// SetTargetEnabled enables or disables org's target id; another
+// organization's target, or none, is ledger.ErrNotFound.
+func (s *Service) SetTargetEnabled(ctx context.Context, org string, id int64, enabled bool) (Target, error) {
+	if org == "" {
+		return Target{}, ErrNoOrg
+	}
+	return s.Targets.SetTargetEnabled(ctx, org, id, enabled)
+}
+
+// RemoveTarget deletes org's target id; another organization's target, or
+// none, is ledger.ErrNotFound.
+func (s *Service) RemoveTarget(ctx context.Context, org string, id int64) error {
+	if org == "" {
+		return ErrNoOrg
+	}
+	return s.Targets.DeleteTarget(ctx, org, id)
+}
