@@ -48,9 +48,19 @@ func New(cfg Config) *Client {
 		// servers differ in what they accept.
 		RequestChecksumCalculation: aws.RequestChecksumCalculationWhenRequired,
 		ResponseChecksumValidation: aws.ResponseChecksumValidationWhenRequired,
-		HTTPClient:                 &http.Client{Timeout: 5 * time.Minute},
+		HTTPClient:                 &http.Client{Timeout: 5 * time.Minute, Transport: transport()},
 	})
 	return &Client{s3: c, presign: s3.NewPresignClient(c), cfg: cfg}
+}
+
+// transport keeps enough idle connections for the concurrent reads of a
+// level report or a reconcile: the default keeps 2 per host, so every read
+// beyond them opened a new connection.
+func transport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConns = 256
+	t.MaxIdleConnsPerHost = 64
+	return t
 }
 
 // Endpoint is the configured S3 URL, for messages.
