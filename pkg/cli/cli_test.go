@@ -23,6 +23,12 @@ func run(t *testing.T, dir string, env map[string]string, args ...string) (stdou
 	return runCtx(context.Background(), t, dir, env, nil, args...)
 }
 
+// runStdin is run with standard input.
+func runStdin(t *testing.T, dir string, env map[string]string, stdin string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	return runCtx(context.Background(), t, dir, env, func(f *Factory) { f.Streams.In = strings.NewReader(stdin) }, args...)
+}
+
 // runCtx is run with a context and an optional hook on the factory.
 func runCtx(ctx context.Context, t *testing.T, dir string, env map[string]string, hook func(*Factory), args ...string) (stdout, stderr string, code int) {
 	t.Helper()
