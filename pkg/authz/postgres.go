@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/url"
 	"strings"
 	"sync"
@@ -15,6 +14,8 @@ import (
 	"github.com/openfga/openfga/pkg/storage/migrate"
 	"github.com/openfga/openfga/pkg/storage/postgres"
 	"github.com/openfga/openfga/pkg/storage/sqlcommon"
+
+	ledgerpg "github.com/capture-ledger/ledgerctl/pkg/store/postgres"
 )
 
 // DatastoreMaxOpenConns is the connection limit of the embedded Postgres
@@ -37,7 +38,7 @@ func NewPostgres(ctx context.Context, uri string, opts Options) (*Embedded, erro
 		sqlcommon.WithPingRetryMaxElapsedTime(10*time.Second),
 	))
 	if err != nil {
-		return nil, &UnreachableError{What: "the OpenFGA datastore (PostgreSQL)", Where: pgHost(uri), Err: oneLine(err)}
+		return nil, &UnreachableError{What: "the OpenFGA datastore (PostgreSQL)", Where: pgHost(uri), Err: ledgerpg.Cause(err)}
 	}
 	st, err := ds.IsReady(ctx)
 	if err != nil || !st.IsReady {
@@ -80,7 +81,7 @@ func PreparePostgres(ctx context.Context, uri string) error {
 		PingTimeout: 5 * time.Second, // zero fails at once with "context deadline exceeded"
 	})
 	if err != nil {
-		return fmt.Errorf("migrate the OpenFGA datastore at %s: %w", pgHost(uri), oneLine(err))
+		return fmt.Errorf("migrate the OpenFGA datastore at %s: %w", pgHost(uri), ledgerpg.Cause(err))
 	}
 	return nil
 }
@@ -102,7 +103,7 @@ func createDatabase(ctx context.Context, u *url.URL, name string) error {
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("create the OpenFGA datastore database %q: %w", name, oneLine(err))
+			return fmt.Errorf("create the OpenFGA datastore database %q: %w", name, ledgerpg.Cause(err))
 		}
 		return nil
 	}
@@ -112,7 +113,7 @@ func createDatabase(ctx context.Context, u *url.URL, name string) error {
 func connect(ctx context.Context, uri string) (*pgx.Conn, error) {
 	cfg, err := pgx.ParseConfig(uri)
 	if err != nil {
-		return nil, fmt.Errorf("the OpenFGA datastore URL does not parse: %w", oneLine(err))
+		return nil, fmt.Errorf("the OpenFGA datastore URL does not parse: %w", ledgerpg.Cause(err))
 	}
 	cfg.ConnectTimeout = 5 * time.Second
 	conn, err := pgx.ConnectConfig(ctx, cfg)
@@ -124,7 +125,7 @@ func connect(ctx context.Context, uri string) (*pgx.Conn, error) {
 			}
 			return nil, fmt.Errorf("the OpenFGA datastore at %s refused the connection: %s", pgHost(uri), pgErr.Message)
 		}
-		return nil, &UnreachableError{What: "the OpenFGA datastore (PostgreSQL)", Where: pgHost(uri), Err: oneLine(err)}
+		return nil, &UnreachableError{What: "the OpenFGA datastore (PostgreSQL)", Where: pgHost(uri), Err: ledgerpg.Cause(err)}
 	}
 	return conn, nil
 }
@@ -138,26 +139,4 @@ func pingPostgres(ctx context.Context, uri string) error {
 }
 
 // pgHost is host:port of a PostgreSQL URL, for messages (never a password).
-func pgHost(uri string) string {
-	cfg, err := pgconn.ParseConfig(uri)
-	if err != nil {
-		if u, uerr := url.Parse(uri); uerr == nil && u.Host != "" {
-			return u.Host
-		}
-		return "(unparsable URL)"
-	}
-	return net.JoinHostPort(cfg.Host, fmt.Sprint(cfg.Port))
-}
-
-// oneLine keeps the most specific part of a nested driver error.
-func oneLine(err error) error {
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) {
-		return errors.New(pgErr.Message)
-	}
-	var opErr *net.OpError
-	if errors.As(err, &opErr) {
-		return opErr.Err
-	}
-	return err
-}
+func pgHost(uri string) string { return ledgerpg.HostOf(uri) }

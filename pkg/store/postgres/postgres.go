@@ -28,15 +28,24 @@ func (e *UnreachableError) Error() string {
 
 func (e *UnreachableError) Unwrap() error { return e.Err }
 
-// oneLine keeps the last, most specific part of a nested driver error.
-func oneLine(err error) string {
+// Cause is the most specific part of a driver error: the server's message,
+// or the network error under the dial, else err itself.
+func Cause(err error) error {
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
-		return pgErr.Message
+		return errors.New(pgErr.Message)
 	}
 	var opErr *net.OpError
 	if errors.As(err, &opErr) {
-		return opErr.Err.Error()
+		return opErr.Err
+	}
+	return err
+}
+
+// oneLine keeps the last, most specific part of a nested driver error.
+func oneLine(err error) string {
+	if c := Cause(err); c != err {
+		return c.Error()
 	}
 	s := strings.ReplaceAll(err.Error(), "\n", " ")
 	if i := strings.LastIndex(s, ": "); i >= 0 && i+2 < len(s) {
