@@ -96,7 +96,8 @@ ul#rows li { padding: .5rem 0; border-bottom: 1px solid #eee; }
 ul#rows a { text-decoration: none; color: #0645ad; word-break: break-all; }
 .chip { display: inline-block; background: #eef; border-radius: 9px; padding: 0 .5rem; margin-left: .3rem; font-size: 12px; }
 .incomplete { color: #c00; margin-left: .5rem; font-weight: bold; }
-time { color: #666; margin-left: .5rem; font-size: 13px; }
+time { color: #666; margin-left: .5rem; font-size: 13px; white-space: nowrap; font-variant-numeric: tabular-nums; }
+label { display: inline-flex; gap: .3rem; align-items: center; font-size: 13px; color: #444; }
 footer { margin-top: 2rem; color: #666; font-size: 13px; }
 </style>
 </head>
@@ -105,13 +106,13 @@ footer { margin-top: 2rem; color: #666; font-size: 13px; }
 <p class="notice" id="notice">{{.Notice}}</p>
 {{if .Warn}}<p class="warn">{{.Warn}}</p>{{end}}
 {{if eq .View "names"}}
-<form id="who"><input id="subject" name="subject" placeholder="subject" autocomplete="off"><input id="orgs" name="orgs" placeholder="組織（カンマ区切り）" autocomplete="off"><button>読み込む</button></form>
+<form id="who"><label>subject <input id="subject" name="subject" placeholder="alice" autocomplete="off"></label><label>組織（カンマ区切り） <input id="orgs" name="orgs" placeholder="acme" autocomplete="off"></label><button>読み込む</button></form>
 {{else if eq .View "token"}}
-<form id="who"><input id="token" name="token" placeholder="Bearer トークン" autocomplete="off"><button>読み込む</button></form>
+<form id="who"><label>トークン <input id="token" name="token" placeholder="eyJ…" autocomplete="off"></label><button>読み込む</button></form>
 <p class="notice">トークンの刷り方: <code>ledgerctl dev token --subject "$(whoami)" --org acme</code></p>
 {{end}}
 {{if ne .View "none"}}
-<p id="status">{{.Prompt}}</p>
+<p id="status" aria-live="polite">{{.Prompt}}</p>
 <ul id="rows"></ul>
 <button id="more" hidden>さらに読む</button>
 {{end}}
@@ -122,12 +123,18 @@ footer { margin-top: 2rem; color: #666; font-size: 13px; }
   "use strict";
   var view = {{.View}}, replay = {{.ReplayOrigin}}, unauthorized = {{.Unauthorized}};
   var rows = document.getElementById("rows"), more = document.getElementById("more"), status = document.getElementById("status");
-  var cursor = null;
+  var cursor = null, sent = null, generation = 0, busy = false;
   function $(id) { return document.getElementById(id); }
   var store = view === "token" ? window.sessionStorage : window.localStorage;
-  function headers() {
+  // The identity is read from the fields when the form is submitted, and
+  // "load more" keeps using it, so one list never mixes two callers.
+  function identity() {
     if (view === "token") { return { "Authorization": "Bearer " + $("token").value.trim() }; }
     return { "X-Capture-ledger-Subject": $("subject").value.trim(), "X-Capture-ledger-Organizations": $("orgs").value.trim() };
+  }
+  function latin1(h) {
+    for (var k in h) { if (/[^\x00-\xff]/.test(h[k])) { return false; } }
+    return true;
   }
   function remember() {
     if (view === "token") { store.setItem("capture-ui.token", $("token").value.trim()); return; }
@@ -140,8 +147,9 @@ footer { margin-top: 2rem; color: #666; font-size: 13px; }
     $("orgs").value = store.getItem("capture-ui.orgs") || "";
     return $("subject").value !== "";
   }
+  var when = { year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit", second: "2-digit", timeZoneName: "short" };
   // Every value from the API goes in through textContent or an attribute
-  // setter, never innerHTML: captured URLs and labels are outside input.
+  // setter, never as markup: captured URLs and labels are outside input.
   function row(a) {
     var li = document.createElement("li"), link = document.createElement("a");
     link.href = replay + "/?source=/wacz/" + encodeURIComponent(a.objectKey);
@@ -149,31 +157,47 @@ footer { margin-top: 2rem; color: #666; font-size: 13px; }
     link.textContent = a.sourceUrl;
     li.appendChild(link);
     var t = document.createElement("time");
-    t.dateTime = a.capturedAt; t.textContent = new Date(a.capturedAt).toLocaleString();
+    t.dateTime = a.capturedAt; t.textContent = new Date(a.capturedAt).toLocaleString(undefined, when);
     li.appendChild(t);
     (a.labels || []).forEach(function (l) { var c = document.createElement("span"); c.className = "chip"; c.textContent = l; li.appendChild(c); });
     if (a.waczComplete === false) { var x = document.createElement("span"); x.className = "incomplete"; x.textContent = "欠けあり"; li.appendChild(x); }
     return li;
   }
+  function setBusy(b) { busy = b; more.disabled = b; rows.setAttribute("aria-busy", b ? "true" : "false"); }
   function load(reset) {
-    if (reset) { rows.textContent = ""; cursor = null; }
+    if (reset) {
+      generation++; rows.textContent = ""; cursor = null; more.hidden = true; sent = identity();
+      if (view !== "token" && sent["X-Capture-ledger-Subject"] === "") { status.textContent = unauthorized; return; }
+      if (!latin1(sent)) { status.textContent = "subject と組織は半角英数字で（ブラウザはヘッダに日本語などを入れられない）"; return; }
+    } else if (busy) {
+      return;
+    }
+    var mine = generation;
     var url = "/api/archives" + (cursor ? "?before=" + encodeURIComponent(cursor.before) + "&beforeId=" + encodeURIComponent(cursor.beforeId) : "");
     status.textContent = "読み込み中…";
-    fetch(url, { headers: headers() }).then(function (r) {
+    setBusy(true);
+    fetch(url, { headers: sent }).then(function (r) {
+      if (mine !== generation) { return null; }
       if (r.status === 401) { status.textContent = unauthorized; more.hidden = true; return null; }
       if (!r.ok) { status.textContent = r.status + " — 一覧を取れなかった"; more.hidden = true; return null; }
       return r.json();
     }).then(function (body) {
-      if (!body) { return; }
+      if (!body || mine !== generation) { return; }
       body.archives.forEach(function (a) { rows.appendChild(row(a)); });
       cursor = body.next;
       more.hidden = !cursor;
-      status.textContent = rows.children.length === 0 ? "見えるアーカイブが無い" : "";
-      if (view === "token" && reset) { whoami(); }
-    }).catch(function () { status.textContent = "0 — 一覧を取れなかった"; });
+      if (body.truncated) {
+        status.textContent = "見えるアーカイブを探す途中で区切った —「さらに読む」で続きを探す";
+      } else {
+        status.textContent = rows.children.length === 0 ? "見えるアーカイブが無い" : "";
+      }
+      if (view === "token" && !body.truncated && rows.children.length === body.archives.length) { whoami(); }
+    }).catch(function () {
+      if (mine === generation) { status.textContent = "0 — 一覧を取れなかった"; }
+    }).then(function () { if (mine === generation) { setBusy(false); } });
   }
   function whoami() {
-    fetch("/api/me", { headers: headers() }).then(function (r) { return r.ok ? r.json() : null; }).then(function (me) {
+    fetch("/api/me", { headers: sent }).then(function (r) { return r.ok ? r.json() : null; }).then(function (me) {
       if (!me) { return; }
       var orgs = me.organizations.length ? me.organizations.join(", ") : "組織なし";
       $("notice").textContent = me.subject + "（" + orgs + "）として見ている";
