@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/capture-ledger/ledgerctl/pkg/config"
 )
 
@@ -60,11 +62,27 @@ type Deployment struct {
 	StoreName string `json:"storeName"`
 	StoreID   string `json:"storeId"`
 	ModelID   string `json:"modelId"`
+	// Reused says the store's latest model already was this model, so no
+	// new model was written and the pinned id stays valid.
+	Reused bool `json:"reused"`
+}
+
+// SameModel says whether two DSL texts define the same model (comments and
+// layout aside).
+func SameModel(a, b string) bool {
+	ma, errA := ParseModel(a)
+	mb, errB := ParseModel(b)
+	if errA != nil || errB != nil {
+		return false
+	}
+	ma.Id, mb.Id = "", ""
+	return proto.Equal(ma, mb)
 }
 
 // Deploy binds c to the store named storeName (creating it when missing) and
-// writes the model dsl there. Models are immutable: every deploy makes a new
-// model id, which callers pin.
+// writes the model dsl there. Models are immutable and every write makes a
+// new id, which callers pin; when the store's latest model already is dsl,
+// its id is returned and nothing is written, so deploying twice is a no-op.
 func Deploy(ctx context.Context, c Client, storeName, dsl string) (Deployment, error) {
 	if _, err := ParseModel(dsl); err != nil {
 		return Deployment{}, err
@@ -72,6 +90,9 @@ func Deploy(ctx context.Context, c Client, storeName, dsl string) (Deployment, e
 	storeID, err := c.FindOrCreateStore(ctx, storeName)
 	if err != nil {
 		return Deployment{}, err
+	}
+	if latest, err := c.ReadModel(ctx); err == nil && SameModel(latest.DSL, dsl) {
+		return Deployment{StoreName: storeName, StoreID: storeID, ModelID: latest.ID, Reused: true}, nil
 	}
 	modelID, err := c.WriteModel(ctx, dsl)
 	if err != nil {

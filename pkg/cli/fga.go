@@ -226,7 +226,7 @@ func fgaDeployRun(ctx context.Context, opts *FGADeployOptions) error {
 	sort.Strings(same)
 	if opts.JSON {
 		if err := json.NewEncoder(f.Streams.Out).Encode(map[string]any{
-			"storeName": d.StoreName, "storeId": d.StoreID, "modelId": d.ModelID, "envFile": path, "changed": changed,
+			"storeName": d.StoreName, "storeId": d.StoreID, "modelId": d.ModelID, "envFile": path, "changed": changed, "reused": d.Reused,
 		}); err != nil {
 			return err
 		}
@@ -234,11 +234,20 @@ func fgaDeployRun(ctx context.Context, opts *FGADeployOptions) error {
 		fmt.Fprintf(f.Streams.Out, "CAPTURE_LEDGER_FGA_STORE_ID=%s\nCAPTURE_LEDGER_FGA_MODEL_ID=%s\n", d.StoreID, d.ModelID)
 	}
 	errw := f.Streams.Err
-	note := fmt.Sprintf("%s: wrote %s", path, strings.Join(changed, ", "))
-	if len(same) > 0 {
-		note += " (" + strings.Join(same, ", ") + " unchanged)"
+	switch {
+	case d.Reused && len(changed) == 0:
+		fmt.Fprintf(errw, "the model in store %q of %s is already this one; %s is up to date\n", d.StoreName, authz.Where(s), path)
+	default:
+		verb := "deployed the model to"
+		if d.Reused {
+			verb = "the model is already in"
+		}
+		note := fmt.Sprintf("%s: wrote %s", path, strings.Join(changed, ", "))
+		if len(same) > 0 {
+			note += " (" + strings.Join(same, ", ") + " unchanged)"
+		}
+		fmt.Fprintf(errw, "%s store %q of %s\n%s — restart ledgerctl serve to use it\n", verb, d.StoreName, authz.Where(s), note)
 	}
-	fmt.Fprintf(errw, "deployed the model to store %q of %s\n%s — restart ledgerctl serve to use the new model\n", d.StoreName, authz.Where(s), note)
 	for name, v := range values {
 		if shell, ok := os.LookupEnv(name); ok && shell != "" && shell != v {
 			fmt.Fprintf(errw, "warning: %s is set in the shell, which beats .env.local: unset it to use the new value\n", name)

@@ -208,8 +208,8 @@ func TestFGADeployGrantRevokeThroughCLI(t *testing.T) {
 	}
 	store1, model1 := deploy()
 	store2, model2 := deploy()
-	if store2 != store1 || model2 == model1 {
-		t.Errorf("second deploy: store %s→%s (want same), model %s→%s (want new)", store1, store2, model1, model2)
+	if store2 != store1 || model2 != model1 {
+		t.Errorf("second deploy of the same model: store %s→%s, model %s→%s (want both unchanged)", store1, store2, model1, model2)
 	}
 
 	steps := []struct {
