@@ -217,12 +217,21 @@ func (s *Server) me(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"subject": id.Subject, "organizations": orgs, "canSubmit": can})
 }
 
+// RequestTimeout bounds one API request (a level report of 1,000 pages
+// takes about 2 s).
+const RequestTimeout = 60 * time.Second
+
 // handle is the shape of every API route: parse validates the request and
 // answers 400 before anyone is identified; then the caller is resolved (401
 // without one); then run calls the use-case and its result is written with
 // status ok. Errors go through fail.
 func handle[In any](s *Server, ok int, parse func(*http.Request) (In, error), run func(context.Context, identity.Identity, In) (any, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		// No request holds the server's resources for longer than this,
+		// whatever a dependency does.
+		ctx, cancel := context.WithTimeout(r.Context(), RequestTimeout)
+		defer cancel()
+		r = r.WithContext(ctx)
 		in, err := parse(r)
 		if err != nil {
 			s.fail(w, r, err)

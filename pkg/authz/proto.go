@@ -2,6 +2,7 @@ package authz
 
 import (
 	"fmt"
+	"unicode/utf8"
 
 	openfgav1 "github.com/openfga/api/proto/openfga/v1"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -43,6 +44,13 @@ func toTupleKeys(ts []Tuple) ([]*openfgav1.TupleKey, error) {
 }
 
 func toCheckParts(r CheckRequest) (*openfgav1.CheckRequestTupleKey, *openfgav1.ContextualTupleKeys, *structpb.Struct, error) {
+	// OpenFGA's batch check never answers for a name that is not valid
+	// UTF-8 (seen with v1.22.1 embedded): refuse such a question up front.
+	for _, v := range append([]string{r.User, r.Relation, r.Object}, tupleStrings(r.Contextual)...) {
+		if !utf8.ValidString(v) {
+			return nil, nil, nil, &Error{Op: "check", Kind: KindInvalid, Code: "invalid_utf8", Err: fmt.Errorf("%q is not valid UTF-8", v)}
+		}
+	}
 	tk := &openfgav1.CheckRequestTupleKey{User: r.User, Relation: r.Relation, Object: r.Object}
 	var contextual *openfgav1.ContextualTupleKeys
 	if len(r.Contextual) > 0 {
@@ -57,4 +65,12 @@ func toCheckParts(r CheckRequest) (*openfgav1.CheckRequestTupleKey, *openfgav1.C
 		return nil, nil, nil, err
 	}
 	return tk, contextual, ctx, nil
+}
+
+func tupleStrings(ts []Tuple) []string {
+	out := make([]string, 0, 3*len(ts))
+	for _, t := range ts {
+		out = append(out, t.User, t.Relation, t.Object)
+	}
+	return out
 }

@@ -3,6 +3,8 @@ package identity
 import (
 	"net/http"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Header names of the dev header resolver.
@@ -44,15 +46,33 @@ type Headers struct{}
 
 // Resolve reads the dev headers. The subject is trimmed and must be
 // non-empty; the organizations header is split by [ParseOrganizations].
+//
+// A value that is not valid UTF-8 or holds control characters is no
+// identity: such a name can never be a relation in OpenFGA.
 func (Headers) Resolve(r *http.Request) (Identity, bool) {
 	subject := strings.TrimSpace(r.Header.Get(SubjectHeader))
-	if subject == "" {
+	orgs := r.Header.Get(OrganizationsHeader)
+	if subject == "" || !printable(subject) || !printable(orgs) {
 		return Identity{}, false
 	}
 	return Identity{
 		Subject:       subject,
-		Organizations: ParseOrganizations(r.Header.Get(OrganizationsHeader)),
+		Organizations: ParseOrganizations(orgs),
 	}, true
+}
+
+// printable reports whether s is valid UTF-8 without control characters
+// (whitespace aside: it is trimmed).
+func printable(s string) bool {
+	if !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) && !unicode.IsSpace(r) {
+			return false
+		}
+	}
+	return true
 }
 
 // ParseOrganizations splits a comma-separated organizations header value:
