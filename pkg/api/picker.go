@@ -132,8 +132,10 @@ footer { margin-top: 2rem; color: #666; font-size: 13px; }
     if (view === "token") { return { "Authorization": "Bearer " + $("token").value.trim() }; }
     return { "X-Capture-ledger-Subject": $("subject").value.trim(), "X-Capture-ledger-Organizations": $("orgs").value.trim() };
   }
-  function latin1(h) {
-    for (var k in h) { if (/[^\x00-\xff]/.test(h[k])) { return false; } }
+  // Browsers send header values as Latin-1 bytes, which are not UTF-8:
+  // only printable ASCII reaches the server as typed.
+  function ascii(h) {
+    for (var k in h) { if (/[^\x20-\x7e]/.test(h[k])) { return false; } }
     return true;
   }
   function remember() {
@@ -168,7 +170,7 @@ footer { margin-top: 2rem; color: #666; font-size: 13px; }
     if (reset) {
       generation++; rows.textContent = ""; cursor = null; more.hidden = true; sent = identity();
       if (view !== "token" && sent["X-Capture-ledger-Subject"] === "") { status.textContent = unauthorized; return; }
-      if (!latin1(sent)) { status.textContent = "subject と組織は半角英数字で（ブラウザはヘッダに日本語などを入れられない）"; return; }
+      if (!ascii(sent)) { status.textContent = "subject と組織は半角英数字で（ブラウザはヘッダに日本語などを入れられない）"; return; }
     } else if (busy) {
       return;
     }
