@@ -1,0 +1,575 @@
+package api_test
+
+// Benchmarks of the two archive read paths, each measured in the same run
+// next to its physical limit and reported as a ratio (DESIGN.md §8):
+//
+//   - BenchmarkMintURL: POST /api/archives/{id}/url over loopback HTTP vs. a
+//     loop doing only the essential work (primary-key SELECT + in-process
+//     OpenFGA Check + presign), at concurrency 1 and 8.
+//   - BenchmarkListArchives: a full first page of GET /api/archives over
+//     loopback HTTP with 100,000 archives in the ledger, for callers who may
+//     see 50%, 10% and 1% of them, vs. one BatchCheck of 50 can_view checks.
+//
+// Both run the embedded OpenFGA on its PostgreSQL datastore (not the memory
+// store) and need the dev stack's LEDGER_TEST_* variables. They are
+// benchmarks, so a plain `go test ./...` never runs them; they also skip
+// under -short. Results go to docs/benchmarks.md.
+//
+//	eval "$(bin/ledgerctl dev stack up --shell)"
+//	go test ./pkg/api -run '^$' -bench MintURL -benchtime 5000x -v
+//	go test ./pkg/api -run '^$' -bench ListArchives -benchtime 20s -timeout 30m -v
+//
+// (-v also prints the setup line: rows copied, tuples written, time taken.)
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/capture-ledger/ledgerctl/fga"
+	"github.com/capture-ledger/ledgerctl/pkg/api"
+	"github.com/capture-ledger/ledgerctl/pkg/app"
+	"github.com/capture-ledger/ledgerctl/pkg/archive"
+	"github.com/capture-ledger/ledgerctl/pkg/authz"
+	"github.com/capture-ledger/ledgerctl/pkg/blob"
+	"github.com/capture-ledger/ledgerctl/pkg/config"
+	"github.com/capture-ledger/ledgerctl/pkg/identity"
+	"github.com/capture-ledger/ledgerctl/pkg/ledger"
+	"github.com/capture-ledger/ledgerctl/pkg/store/postgres"
+	"github.com/capture-ledger/ledgerctl/pkg/testenv"
+)
+
+// benchArchive is one ledger row of a benchmark and who may see it: members
+// of org (through its capture job) and owner (the submitter).
+type benchArchive struct {
+	id, task, org, owner string
+	capturedAt           time.Time
+}
+
+// benchRows makes n archives, newest first (row 0 is the newest), one
+// capture job each, with org chosen per row by orgOf: organizations are
+// interleaved in time the way independent submissions are.
+func benchRows(n int, rng *rand.Rand, orgOf func(*rand.Rand) string) []benchArchive {
+	newest := time.Now().Add(-time.Hour).Truncate(time.Second)
+	rows := make([]benchArchive, n)
+	for i := range rows {
+		rows[i] = benchArchive{
+			id:         uuid.NewString(),
+			task:       uuid.NewString(),
+			org:        orgOf(rng),
+			owner:      fmt.Sprintf("submitter-%d", rng.IntN(20)),
+			capturedAt: newest.Add(-time.Duration(i) * time.Second),
+		}
+	}
+	return rows
+}
+
+// benchStack is the production wiring of the read path: the ledger database
+// (pgx pool as App.Store opens it), an embedded OpenFGA on a PostgreSQL
+// datastore, the S3 presigner, and the API served on 127.0.0.1.
+type benchStack struct {
+	fga    *authz.Embedded
+	fgaDSN string
+	store  *postgres.Store
+	signer *blob.Client
+	bucket string
+	access *archive.Access
+	perms  app.Permissions
+	srv    *httptest.Server
+	client *http.Client
+}
+
+func newBenchStack(tb testing.TB) *benchStack {
+	tb.Helper()
+	if testing.Short() {
+		tb.Skip("heavy benchmark: skipped under -short")
+	}
+	ctx := context.Background()
+	dsn := testenv.Database(tb)
+	signer, bucket, s3 := testenv.Bucket(tb)
+	fgaClient, fgaDSN := newPostgresFGA(tb)
+	storeID, modelID := fgaClient.Target()
+	a := app.New(config.Settings{
+		DatabaseURL: dsn,
+		S3Endpoint:  s3.Endpoint, S3Bucket: bucket, S3AccessKeyID: s3.AccessKeyID, S3SecretAccessKey: s3.SecretAccessKey,
+		S3Region: "us-east-1", S3ForcePathStyle: true,
+		FGAStoreID: storeID, FGAModelID: modelID,
+	}, nil)
+	a.SetAuthz(fgaClient)
+	tb.Cleanup(a.Close)
+	store, err := a.Store(ctx)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	access, err := a.Access(ctx)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	perms, err := a.Permissions(ctx)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	s := &api.Server{Access: access, Identity: identity.Headers{}, Submitters: perms}
+	srv := httptest.NewServer(s.Handler()) // listens on 127.0.0.1
+	tb.Cleanup(srv.Close)
+	client := &http.Client{Transport: &http.Transport{MaxIdleConns: 64, MaxIdleConnsPerHost: 64, DisableCompression: true}}
+	tb.Cleanup(client.CloseIdleConnections)
+	return &benchStack{fga: fgaClient, fgaDSN: fgaDSN, store: store, signer: signer, bucket: bucket, access: access, perms: perms, srv: srv, client: client}
+}
+
+// newPostgresFGA starts an embedded OpenFGA on a fresh, migrated PostgreSQL
+// datastore with a store and the project's model.
+func newPostgresFGA(tb testing.TB) (*authz.Embedded, string) {
+	tb.Helper()
+	ctx := context.Background()
+	dsn := testenv.EmptyDatabase(tb)
+	if err := authz.PreparePostgres(ctx, dsn); err != nil {
+		tb.Fatal(err)
+	}
+	c, err := authz.NewPostgres(ctx, dsn, authz.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = c.Close() })
+	if _, err := c.FindOrCreateStore(ctx, "bench"); err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := c.WriteModel(ctx, fga.Model); err != nil {
+		tb.Fatal(err)
+	}
+	return c, dsn
+}
+
+// load inserts rows with one COPY and writes their admission tuples (the
+// ones the outbox would deliver) straight to OpenFGA in writes of 100, a few
+// at a time, then refreshes both databases' planner statistics.
+func (s *benchStack) load(tb testing.TB, rows []benchArchive) {
+	tb.Helper()
+	ctx := context.Background()
+	start := time.Now()
+	n, err := s.store.Pool.CopyFrom(ctx, pgx.Identifier{"archives"},
+		[]string{"id", "task_id", "bucket", "object_key", "source_url", "wacz_complete", "captured_at"},
+		pgx.CopyFromSlice(len(rows), func(i int) ([]any, error) {
+			r := rows[i]
+			return []any{
+				[16]byte(uuid.MustParse(r.id)), [16]byte(uuid.MustParse(r.task)), s.bucket,
+				"org/" + r.org + "/" + r.capturedAt.Format("2006-01") + "/" + r.task + "_c0ffee00.wacz",
+				fmt.Sprintf("https://example.com/page/%d", i), true, r.capturedAt,
+			}, nil
+		}))
+	if err != nil || int(n) != len(rows) {
+		tb.Fatalf("copy archives: %d rows, %v", n, err)
+	}
+	copied := time.Since(start)
+
+	tuples := make([]authz.Tuple, 0, 3*len(rows))
+	for _, r := range rows {
+		owner := r.owner
+		for _, t := range ledger.AdmissionTuples(r.id, r.task, r.org, &owner).Writes {
+			tuples = append(tuples, authz.Tuple{User: t.User, Relation: t.Relation, Object: t.Object})
+		}
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(4)
+	for i := 0; i < len(tuples); i += 100 { // OpenFGA's default MaxTuplesPerWrite
+		chunk := tuples[i:min(i+100, len(tuples))]
+		g.Go(func() error { return s.fga.Write(gctx, chunk, nil) })
+	}
+	if err := g.Wait(); err != nil {
+		tb.Fatalf("write tuples: %v", err)
+	}
+	written := time.Since(start) - copied
+
+	if _, err := s.store.Pool.Exec(ctx, "ANALYZE archives"); err != nil {
+		tb.Fatal(err)
+	}
+	conn, err := pgx.Connect(ctx, s.fgaDSN)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "ANALYZE"); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Logf("setup: %d archives copied in %v, %d tuples written in %v, analyzed in %v",
+		len(rows), copied.Round(time.Millisecond), len(tuples), written.Round(time.Millisecond),
+		(time.Since(start) - copied - written).Round(time.Millisecond))
+}
+
+func (s *benchStack) request(ctx context.Context, method, path, subject string, orgs []string) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, method, s.srv.URL+path, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set(identity.SubjectHeader, subject)
+	req.Header.Set(identity.OrganizationsHeader, strings.Join(orgs, ","))
+	return req, nil
+}
+
+// do sends one request on the keep-alive client and reads the whole body.
+func (s *benchStack) do(ctx context.Context, method, path, subject string, orgs []string) (int, []byte, error) {
+	req, err := s.request(ctx, method, path, subject, orgs)
+	if err != nil {
+		return 0, nil, err
+	}
+	res, err := s.client.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	return res.StatusCode, body, err
+}
+
+// runStats is what one side of a comparison did.
+type runStats struct {
+	ops  int
+	wall time.Duration
+	lat  []time.Duration
+}
+
+func (r *runStats) rate() float64 { return float64(r.ops) / r.wall.Seconds() }
+
+func (r *runStats) mean() time.Duration { return r.wall / time.Duration(max(r.ops, 1)) }
+
+// pct is the p-th percentile latency (nearest rank).
+func (r *runStats) pct(p float64) time.Duration {
+	if len(r.lat) == 0 {
+		return 0
+	}
+	l := slices.Clone(r.lat)
+	slices.Sort(l)
+	i := int(float64(len(l))*p/100+0.999999) - 1
+	return l[min(max(i, 0), len(l)-1)]
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// benchOp is one operation; rng is the calling worker's own.
+type benchOp func(ctx context.Context, rng *rand.Rand) error
+
+// concurrently runs n calls of op on workers goroutines and times them.
+func concurrently(ctx context.Context, workers, n int, seed uint64, op benchOp) (runStats, error) {
+	var next atomic.Int64
+	lats := make([][]time.Duration, workers)
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for w := range workers {
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(seed, uint64(w)))
+			for next.Add(1) <= int64(n) {
+				t0 := time.Now()
+				if err := op(ctx, rng); err != nil {
+					errs[w] = err
+					return
+				}
+				lats[w] = append(lats[w], time.Since(t0))
+			}
+		})
+	}
+	wg.Wait()
+	st := runStats{ops: n, wall: time.Since(start), lat: slices.Concat(lats...)}
+	for _, err := range errs {
+		if err != nil {
+			return st, err
+		}
+	}
+	return st, nil
+}
+
+// warmUp runs op (untimed) at the given concurrency for at least d. A fresh
+// embedded OpenFGA is several times slower for its first few thousand checks
+// (its check planner is still exploring strategies, the datastore pool is
+// still opening connections); the benchmarks measure the steady state of a
+// long-running server.
+func warmUp(tb testing.TB, workers int, d time.Duration, op benchOp) {
+	tb.Helper()
+	ctx := context.Background()
+	for start := time.Now(); time.Since(start) < d; {
+		if _, err := concurrently(ctx, workers, 2*workers, 999, op); err != nil {
+			tb.Fatalf("warm-up: %v", err)
+		}
+	}
+}
+
+// sideBySide runs b.N calls of each op at the given concurrency, in four
+// interleaved rounds (the order alternating) so that load drift on a shared
+// machine hits every side alike. Each op first gets a short untimed warm-up.
+func sideBySide(b *testing.B, workers int, ops ...benchOp) []runStats {
+	b.Helper()
+	ctx := context.Background()
+	for _, op := range ops {
+		warmUp(b, workers, time.Second, op)
+	}
+	const rounds = 4
+	stats := make([]runStats, len(ops))
+	b.ResetTimer()
+	for r := range rounds {
+		n := b.N*(r+1)/rounds - b.N*r/rounds
+		if n == 0 {
+			continue
+		}
+		for k := range ops {
+			i := k
+			if r%2 == 1 {
+				i = len(ops) - 1 - k
+			}
+			st, err := concurrently(ctx, workers, n, uint64(r*len(ops)+i), ops[i])
+			if err != nil {
+				b.Fatalf("side %d: %v", i, err)
+			}
+			stats[i].ops += st.ops
+			stats[i].wall += st.wall
+			stats[i].lat = append(stats[i].lat, st.lat...)
+		}
+	}
+	b.StopTimer()
+	return stats
+}
+
+// BenchmarkMintURL: minting a presigned URL through the API vs. the
+// essential work of minting (no HTTP), at concurrency 1 and 8, with 10,000
+// archives in the ledger, for random archives the caller may see.
+func BenchmarkMintURL(b *testing.B) {
+	s := newBenchStack(b)
+	rng := rand.New(rand.NewPCG(1, 2))
+	rows := benchRows(10_000, rng, func(r *rand.Rand) string {
+		if r.IntN(2) == 0 {
+			return "acme"
+		}
+		return "contoso"
+	})
+	s.load(b, rows)
+	subject, orgs := "bob", []string{"acme"}
+	var visible, hidden []string
+	for _, r := range rows {
+		if r.org == "acme" {
+			visible = append(visible, r.id)
+		} else {
+			hidden = append(hidden, r.id)
+		}
+	}
+	ctx := context.Background()
+
+	// The API answers what the limit loop computes: 200 with a signed URL
+	// for a visible archive, 404 for another organization's.
+	if st, body, err := s.do(ctx, "POST", "/api/archives/"+visible[0]+"/url", subject, orgs); err != nil || st != 200 || !strings.Contains(string(body), "X-Amz-Signature=") {
+		b.Fatalf("mint a visible archive: %d %s %v", st, body, err)
+	}
+	if st, _, err := s.do(ctx, "POST", "/api/archives/"+hidden[0]+"/url", subject, orgs); err != nil || st != 404 {
+		b.Fatalf("mint a hidden archive: %d %v", st, err)
+	}
+
+	mint := func(ctx context.Context, rng *rand.Rand) error {
+		id := visible[rng.IntN(len(visible))]
+		req, err := s.request(ctx, "POST", "/api/archives/"+id+"/url", subject, orgs)
+		if err != nil {
+			return err
+		}
+		res, err := s.client.Do(req)
+		if err != nil {
+			return err
+		}
+		_, err = io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		if err == nil && res.StatusCode != 200 {
+			err = fmt.Errorf("mint %s: status %d", id, res.StatusCode)
+		}
+		return err
+	}
+	limit := func(ctx context.Context, rng *rand.Rand) error {
+		id := visible[rng.IntN(len(visible))]
+		var bucket, key string
+		if err := s.store.Pool.QueryRow(ctx, `SELECT bucket, object_key FROM archives WHERE id = $1`, id).Scan(&bucket, &key); err != nil {
+			return err
+		}
+		ok, err := s.fga.Check(ctx, authz.ArchiveCheck(subject, orgs, id, time.Now()))
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("check denied %s", id)
+		}
+		_, err = s.signer.PresignGet(ctx, bucket, key, archive.URLTTL)
+		return err
+	}
+
+	warmUp(b, 8, 5*time.Second, limit)
+	for _, c := range []int{1, 8} {
+		b.Run(fmt.Sprintf("c=%d", c), func(b *testing.B) {
+			st := sideBySide(b, c, mint, limit)
+			apiSide, lim := &st[0], &st[1]
+			ratio := lim.rate() / apiSide.rate()
+			b.ReportMetric(float64(apiSide.mean().Nanoseconds()), "ns/op")
+			b.ReportMetric(apiSide.rate(), "req/s")
+			b.ReportMetric(ms(apiSide.pct(50)), "p50-ms")
+			b.ReportMetric(ms(apiSide.pct(99)), "p99-ms")
+			b.ReportMetric(lim.rate(), "limit-req/s")
+			b.ReportMetric(ms(lim.pct(50)), "limit-p50-ms")
+			b.ReportMetric(ms(lim.pct(99)), "limit-p99-ms")
+			b.ReportMetric(ratio, "limit/api")
+			b.Logf("mint c=%d n=%d: API %.0f req/s (p50 %.2f ms, p99 %.2f ms) | limit %.0f/s (p50 %.2f ms, p99 %.2f ms) | limit/API %.2f× (aim ≤ 2)",
+				c, b.N, apiSide.rate(), ms(apiSide.pct(50)), ms(apiSide.pct(99)), lim.rate(), ms(lim.pct(50)), ms(lim.pct(99)), ratio)
+		})
+	}
+}
+
+// BenchmarkListArchives: the first page of GET /api/archives with 100,000
+// archives in the ledger, for three callers who may see 50%, 10% and 1% of
+// them (members of three organizations, interleaved in time with a fourth
+// that none of them is in), vs. one BatchCheck of 50 can_view checks for the
+// same caller (the 50 newest archives: the list's first batch).
+func BenchmarkListArchives(b *testing.B) {
+	s := newBenchStack(b)
+	type caller struct {
+		name, subject, org string
+		share              float64
+	}
+	callers := []caller{
+		{"visible=50%", "viewer-half", "org-half", 0.50},
+		{"visible=10%", "viewer-tenth", "org-tenth", 0.10},
+		{"visible=1%", "viewer-hundredth", "org-hundredth", 0.01},
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	rows := benchRows(100_000, rng, func(r *rand.Rand) string {
+		u := r.Float64()
+		for _, c := range callers {
+			if u < c.share {
+				return c.org
+			}
+			u -= c.share
+		}
+		return "org-rest"
+	})
+	s.load(b, rows)
+	newest50 := make([]string, 50)
+	for i := range newest50 {
+		newest50[i] = rows[i].id
+	}
+	ctx := context.Background()
+	warmUp(b, 1, 5*time.Second, func(ctx context.Context, rng *rand.Rand) error {
+		c := callers[rng.IntN(len(callers))]
+		_, err := s.perms.CanViewMany(ctx, c.subject, []string{c.org}, newest50)
+		return err
+	})
+
+	for _, c := range callers {
+		orgs := []string{c.org}
+		// Untimed: the page through the use case, to learn how many rows it
+		// scanned, and proof that it is exactly the rows OpenFGA allows among
+		// them (nothing narrowed before OpenFGA hid a visible row).
+		counted := *s.access
+		perms := &countingPerms{Permissions: s.access.Perms}
+		counted.Perms = perms
+		page, err := counted.List(ctx, c.subject, orgs, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var want []string
+		for _, r := range rows[:page.Scanned] {
+			if r.org == c.org {
+				want = append(want, r.id)
+			}
+		}
+		var got []string
+		for _, a := range page.Archives {
+			got = append(got, a.ID)
+		}
+		if !slices.Equal(got, want) {
+			b.Fatalf("%s: the page holds %d rows, the %d scanned rows hold %d visible ones", c.name, len(got), page.Scanned, len(want))
+		}
+		st, body, err := s.do(ctx, "GET", "/api/archives", c.subject, orgs)
+		var httpPage api.ArchivePage
+		if err == nil {
+			err = json.Unmarshal(body, &httpPage)
+		}
+		if err != nil || st != 200 || len(httpPage.Archives) != len(page.Archives) || httpPage.Truncated != page.Truncated {
+			b.Fatalf("%s over HTTP: %d %v (%d rows, want %d)", c.name, st, err, len(httpPage.Archives), len(page.Archives))
+		}
+		batchTrue := 0
+		allowed, err := s.perms.CanViewMany(ctx, c.subject, orgs, newest50)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, ok := range allowed {
+			if ok {
+				batchTrue++
+			}
+		}
+
+		listPage := func(ctx context.Context, _ *rand.Rand) error {
+			req, err := s.request(ctx, "GET", "/api/archives", c.subject, orgs)
+			if err != nil {
+				return err
+			}
+			res, err := s.client.Do(req)
+			if err != nil {
+				return err
+			}
+			_, err = io.Copy(io.Discard, res.Body)
+			res.Body.Close()
+			if err == nil && res.StatusCode != 200 {
+				err = fmt.Errorf("list: status %d", res.StatusCode)
+			}
+			return err
+		}
+		batch50 := func(ctx context.Context, _ *rand.Rand) error {
+			got, err := s.perms.CanViewMany(ctx, c.subject, orgs, newest50)
+			if err == nil && len(got) != 50 {
+				err = fmt.Errorf("batch check: %d answers", len(got))
+			}
+			return err
+		}
+
+		b.Run(c.name, func(b *testing.B) {
+			st := sideBySide(b, 1, listPage, batch50)
+			pg, lim := &st[0], &st[1]
+			ratio := float64(pg.mean()) / float64(lim.mean())
+			truncated := 0.0
+			if page.Truncated {
+				truncated = 1
+			}
+			b.ReportMetric(float64(pg.mean().Nanoseconds()), "ns/op")
+			b.ReportMetric(ms(pg.mean()), "page-ms")
+			b.ReportMetric(ms(pg.pct(50)), "page-p50-ms")
+			b.ReportMetric(ms(lim.mean()), "batch50-ms")
+			b.ReportMetric(ms(lim.pct(50)), "batch50-p50-ms")
+			b.ReportMetric(ratio, "page/batch50")
+			b.ReportMetric(float64(len(page.Archives)), "rows")
+			b.ReportMetric(float64(page.Scanned), "scanned")
+			b.ReportMetric(float64(perms.checks), "checks")
+			b.ReportMetric(truncated, "truncated")
+			b.Logf("list %s n=%d: page %.1f ms (p50 %.1f) = %d rows, %d scanned, %d checked in %d BatchCheck calls, truncated=%v | BatchCheck of 50 (%d allowed) %.1f ms (p50 %.1f) | page/BatchCheck50 %.2f× (aim ≤ 3 at 50%%)",
+				c.name, b.N, ms(pg.mean()), ms(pg.pct(50)), len(page.Archives), page.Scanned, perms.checks, perms.calls, page.Truncated,
+				batchTrue, ms(lim.mean()), ms(lim.pct(50)), ratio)
+		})
+	}
+}
+
+// countingPerms counts what a page sends to OpenFGA: rows checked (a batch
+// is checked whole, so this can exceed the rows scanned) and calls.
+type countingPerms struct {
+	archive.Permissions
+	checks, calls int
+}
+
+func (p *countingPerms) CanViewMany(ctx context.Context, subject string, orgs []string, ids []string) ([]bool, error) {
+	p.checks += len(ids)
+	p.calls++
+	return p.Permissions.CanViewMany(ctx, subject, orgs, ids)
+}
