@@ -35,6 +35,10 @@ type Presigner interface {
 	PresignGet(ctx context.Context, bucket, key string, ttl time.Duration) (string, error)
 }
 
+// checkChunk is how many archives one BatchCheck call of the list asks
+// about (OpenFGA splits it further into batches of its own limit).
+const checkChunk = 100
+
 // Access hands out URLs and lists archives to the people allowed to see them.
 type Access struct {
 	Perms   Permissions
@@ -128,25 +132,31 @@ func (a *Access) List(ctx context.Context, subject string, orgs []string, cursor
 		if len(rows) == 0 {
 			return page, nil // exhausted: Next stays nil
 		}
-		ids := make([]string, len(rows))
-		for i, r := range rows {
-			ids[i] = r.ID
-		}
-		allowed, err := a.Perms.CanViewMany(ctx, subject, orgs, ids)
-		if err != nil {
-			return Page{}, fmt.Errorf("batch check can_view: %w", err)
-		}
-		for i, r := range rows {
-			page.Scanned++
-			pos = &Cursor{CapturedAt: r.CapturedAt, ID: r.ID}
-			if !allowed[i] {
-				continue
+		// Check the batch in chunks, in order, and stop once the page is
+		// full: a batch sized from a small sample can be far larger than
+		// what the page still needs.
+		for start := 0; start < len(rows); start += checkChunk {
+			chunk := rows[start:min(start+checkChunk, len(rows))]
+			ids := make([]string, len(chunk))
+			for i, r := range chunk {
+				ids[i] = r.ID
 			}
-			visible++
-			page.Archives = append(page.Archives, r)
-			if len(page.Archives) == size {
-				page.Next = pos
-				return page, nil
+			allowed, err := a.Perms.CanViewMany(ctx, subject, orgs, ids)
+			if err != nil {
+				return Page{}, fmt.Errorf("batch check can_view: %w", err)
+			}
+			for i, r := range chunk {
+				page.Scanned++
+				pos = &Cursor{CapturedAt: r.CapturedAt, ID: r.ID}
+				if !allowed[i] {
+					continue
+				}
+				visible++
+				page.Archives = append(page.Archives, r)
+				if len(page.Archives) == size {
+					page.Next = pos
+					return page, nil
+				}
 			}
 		}
 		if len(rows) < batch {
