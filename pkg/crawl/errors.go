@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/capture-ledger/ledgerctl/pkg/crawl/rules"
+	"github.com/capture-ledger/ledgerctl/pkg/store/postgres"
 )
 
 // The classes of error the operations return besides ledger.ErrNotFound
@@ -98,18 +99,11 @@ const (
 )
 
 // ActiveCrawlError is the 409 of a crawl started while another one runs,
-// in any organization. CrawlID and StartedAt are the running crawl's; they
-// are empty when it could not be read. It matches ErrConflict.
+// in any organization: the store's refusal (CrawlID and StartedAt are the
+// running crawl's, empty when it could not be read), answered with a body.
+// It matches ErrConflict.
 type ActiveCrawlError struct {
-	CrawlID   string
-	StartedAt time.Time
-}
-
-func (e *ActiveCrawlError) Error() string {
-	if e.CrawlID == "" {
-		return "a crawl is already in progress"
-	}
-	return "a crawl is already in progress: " + e.CrawlID
+	*postgres.ActiveCrawlError
 }
 
 // Is makes errors.Is(err, ErrConflict) true.

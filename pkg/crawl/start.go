@@ -265,7 +265,7 @@ func (s *Service) start(ctx context.Context, c Caller, req StartRequest) (string
 	id, pages, err := s.Store.InsertCrawl(ctx, nc)
 	var active *postgres.ActiveCrawlError
 	if errors.As(err, &active) {
-		return "", &ActiveCrawlError{CrawlID: active.CrawlID, StartedAt: active.StartedAt}
+		return "", &ActiveCrawlError{active}
 	}
 	if err != nil {
 		return "", err
