@@ -2,9 +2,7 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -35,32 +33,12 @@ type NewArchive struct {
 // first time.
 func (s *Store) InsertArchive(ctx context.Context, a NewArchive, tuples func(archiveID string) ledger.OutboxPayload) (id string, inserted bool, err error) {
 	err = pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
-		labels := a.Labels
-		if labels == nil {
-			labels = []string{}
-		}
-		err := tx.QueryRow(ctx, `
-			INSERT INTO archives (task_id, correlation_id, bucket, object_key, source_url, labels, wacz_complete, signed, captured_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-			ON CONFLICT (bucket, object_key) DO NOTHING
-			RETURNING id::text`,
-			a.TaskID, a.CorrelationID, a.Bucket, a.ObjectKey, a.SourceURL, labels, a.WaczComplete, a.Signed, a.CapturedAt,
-		).Scan(&id)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("insert archive: %w", err)
-		}
-		inserted = true
-		payload, err := json.Marshal(tuples(id))
-		if err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, `INSERT INTO fga_outbox (payload) VALUES ($1)`, payload); err != nil {
-			return fmt.Errorf("queue tuples: %w", err)
-		}
-		return nil
+		idx, err := insertArchives(ctx, tx, []NewArchive{a}, func(_ int, archiveID string) ledger.OutboxPayload {
+			id = archiveID
+			return tuples(archiveID)
+		})
+		inserted = len(idx) == 1
+		return err
 	})
 	return id, inserted, err
 }

@@ -574,12 +574,18 @@ type archiveJSON struct {
 	CapturedAt    time.Time `json:"captured_at"`
 }
 
-// InsertArchives admits archives in bulk: each row not yet in the ledger at
-// its (bucket, object_key) is inserted together with the outbox row carrying
-// tuples(i, archiveID), as InsertArchive does one at a time, inside this
-// transaction. It returns the indexes of the rows inserted. Rows must have
-// distinct (bucket, object_key).
+// InsertArchives admits archives in bulk inside the level's transaction
+// (see insertArchives).
 func (t *LevelTx) InsertArchives(ctx context.Context, rows []NewArchive, tuples func(i int, archiveID string) ledger.OutboxPayload) ([]int, error) {
+	return insertArchives(ctx, t.tx, rows, tuples)
+}
+
+// insertArchives is the one admission rule in SQL: each row not yet in the
+// ledger at its (bucket, object_key) is inserted together with the outbox row
+// carrying tuples(i, archiveID), in tx; a row already there queues nothing
+// (its tuples were queued the first time). It returns the indexes of the rows
+// inserted, ascending. Rows must have distinct (bucket, object_key).
+func insertArchives(ctx context.Context, tx pgx.Tx, rows []NewArchive, tuples func(i int, archiveID string) ledger.OutboxPayload) ([]int, error) {
 	if len(rows) == 0 {
 		return nil, nil
 	}
@@ -597,7 +603,7 @@ func (t *LevelTx) InsertArchives(ctx context.Context, rows []NewArchive, tuples 
 	if err != nil {
 		return nil, err
 	}
-	res, err := t.tx.Query(ctx, `
+	res, err := tx.Query(ctx, `
 		INSERT INTO archives (task_id, correlation_id, bucket, object_key, source_url, labels, wacz_complete, signed, captured_at)
 		SELECT task_id, correlation_id, bucket, object_key, source_url, labels, wacz_complete, signed, captured_at
 		FROM jsonb_to_recordset($1::jsonb) AS x(task_id uuid, correlation_id text, bucket text, object_key text,
@@ -635,7 +641,7 @@ func (t *LevelTx) InsertArchives(ctx context.Context, rows []NewArchive, tuples 
 	for k, j := range order {
 		sortedIdx[k], sortedPayloads[k] = idx[j], payloads[j]
 	}
-	if _, err := t.tx.Exec(ctx, `
+	if _, err := tx.Exec(ctx, `
 		INSERT INTO fga_outbox (payload)
 		SELECT p::jsonb FROM unnest($1::text[]) WITH ORDINALITY AS x(p, i) ORDER BY x.i`, sortedPayloads); err != nil {
 		return nil, fmt.Errorf("queue tuples: %w", err)
