@@ -64,12 +64,6 @@ func (s *Server) Handler() http.Handler {
 	})
 }
 
-// Handle registers another route (used by the crawl and search handlers).
-func (s *Server) Handle(pattern string, h http.HandlerFunc) {
-	s.Handler()
-	s.mux.HandleFunc(pattern, h)
-}
-
 // routeNotFound answers a path no route serves, with a body unlike
 // {"error":"not found"} so callers can tell "not configured" from "not
 // allowed".
@@ -91,27 +85,16 @@ type BadRequest struct{ Message string }
 
 func (e *BadRequest) Error() string { return e.Message }
 
-// Body is a 4xx answer with its exact JSON body.
-type Body struct {
-	Status int
-	Value  any
-}
-
-func (e *Body) Error() string { return fmt.Sprintf("%d %v", e.Status, e.Value) }
-
 var errUnauthenticated = errors.New("unauthenticated")
 
 // fail maps an error to its answer. This is the one table from errors to
 // status codes; anything unknown is a 500 whose details stay in the log.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	var bad *BadRequest
-	var body *Body
 	var bodied interface{ Body() any }
 	switch {
 	case errors.As(err, &bad):
 		writeJSON(w, http.StatusBadRequest, map[string]any{"statusCode": 400, "code": "FST_ERR_VALIDATION", "error": "Bad Request", "message": bad.Message})
-	case errors.As(err, &body):
-		writeJSON(w, body.Status, body.Value)
 	case errors.As(err, &bodied) && errors.Is(err, crawl.ErrInvalid):
 		writeJSON(w, http.StatusBadRequest, bodied.Body())
 	case errors.As(err, &bodied) && errors.Is(err, crawl.ErrConflict):

@@ -5,6 +5,8 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+
+	"github.com/capture-ledger/ledgerctl/pkg/identity"
 )
 
 // PickerView is which form the picker shows, decided on the server from the
@@ -29,14 +31,6 @@ type PickerConfig struct {
 
 const pickerDocs = "https://uraitakahito.github.io/capture-ledger/ja/picker/"
 
-func isLoopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
 // pickerData is what the template sees; html/template escapes every value
 // by context (text, attribute, JavaScript string).
 type pickerData struct {
@@ -56,7 +50,7 @@ func (c PickerConfig) data() pickerData {
 		d.Prompt = "subject を入れて「読み込む」"
 		d.Unauthorized = "401 — subject が空（この API は開発用ヘッダで名乗る設定）"
 		d.Notice = "この API は開発用ヘッダで名乗る設定。入れた subject と組織をそのまま信じる —— 誰でも誰にでもなれる。"
-		if !isLoopback(c.Host) {
+		if !identity.IsLoopback(c.Host) {
 			d.Warn = "この API は " + net.JoinHostPort(c.Host, strconv.Itoa(c.Port)) + " で待ちながら、名乗りをそのまま信じる —— 同じネットワークの誰もが、誰にでもなれる。127.0.0.1 で待たせる（CAPTURE_LEDGER_API_HOST=127.0.0.1）か、JWT の設定（CAPTURE_LEDGER_OIDC_ISSUER）に戻す"
 		}
 	case ViewToken:
