@@ -9,8 +9,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
+
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/capture-ledger/ledgerctl/pkg/blob"
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
@@ -124,47 +128,37 @@ func (r *Reconciler) Reconcile(ctx context.Context, since *time.Time) (Reconcile
 	if n <= 0 {
 		n = 8
 	}
-	var (
-		mu       sync.Mutex
-		firstErr error
-		wg       sync.WaitGroup
-		sem      = make(chan struct{}, n)
-	)
+	var mu sync.Mutex
 	log := r.Admitter.logger()
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(n)
 	for _, sub := range subs {
-		if ctx.Err() != nil {
-			break
-		}
-		sem <- struct{}{}
-		wg.Add(1)
-		go func(sub ledger.Submission) {
-			defer func() { <-sem; wg.Done() }()
-			outcome, err := r.one(ctx, sub)
+		g.Go(func() error {
+			outcome, err := r.one(gctx, sub)
+			if err != nil {
+				return err
+			}
 			mu.Lock()
 			defer mu.Unlock()
 			if r.Progress != nil {
 				r.Progress()
 			}
-			switch {
-			case err != nil && firstErr == nil:
-				firstErr = err
-			case err != nil:
-			case outcome == outcomeMissing:
+			switch outcome {
+			case outcomeMissing:
 				res.Missing++
 				res.MissingKeys = append(res.MissingKeys, sub.ManifestKey)
 				log.Warn("Manifest is not where the capture reported writing it", "taskId", sub.TaskID, "key", sub.ManifestKey)
-			case outcome == outcomeRegistered:
+			case outcomeRegistered:
 				res.Registered++
 			default:
 				res.Skipped++
 			}
-		}(sub)
+			return nil
+		})
 	}
-	wg.Wait()
-	if firstErr == nil {
-		firstErr = ctx.Err()
-	}
-	return res, firstErr
+	err = g.Wait()
+	slices.Sort(res.MissingKeys) // the same order whatever the scheduling
+	return res, err
 }
 
 type reconcileOutcome int

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/capture-ledger/ledgerctl/pkg/testenv"
@@ -83,8 +84,8 @@ func TestCrawlCommands(t *testing.T) {
 		t.Fatalf("no runner: exit %d %s", code, errs)
 	}
 
-	levels := 0
-	flow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { levels++ }))
+	var levels atomic.Int32
+	flow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { levels.Add(1) }))
 	defer flow.Close()
 	env["CAPTURE_LEDGER_CRAWL_WEBHOOK_URL"], env["CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN"] = flow.URL, "t"
 
@@ -102,8 +103,8 @@ func TestCrawlCommands(t *testing.T) {
 	}
 	out, errs, code := run(t, dir, env, "crawl", "start", "--as", "alice", "--org", "acme", "--seed", "https://www.example.com/", "--rule", "follow:same-site", "--max-depth", "1")
 	id := strings.TrimSpace(out)
-	if code != 0 || len(id) != 36 || levels != 1 {
-		t.Fatalf("start: exit %d %q %s (levels dispatched %d)", code, out, errs, levels)
+	if code != 0 || len(id) != 36 || levels.Load() != 1 {
+		t.Fatalf("start: exit %d %q %s (levels dispatched %d)", code, out, errs, levels.Load())
 	}
 	if _, errs, code := run(t, dir, env, "crawl", "start", "--as", "alice", "--org", "acme", "--seed", "https://other.example.org/"); code != ExitFailure || !strings.Contains(errs, id) {
 		t.Errorf("second crawl: exit %d %s", code, errs)
