@@ -299,6 +299,12 @@ type CursorJSON struct {
 	BeforeID string `json:"beforeId"`
 }
 
+// nextCursor is the position a list's next page starts after, in the form
+// parseBefore reads back.
+func nextCursor(at time.Time, id string) *CursorJSON {
+	return &CursorJSON{Before: at.UTC().Format(time.RFC3339Nano), BeforeID: id}
+}
+
 // ArchivePage is the body of GET /api/archives.
 type ArchivePage struct {
 	Archives  []ledger.Archive `json:"archives"`
@@ -310,7 +316,7 @@ type ArchivePage struct {
 func NewArchivePage(p archive.Page) ArchivePage {
 	out := ArchivePage{Archives: p.Archives, Truncated: p.Truncated}
 	if p.Next != nil {
-		out.Next = &CursorJSON{Before: p.Next.CapturedAt.UTC().Format(time.RFC3339Nano), BeforeID: p.Next.ID}
+		out.Next = nextCursor(p.Next.CapturedAt, p.Next.ID)
 	}
 	return out
 }

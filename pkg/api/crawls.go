@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"time"
 
 	"github.com/capture-ledger/ledgerctl/pkg/crawl"
 	"github.com/capture-ledger/ledgerctl/pkg/identity"
@@ -55,7 +54,7 @@ func (s *Server) crawlRoutes() {
 				Next *CursorJSON `json:"next"`
 			}{CrawlList: list}
 			if list.Next != nil {
-				out.Next = &CursorJSON{Before: list.Next.StartedAt.UTC().Format(time.RFC3339Nano), BeforeID: list.Next.ID}
+				out.Next = nextCursor(list.Next.StartedAt, list.Next.ID)
 			}
 			return out, nil
 		}))
