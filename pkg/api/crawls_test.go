@@ -91,11 +91,20 @@ func (f *crawlFixture) do(t *testing.T, method, path, subject, body string) (int
 	return res.StatusCode, strings.TrimSpace(string(b))
 }
 
-// capture writes what a capture server leaves for one page: the WACZ, its
-// manifest and its links file, and returns the page's report entry.
+// capture writes what a capture server leaves for one page of the running
+// crawl: the WACZ, its manifest (correlationId: the crawl id, as the runner
+// sends it) and its links file, and returns the page's report entry.
 func (f *crawlFixture) capture(t *testing.T, url string, links []map[string]any) map[string]any {
 	t.Helper()
 	ctx := context.Background()
+	var crawlID string
+	st, err := f.env.App.Store(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Pool.QueryRow(ctx, `SELECT coalesce((SELECT id::text FROM crawls WHERE state = 'running'), '')`).Scan(&crawlID); err != nil {
+		t.Fatal(err)
+	}
 	task := uuid.NewString()
 	base := "crawl/" + task
 	put := func(key string, body []byte) {
@@ -104,7 +113,7 @@ func (f *crawlFixture) capture(t *testing.T, url string, links []map[string]any)
 		}
 	}
 	put(base+".wacz", []byte("wacz of "+url))
-	put(base+".result.json", apptest.Manifest(task, "success", url, f.env.Bucket, base+".wacz", time.Now()))
+	put(base+".result.json", apptest.ManifestFor(task, crawlID, "success", url, f.env.Bucket, base+".wacz", time.Now()))
 	lb, _ := json.Marshal(map[string]any{"links": links})
 	put(base+".links.json", lb)
 	now := time.Now().UTC()

@@ -73,10 +73,17 @@ func NewFGA(t testing.TB) authz.Client {
 }
 
 // Manifest is a BrowserHive v12 success report for taskID whose WACZ is at
-// waczKey in bucket (no artifacts when waczKey is empty).
+// waczKey in bucket (no artifacts when waczKey is empty), with the
+// correlationId c0ffee00.
 func Manifest(taskID, status, sourceURL, bucket, waczKey string, capturedAt time.Time) []byte {
+	return ManifestFor(taskID, "c0ffee00", status, sourceURL, bucket, waczKey, capturedAt)
+}
+
+// ManifestFor is Manifest with the given correlationId (a crawl's captures
+// carry the crawl id).
+func ManifestFor(taskID, correlationID, status, sourceURL, bucket, waczKey string, capturedAt time.Time) []byte {
 	m := map[string]any{
-		"taskId": taskID, "correlationId": "c0ffee00", "url": sourceURL, "labels": []string{},
+		"taskId": taskID, "correlationId": correlationID, "url": sourceURL, "labels": []string{},
 		"status": status, "timestamp": capturedAt.UTC().Format(time.RFC3339Nano), "captureProcessingTimeMs": 900,
 		"completeness": map[string]any{"complete": true, "bodylessUrls": []string{}, "truncatedUrls": []string{}},
 	}

@@ -21,6 +21,11 @@ import (
 // ErrNotFound is returned when the object (or bucket) does not exist.
 var ErrNotFound = errors.New("no such object")
 
+// ErrRejected is an answer of the S3 server refusing one request (a key it
+// will not take, access denied, …): the server is reachable, and the
+// failure belongs to that object, not to the whole run.
+var ErrRejected = errors.New("the S3 server refused the request")
+
 // Config says how to reach the S3 API.
 type Config struct {
 	Endpoint, Region, AccessKeyID, SecretAccessKey string
@@ -136,6 +141,7 @@ func wrap(err error, op, bucket, key string) error {
 		case "NoSuchKey", "NoSuchBucket", "NotFound":
 			return fmt.Errorf("%s s3://%s/%s: %w", op, bucket, key, ErrNotFound)
 		}
+		return fmt.Errorf("%s s3://%s/%s: %w: %w", op, bucket, key, ErrRejected, err)
 	}
 	var nsk *types.NoSuchKey
 	if errors.As(err, &nsk) {

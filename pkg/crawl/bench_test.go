@@ -43,20 +43,53 @@ var benchRules = []rules.Rule{
 var benchHosts = []string{"www.example.com", "docs.example.com", "shop.example.com", "news.example.com"}
 
 // levelFixture is a crawl's seeds and the level-0 report of them, with the
-// manifests and links files already in the bucket.
+// links files already in the bucket; the manifests are written by fresh,
+// since they carry the crawl id as their correlationId.
 type levelFixture struct {
-	seeds  []string
-	report crawl.LevelReport
+	seeds     []string
+	report    crawl.LevelReport
+	manifests []benchObject
+}
+
+type benchObject struct {
+	key string
+	v   map[string]any
+}
+
+// putAll writes objs into the bucket, 16 at a time.
+func putAll(b *testing.B, e *env, objs []benchObject) {
+	b.Helper()
+	var wg sync.WaitGroup
+	var next atomic.Int64
+	errs := make(chan error, 16)
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(objs) {
+					return
+				}
+				data, _ := json.Marshal(objs[i].v)
+				if err := e.blob.Put(e.ctx, e.bucket, objs[i].key, "application/json", data); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		b.Fatal(err)
+	}
 }
 
 func newLevelFixture(b *testing.B, e *env) *levelFixture {
 	b.Helper()
 	fx := &levelFixture{}
-	type object struct {
-		key string
-		v   any
-	}
-	var objs []object
+	var objs []benchObject
 	ts := e.clock.Now().Add(-time.Minute)
 	for i := 0; i < benchPages; i++ {
 		host := benchHosts[i%len(benchHosts)]
@@ -83,49 +116,25 @@ func newLevelFixture(b *testing.B, e *env) *levelFixture {
 		)
 		task := uuid.NewString()
 		stem := "bench/" + task
+		fx.manifests = append(fx.manifests, benchObject{stem + ".result.json", map[string]any{
+			"taskId": task, "url": page, "labels": []string{}, "status": "success",
+			"timestamp": ts.Format(time.RFC3339Nano), "captureProcessingTimeMs": 900,
+			"artifacts":    map[string]any{"wacz": e.loc(stem + ".wacz"), "links": e.loc(stem + ".links.json")},
+			"completeness": map[string]any{"complete": true, "bodylessUrls": []string{}, "truncatedUrls": []string{}},
+		}})
 		objs = append(objs,
-			object{stem + ".result.json", map[string]any{
-				"taskId": task, "url": page, "labels": []string{}, "status": "success",
-				"timestamp": ts.Format(time.RFC3339Nano), "captureProcessingTimeMs": 900,
-				"artifacts":    map[string]any{"wacz": e.loc(stem + ".wacz"), "links": e.loc(stem + ".links.json")},
-				"completeness": map[string]any{"complete": true, "bodylessUrls": []string{}, "truncatedUrls": []string{}},
-			}},
-			object{stem + ".links.json", map[string]any{
+			benchObject{stem + ".links.json", map[string]any{
 				"taskId": task, "url": page, "finalUrl": page, "labels": []string{},
 				"capturedAt": ts.Format(time.RFC3339Nano), "links": ls,
 			}},
 		)
 		fx.report.Results = append(fx.report.Results, crawl.PageReport{
-			URL: page, FinalURL: page, Status: crawl.StatusCaptured, TaskID: task, CorrelationID: "bench",
+			URL: page, FinalURL: page, Status: crawl.StatusCaptured, TaskID: task,
 			ManifestLocation: e.loc(stem + ".result.json"), LinksLocation: e.loc(stem + ".links.json"),
 			SubmittedAt: ts.Add(-time.Second), FinishedAt: ts,
 		})
 	}
-	var wg sync.WaitGroup
-	var next atomic.Int64
-	errs := make(chan error, 16)
-	for range 16 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= len(objs) {
-					return
-				}
-				data, _ := json.Marshal(objs[i].v)
-				if err := e.blob.Put(e.ctx, e.bucket, objs[i].key, "application/json", data); err != nil {
-					errs <- err
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	if err := <-errs; err != nil {
-		b.Fatal(err)
-	}
+	putAll(b, e, objs)
 	return fx
 }
 
@@ -135,7 +144,12 @@ func (fx *levelFixture) fresh(b *testing.B, e *env) string {
 	if _, err := e.pool.Exec(e.ctx, `DELETE FROM crawls; TRUNCATE archives, fga_outbox, capture_submissions`); err != nil {
 		b.Fatal(err)
 	}
-	return e.start(crawl.StartRequest{Seeds: fx.seeds, Rules: benchRules, MaxDepth: ptr(2), MaxPages: ptr(crawl.MaxPagesLimit), PerHostDelayMs: ptr(0)})
+	id := e.start(crawl.StartRequest{Seeds: fx.seeds, Rules: benchRules, MaxDepth: ptr(2), MaxPages: ptr(crawl.MaxPagesLimit), PerHostDelayMs: ptr(0)})
+	for _, m := range fx.manifests {
+		m.v["correlationId"] = id
+	}
+	putAll(b, e, fx.manifests)
+	return id
 }
 
 func benchEnv(b *testing.B) (*env, *levelFixture) {

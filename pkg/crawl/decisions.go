@@ -40,15 +40,13 @@ type DecisionsView struct {
 }
 
 // Decisions returns what the rules of one crawl decided. A bad id is a
-// *ValidationError; no can_submit, or no such crawl, is ledger.ErrNotFound.
+// *ValidationError; no such crawl, or one the caller may not touch, is
+// ledger.ErrNotFound.
 func (s *Service) Decisions(ctx context.Context, c Caller, id string) (DecisionsView, error) {
 	if err := checkID(id); err != nil {
 		return DecisionsView{}, err
 	}
-	if err := s.allow(ctx, c); err != nil {
-		return DecisionsView{}, err
-	}
-	cr, err := s.Store.Crawl(ctx, id)
+	cr, err := s.crawlFor(ctx, c, id)
 	if err != nil {
 		return DecisionsView{}, err
 	}
@@ -157,7 +155,8 @@ func checkDomainQuery(q DomainQuery) error {
 // for hostnames equal to domain or under it at a label boundary
 // ("ads.example.com" matches x.ads.example.com, not badads.example.com).
 // At most 500 rows; Truncated says the cap was hit. Gated by can_submit
-// like the crawl routes (ledger.ErrNotFound).
+// on some organization (ledger.ErrNotFound), and limited to the crawls the
+// caller may touch (see List).
 func (s *Service) DecisionsByDomain(ctx context.Context, c Caller, domain string, days int, action string) (DomainDecisions, error) {
 	q := DomainQuery{Domain: domain, Days: days, Action: action}
 	if err := checkDomainQuery(q); err != nil {
@@ -172,8 +171,12 @@ func (s *Service) DecisionsByDomain(ctx context.Context, c Caller, domain string
 	if err := s.allow(ctx, c); err != nil {
 		return DomainDecisions{}, err
 	}
+	scope, err := s.scope(ctx, c)
+	if err != nil {
+		return DomainDecisions{}, err
+	}
 	since := s.now().Add(-time.Duration(q.Days) * 24 * time.Hour)
-	rows, err := s.Store.DecisionsByDomain(ctx, q.Domain, since, q.Action, MaxDomainDecisions+1)
+	rows, err := s.Store.DecisionsByDomain(ctx, scope, q.Domain, since, q.Action, MaxDomainDecisions+1)
 	if err != nil {
 		return DomainDecisions{}, err
 	}

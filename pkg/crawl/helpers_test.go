@@ -91,6 +91,9 @@ type env struct {
 	disp   *recorder
 	clock  *clock
 	svc    *crawl.Service
+	// crawlID is the crawl start last started: the correlationId write
+	// puts into manifests, as a runner sends the crawl id.
+	crawlID string
 }
 
 // alice may submit for acme; bob is a member of nothing that lets him.
@@ -210,7 +213,7 @@ func (e *env) write(c capture) crawl.PageReport {
 	}
 	ts := e.clock.Now().Add(-time.Second)
 	m := map[string]any{
-		"taskId": task, "url": c.url, "labels": []string{}, "status": status,
+		"taskId": task, "correlationId": e.crawlID, "url": c.url, "labels": []string{}, "status": status,
 		"timestamp": ts.Format(time.RFC3339Nano), "captureProcessingTimeMs": 1200,
 		"artifacts": map[string]any{},
 	}
@@ -298,6 +301,7 @@ func (e *env) start(req crawl.StartRequest) string {
 	if err != nil {
 		e.t.Fatalf("Start: %v", err)
 	}
+	e.crawlID = id
 	return id
 }
 

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -21,7 +22,8 @@ import (
 // and returns the next level, which it has already dispatched.
 //
 // The report is checked whole first (*ValidationError, nothing written),
-// then can_submit (ledger.ErrNotFound), then the crawl (ledger.ErrNotFound).
+// then the crawl: an absent one, and one the caller may not touch (not its
+// requester, no can_submit on its organization), are ledger.ErrNotFound.
 // A report already accepted for this depth is answered again from the
 // record when it is the same report (Replayed; nothing changes, whatever
 // the crawl's state now), and refused with a *LevelConflictError when it is
@@ -30,9 +32,17 @@ import (
 // with a *LevelConflictError. Refusals change nothing.
 //
 // Otherwise the manifests and links files are read from the configured
-// bucket first, then everything is written in one transaction:
+// bucket first, then everything is written in one transaction. A result is
+// refused (listed in the answer's refused with its reason, kept with the
+// level, never admitted: no submission, no archive, no tuple) when its URL
+// is not a pending page of this crawl at this depth, when its correlationId
+// is not the crawl's id, or when its manifest's taskId, correlationId (the
+// crawl id) or url does not agree with the result's page and crawl
+// (DESIGN.md §3.11). For the others:
 //   - the reported pending pages of this depth are closed (matched by
-//     normalised URL): state, skip reason, task id, times, final URL;
+//     normalised URL): state, skip reason, task id, times, final URL; a
+//     pending page whose result was refused is closed failed with the
+//     reason and no task;
 //   - a capture_submissions row for every page with a taskId, failures
 //     too (the manifest key only when it is inside the configured bucket);
 //   - an archive (and its queued OpenFGA tuples) for every manifest that is
@@ -59,7 +69,7 @@ func (s *Service) ReportLevel(ctx context.Context, c Caller, crawlID string, rep
 	if err != nil {
 		return LevelResult{}, err
 	}
-	if err := s.allow(ctx, c); err != nil {
+	if _, err := s.crawlFor(ctx, c, crawlID); err != nil {
 		return LevelResult{}, err
 	}
 	return s.reportLevel(ctx, crawlID, norm)
@@ -90,9 +100,12 @@ type pageWork struct {
 	final   rules.URL
 	finalOK bool
 
-	outcome  *manifest.Outcome    // when the page has a taskId
-	archive  *manifest.ArchiveRow // the manifest is an admissible success
-	linksRun bool                 // the links were read and decided
+	outcome *manifest.Outcome    // when the page has a taskId
+	archive *manifest.ArchiveRow // the manifest is an admissible success
+	// refused says why this result is not this crawl's to report (one of
+	// the Refuse* reasons); such a result admits nothing.
+	refused  string
+	linksRun bool // the links were read and decided
 	links    []rules.LinkDecision
 }
 
@@ -171,7 +184,12 @@ func (s *Service) replay(ctx context.Context, id string, rec *postgres.LevelReco
 	if !bytes.Equal(rec.Digest, digest[:]) {
 		return LevelResult{}, &LevelConflictError{CrawlID: id, Depth: rec.Depth}
 	}
-	res := LevelResult{Next: []NextPage{}, StopReason: rec.StopReason, Replayed: true}
+	res := LevelResult{Next: []NextPage{}, StopReason: rec.StopReason, Refused: []Refusal{}, Replayed: true}
+	if len(rec.Refused) > 0 {
+		if err := json.Unmarshal(rec.Refused, &res.Refused); err != nil {
+			return LevelResult{}, fmt.Errorf("crawl %s depth %d: the recorded refusals are not readable: %w", id, rec.Depth, err)
+		}
+	}
 	if rec.NextPages > 0 {
 		pages, err := s.Store.PagesAtDepth(ctx, id, rec.Depth+1)
 		if err != nil {
@@ -218,6 +236,10 @@ func (s *Service) read(ctx context.Context, cr postgres.Crawl, set *rules.Set, r
 			f, err := rules.ParseURL(p.FinalURL)
 			pages[i].final, pages[i].finalOK = f, err == nil
 		}
+		if p.CorrelationID != "" && !strings.EqualFold(p.CorrelationID, cr.ID) {
+			pages[i].refused = RefuseCorrelation
+			continue
+		}
 		if p.TaskID != "" {
 			o := manifest.ManifestOutcome(p.ManifestLocation, p.ManifestError, s.Bucket)
 			pages[i].outcome = &o
@@ -234,6 +256,9 @@ func (s *Service) read(ctx context.Context, cr postgres.Crawl, set *rules.Set, r
 	)
 	for i := range pages {
 		pw := &pages[i]
+		if pw.refused != "" {
+			continue
+		}
 		needManifest := pw.outcome != nil && pw.outcome.Key != ""
 		// A page is followed only when both its requested and its final URL
 		// are; without a reported final URL, the links file's is checked
@@ -268,7 +293,12 @@ func (s *Service) readPage(ctx context.Context, cr postgres.Crawl, set *rules.Se
 	log := s.log().With("crawlId", cr.ID, "url", pw.rep.URL)
 	linksLoc := pw.rep.LinksLocation
 	if pw.outcome != nil && pw.outcome.Key != "" {
-		if m, ok := s.readManifest(ctx, log, pw); ok {
+		m, ok := s.readManifest(ctx, log, pw)
+		if pw.refused = bindManifest(m, ok, cr.ID, pw); pw.refused != "" {
+			log.Warn("the manifest is not this page's capture; the result is refused", "taskId", pw.rep.TaskID, "reason", pw.refused)
+			return nil
+		}
+		if ok {
 			row, err := m.Archive(s.Bucket)
 			switch {
 			case errors.Is(err, manifest.ErrNoArchive):
@@ -293,11 +323,16 @@ func (s *Service) readPage(ctx context.Context, cr postgres.Crawl, set *rules.Se
 		return nil
 	}
 	data, err := s.Objects.Get(ctx, s.Bucket, key)
-	if errors.Is(err, blob.ErrNotFound) {
+	switch {
+	case errors.Is(err, blob.ErrNotFound):
 		log.Warn("links file is not where the capture reported writing it; its links are not followed", "key", key)
 		return nil
-	}
-	if err != nil {
+	case errors.Is(err, blob.ErrRejected):
+		// S3 answered and refused this key: that page's problem, not the
+		// level's (failing the report would fail every resend too).
+		log.Warn("S3 refused to read the links file; its links are not followed", "key", key, "error", err.Error())
+		return nil
+	case err != nil:
 		return fmt.Errorf("read links file %s: %w", key, err)
 	}
 	if pw.rep.FinalURL == "" {
@@ -349,11 +384,30 @@ func (s *Service) readManifest(ctx context.Context, log interface {
 		log.Warn("Manifest is not a report the ledger can read; skipping it", "key", pw.outcome.Key, "error", err.Error())
 		return manifest.Manifest{}, false
 	}
-	if m.TaskID != pw.rep.TaskID {
-		log.Warn("Manifest belongs to another task; skipping it", "taskId", pw.rep.TaskID, "manifestTaskId", m.TaskID)
-		return manifest.Manifest{}, false
-	}
 	return m, true
+}
+
+// bindManifest says why a manifest read for a result is not that page's
+// capture in crawl crawlID ("" when it is, or when there is none to judge:
+// a missing manifest is left to reconcile, which binds it to its
+// submission). The task, the correlation (the crawl id the runner sent as
+// correlationId) and the requested URL must all agree; a manifest without
+// a correlationId cannot be bound and is refused too.
+func bindManifest(m manifest.Manifest, read bool, crawlID string, pw *pageWork) string {
+	if !read {
+		return ""
+	}
+	if !strings.EqualFold(m.TaskID, pw.rep.TaskID) {
+		return RefuseManifestTask
+	}
+	if m.CorrelationID == nil || !strings.EqualFold(*m.CorrelationID, crawlID) {
+		return RefuseManifestCorr
+	}
+	u, err := rules.ParseURL(m.URL)
+	if err != nil || (u.Normalized != pw.url.Normalized && u.Normalized != pw.final.Normalized) {
+		return RefuseManifestURL
+	}
+	return ""
 }
 
 func strPtr(s string) *string {
@@ -393,6 +447,13 @@ func (s *Service) apply(ctx context.Context, tx *postgres.LevelTx, cr postgres.C
 		if pw.archive != nil && p.Status != StatusCaptured {
 			pc.State, pc.SkipReason = string(StatusCaptured), nil
 		}
+		if pw.refused != "" {
+			// The page stays this crawl's, closed failed with why; it keeps
+			// no task or correlation, so nothing joins it to that capture.
+			reason := "refused: " + pw.refused
+			pc = postgres.PageClose{URL: p.URL, State: string(StatusFailed), SkipReason: &reason,
+				SubmittedAt: timePtr(p.SubmittedAt), FinishedAt: timePtr(p.FinishedAt)}
+		}
 		closes[i] = pc
 	}
 	closed, err := tx.ClosePages(ctx, rep.Depth, closes)
@@ -404,8 +465,22 @@ func (s *Service) apply(ctx context.Context, tx *postgres.LevelTx, cr postgres.C
 	for _, cp := range closed {
 		closedID[cp.URL] = cp.ID
 	}
+	// A result is admitted only for a page of this crawl dispatched at
+	// this depth and still pending (DESIGN.md §3.11).
+	refusals := []Refusal{}
+	for i := range pages {
+		pw := &pages[i]
+		if _, ok := closedID[pw.rep.URL]; !ok && pw.refused == "" {
+			pw.refused = RefuseNotPending
+		}
+		if pw.refused != "" {
+			refusals = append(refusals, Refusal{URL: pw.rep.URL, TaskID: pw.rep.TaskID, Reason: pw.refused})
+			s.log().Warn("level report result refused; nothing of it was admitted",
+				"crawlId", cr.ID, "depth", rep.Depth, "url", pw.rep.URL, "taskId", pw.rep.TaskID, "reason", pw.refused)
+		}
+	}
 	for _, pw := range pages {
-		if _, ok := closedID[pw.rep.URL]; !ok {
+		if pw.refused != "" {
 			continue
 		}
 		if pw.rep.Status == StatusCaptured || pw.archive != nil {
@@ -414,10 +489,6 @@ func (s *Service) apply(ctx context.Context, tx *postgres.LevelTx, cr postgres.C
 				recovered++
 			}
 		}
-	}
-	if len(closed) < len(pages) {
-		s.log().Warn("some reported pages are not pending pages of this level; they were not changed",
-			"crawlId", cr.ID, "depth", rep.Depth, "reported", len(pages), "closed", len(closed))
 	}
 	if recovered > 0 {
 		s.log().Info("recovered captures the flow could not see", "crawlId", cr.ID, "depth", rep.Depth, "pages", recovered)
@@ -428,7 +499,7 @@ func (s *Service) apply(ctx context.Context, tx *postgres.LevelTx, cr postgres.C
 	var subs []postgres.NewSubmission
 	seenTask := map[string]bool{}
 	for _, pw := range pages {
-		if pw.outcome == nil || seenTask[pw.rep.TaskID] {
+		if pw.refused != "" || pw.outcome == nil || seenTask[pw.rep.TaskID] {
 			continue
 		}
 		seenTask[pw.rep.TaskID] = true
@@ -454,7 +525,7 @@ func (s *Service) apply(ctx context.Context, tx *postgres.LevelTx, cr postgres.C
 	seenObj := map[[2]string]bool{}
 	for _, pw := range pages {
 		a := pw.archive
-		if a == nil || seenObj[[2]string{a.Bucket, a.ObjectKey}] {
+		if pw.refused != "" || a == nil || seenObj[[2]string{a.Bucket, a.ObjectKey}] {
 			continue
 		}
 		seenObj[[2]string{a.Bucket, a.ObjectKey}] = true
@@ -487,7 +558,7 @@ func (s *Service) apply(ctx context.Context, tx *postgres.LevelTx, cr postgres.C
 	seenLink := make(map[string]struct{}, total)
 	for _, pw := range pages {
 		from, ok := closedID[pw.rep.URL]
-		if !ok || !pw.linksRun {
+		if !ok || pw.refused != "" || !pw.linksRun {
 			continue
 		}
 		for _, ld := range pw.links {
@@ -564,11 +635,15 @@ func (s *Service) apply(ctx context.Context, tx *postgres.LevelTx, cr postgres.C
 			answerStop = &reason
 		}
 	}
+	refusedJSON, err := json.Marshal(refusals)
+	if err != nil {
+		return LevelResult{}, nil, nil, err
+	}
 	err = tx.FinishLevel(ctx, postgres.LevelTotals{
 		LevelRecord: postgres.LevelRecord{
 			Depth: rep.Depth, Digest: digest[:], Results: len(pages), PagesClosed: len(closed),
 			PagesCaptured: captured, PagesRecovered: recovered, ArchivesAdmitted: len(admitted),
-			PagesDiscovered: discovered, NextPages: len(next), StopReason: answerStop,
+			PagesDiscovered: discovered, NextPages: len(next), StopReason: answerStop, Refused: refusedJSON,
 		},
 		CrawlStopReason: crawlStop, Done: done, Now: now,
 	})
@@ -590,12 +665,12 @@ func (s *Service) apply(ctx context.Context, tx *postgres.LevelTx, cr postgres.C
 		}
 	}
 
-	res := LevelResult{Next: make([]NextPage, len(next)), StopReason: answerStop}
+	res := LevelResult{Next: make([]NextPage, len(next)), StopReason: answerStop, Refused: refusals}
 	for i, p := range next {
 		res.Next[i] = NextPage{URL: p.URL, Host: p.Host, Depth: nextDepth}
 	}
 	s.log().Info("level registered", "crawlId", cr.ID, "depth", rep.Depth, "reported", len(pages), "closed", len(closed),
-		"captured", captured, "registered", len(admitted), "discovered", discovered, "next", len(next), "stopReason", reason)
+		"captured", captured, "registered", len(admitted), "refused", len(refusals), "discovered", discovered, "next", len(next), "stopReason", reason)
 	if done {
 		s.log().Info("crawl finished", "crawlId", cr.ID, "stopReason", reason)
 	}

@@ -237,7 +237,27 @@ type NextPage struct {
 type LevelResult struct {
 	Next       []NextPage `json:"next"`
 	StopReason *string    `json:"stopReason"`
+	// Refused lists the results that were not admitted because they are
+	// not this crawl's to report (DESIGN.md §3.11); never nil.
+	Refused []Refusal `json:"refused"`
 	// Replayed says the same report had been accepted before: this is its
 	// answer again, and nothing changed.
 	Replayed bool `json:"-"`
 }
+
+// Refusal is one result of a level report that was refused: nothing of it
+// was admitted (no archive, no submission, no tuple).
+type Refusal struct {
+	URL    string `json:"url"`
+	TaskID string `json:"taskId,omitempty"`
+	Reason string `json:"reason"`
+}
+
+// The reasons a result is refused for.
+const (
+	RefuseNotPending   = "not a pending page of this crawl at this depth"
+	RefuseCorrelation  = "the report's correlationId is not this crawl"
+	RefuseManifestTask = "the manifest belongs to another task"
+	RefuseManifestCorr = "the manifest's correlationId is not this crawl"
+	RefuseManifestURL  = "the manifest's url is not this page"
+)

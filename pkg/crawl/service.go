@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
@@ -17,13 +18,13 @@ type Store interface {
 	InsertCrawl(ctx context.Context, c postgres.NewCrawl) (string, []postgres.PageRef, error)
 	Crawl(ctx context.Context, id string) (postgres.Crawl, error)
 	CrawlFailures(ctx context.Context, id string, limit int) ([]postgres.CrawlFailure, error)
-	ListCrawls(ctx context.Context, state string, cursor *postgres.CrawlCursor, limit int) ([]postgres.CrawlRow, error)
+	ListCrawls(ctx context.Context, scope postgres.CrawlScope, state string, cursor *postgres.CrawlCursor, limit int) ([]postgres.CrawlRow, error)
 	FailCrawl(ctx context.Context, id, reason string, now time.Time) (bool, error)
 	CloseStalledCrawls(ctx context.Context, before time.Time, reason string, now time.Time) ([]string, error)
 	RecordCrawlJob(ctx context.Context, id, jobID string, depth int) error
 	CrawlDecisions(ctx context.Context, id string) ([]postgres.DecisionRecord, error)
 	CrawlRobots(ctx context.Context, id string, samples int) ([]postgres.RobotsRecord, error)
-	DecisionsByDomain(ctx context.Context, domain string, since time.Time, action string, limit int) ([]postgres.DomainDecision, error)
+	DecisionsByDomain(ctx context.Context, scope postgres.CrawlScope, domain string, since time.Time, action string, limit int) ([]postgres.DomainDecision, error)
 	CrawlLevel(ctx context.Context, id string, depth int) (*postgres.LevelRecord, error)
 	PagesAtDepth(ctx context.Context, id string, depth int) ([]postgres.PageRef, error)
 	HostsLastFinished(ctx context.Context, id string, hosts []string) (map[string]time.Time, error)
@@ -142,7 +143,8 @@ func (s *Service) log() *slog.Logger {
 	return s.Log
 }
 
-// allow is the gate of the crawl routes: a caller without can_submit gets
+// allow is the gate of starting crawls and of the cross-crawl views: a
+// caller without can_submit on any of their organizations gets
 // ledger.ErrNotFound, exactly like an absent crawl.
 func (s *Service) allow(ctx context.Context, c Caller) error {
 	ok, err := s.maySubmit(ctx, c)
@@ -166,6 +168,59 @@ func (s *Service) maySubmit(ctx context.Context, c Caller) (bool, error) {
 		return false, fmt.Errorf("ask whether %s may submit: %w", c.Subject, err)
 	}
 	return ok, nil
+}
+
+// mayTouch says whether the caller may read, report to or fail a crawl of
+// org requested by requestedBy: its requester may, and so may a caller
+// who claims org and has can_submit on that organization (not on any
+// other: DESIGN.md §3.11).
+func (s *Service) mayTouch(ctx context.Context, c Caller, org, requestedBy string) (bool, error) {
+	if c.Subject != "" && c.Subject == requestedBy {
+		return true, nil
+	}
+	if !slices.Contains(c.Orgs, org) {
+		return false, nil
+	}
+	return s.maySubmit(ctx, Caller{Subject: c.Subject, Orgs: []string{org}})
+}
+
+// crawlFor reads crawl id for the caller: an absent crawl and one the
+// caller may not touch are both ledger.ErrNotFound.
+func (s *Service) crawlFor(ctx context.Context, c Caller, id string) (postgres.Crawl, error) {
+	cr, err := s.Store.Crawl(ctx, id)
+	if err != nil {
+		return postgres.Crawl{}, err
+	}
+	ok, err := s.mayTouch(ctx, c, cr.OrgID, cr.RequestedBy)
+	if err != nil {
+		return postgres.Crawl{}, err
+	}
+	if !ok {
+		return postgres.Crawl{}, ledger.ErrNotFound
+	}
+	return cr, nil
+}
+
+// scope is the part of the crawls a caller may see in a list: those of
+// the claimed organizations on which they have can_submit, and those they
+// requested.
+func (s *Service) scope(ctx context.Context, c Caller) (postgres.CrawlScope, error) {
+	sc := postgres.CrawlScope{Subject: c.Subject, Orgs: []string{}}
+	seen := map[string]bool{}
+	for _, org := range c.Orgs {
+		if seen[org] {
+			continue
+		}
+		seen[org] = true
+		ok, err := s.maySubmit(ctx, Caller{Subject: c.Subject, Orgs: []string{org}})
+		if err != nil {
+			return postgres.CrawlScope{}, err
+		}
+		if ok {
+			sc.Orgs = append(sc.Orgs, org)
+		}
+	}
+	return sc, nil
 }
 
 // formats returns the capture formats of a level at depth.

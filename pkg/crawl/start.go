@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/capture-ledger/ledgerctl/pkg/crawl/rules"
+	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 	"github.com/capture-ledger/ledgerctl/pkg/store/postgres"
 )
 
@@ -179,7 +180,12 @@ func (s *Service) Start(ctx context.Context, c Caller, req StartRequest) (string
 	if err := req.Validate(); err != nil {
 		return "", err
 	}
-	if err := s.allow(ctx, c); err != nil {
+	// The crawl is attributed to the caller's first organization, so that
+	// is the one on which can_submit is asked (DESIGN.md §3.11).
+	if len(c.Orgs) == 0 {
+		return "", ledger.ErrNotFound
+	}
+	if err := s.allow(ctx, Caller{Subject: c.Subject, Orgs: c.Orgs[:1]}); err != nil {
 		return "", err
 	}
 	return s.start(ctx, c, req)
@@ -265,7 +271,7 @@ func (s *Service) start(ctx context.Context, c Caller, req StartRequest) (string
 	id, pages, err := s.Store.InsertCrawl(ctx, nc)
 	var active *postgres.ActiveCrawlError
 	if errors.As(err, &active) {
-		return "", &ActiveCrawlError{active}
+		return "", s.activeCrawl(ctx, c, active)
 	}
 	if err != nil {
 		return "", err
@@ -275,4 +281,22 @@ func (s *Service) start(ctx context.Context, c Caller, req StartRequest) (string
 		ID: id, MaxDepth: maxDepth, OrgID: org, PerHostDelayMs: delay, HostParallelism: par,
 	}, 0, pages, nil)
 	return id, nil
+}
+
+// activeCrawl is the 409 of a start refused because a crawl is running. It
+// names the running crawl only to a caller who may touch it: another
+// organization learns that a crawl runs, not which.
+func (s *Service) activeCrawl(ctx context.Context, c Caller, active *postgres.ActiveCrawlError) error {
+	hidden := &ActiveCrawlError{&postgres.ActiveCrawlError{}}
+	if active.CrawlID == "" {
+		return hidden
+	}
+	cr, err := s.Store.Crawl(ctx, active.CrawlID)
+	if err != nil {
+		return hidden
+	}
+	if ok, err := s.mayTouch(ctx, c, cr.OrgID, cr.RequestedBy); err != nil || !ok {
+		return hidden
+	}
+	return &ActiveCrawlError{active}
 }

@@ -82,15 +82,13 @@ func pinnedRules(c postgres.Crawl) ([]rules.Rule, error) {
 }
 
 // Get returns one crawl (GET /api/crawls/:id). A bad id is a
-// *ValidationError; no can_submit, or no such crawl, is ledger.ErrNotFound.
+// *ValidationError; no such crawl, or one the caller may not touch (not its
+// requester, no can_submit on its organization), is ledger.ErrNotFound.
 func (s *Service) Get(ctx context.Context, c Caller, id string) (CrawlView, error) {
 	if err := checkID(id); err != nil {
 		return CrawlView{}, err
 	}
-	if err := s.allow(ctx, c); err != nil {
-		return CrawlView{}, err
-	}
-	cr, err := s.Store.Crawl(ctx, id)
+	cr, err := s.crawlFor(ctx, c, id)
 	if err != nil {
 		return CrawlView{}, err
 	}
@@ -156,10 +154,11 @@ func CheckState(state string) error {
 	return invalid("querystring/state", "must be equal to one of the allowed values (running, succeeded, failed)")
 }
 
-// List returns up to 50 crawls of every organization, newest first,
-// strictly after cursor (GET /api/crawls), only those in state when it is
-// not empty. It is gated by can_submit as a whole: a caller without it gets
-// an empty list, not an error.
+// List returns up to 50 crawls, newest first, strictly after cursor (GET
+// /api/crawls), only those in state when it is not empty. It lists only the
+// crawls the caller may touch: those of their organizations on which they
+// have can_submit, and those they requested; anyone else gets an empty
+// list, not an error.
 func (s *Service) List(ctx context.Context, c Caller, state string, cursor *Cursor) (CrawlList, error) {
 	if err := CheckState(state); err != nil {
 		return CrawlList{}, err
@@ -168,14 +167,11 @@ func (s *Service) List(ctx context.Context, c Caller, state string, cursor *Curs
 		return CrawlList{}, invalid("querystring/beforeId", "must match format \"uuid\"")
 	}
 	out := CrawlList{Crawls: []CrawlSummary{}}
-	ok, err := s.maySubmit(ctx, c)
+	scope, err := s.scope(ctx, c)
 	if err != nil {
 		return CrawlList{}, err
 	}
-	if !ok {
-		return out, nil
-	}
-	rows, err := s.Store.ListCrawls(ctx, state, cursor, ListPageSize+1)
+	rows, err := s.Store.ListCrawls(ctx, scope, state, cursor, ListPageSize+1)
 	if err != nil {
 		return CrawlList{}, err
 	}
@@ -228,8 +224,11 @@ type FailResult struct {
 }
 
 // Fail closes a running crawl as failed with the reason the runner gives
-// (POST /api/crawls/:id/failed). An unknown crawl, or one that is not
-// running, is {"closed":false}, not an error.
+// (POST /api/crawls/:id/failed). A crawl that is not running is
+// {"closed":false}, not an error. An unknown crawl and one the caller may
+// not touch are both ledger.ErrNotFound (the original answered an unknown
+// id {"closed":false}, which would tell another organization's crawl from
+// an absent one).
 func (s *Service) Fail(ctx context.Context, c Caller, id string, req FailRequest) (FailResult, error) {
 	if err := checkID(id); err != nil {
 		return FailResult{}, err
@@ -241,7 +240,7 @@ func (s *Service) Fail(ctx context.Context, c Caller, id string, req FailRequest
 		}
 		reason = *req.Reason
 	}
-	if err := s.allow(ctx, c); err != nil {
+	if _, err := s.crawlFor(ctx, c, id); err != nil {
 		return FailResult{}, err
 	}
 	return s.fail(ctx, id, reason, c.Subject)

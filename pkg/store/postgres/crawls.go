@@ -200,12 +200,24 @@ type CrawlRow struct {
 	WaczCount int
 }
 
-// ListCrawls returns up to limit crawls strictly after cursor in
+// CrawlScope is the part of the crawls a caller may see: those of Orgs
+// and those Subject requested.
+type CrawlScope struct {
+	Orgs    []string
+	Subject string
+}
+
+func (sc CrawlScope) where(args *[]any, alias string) string {
+	*args = append(*args, sc.Orgs, sc.Subject)
+	return fmt.Sprintf("(%[1]s.org_id = ANY($%[2]d::text[]) OR %[1]s.requested_by = $%[3]d)", alias, len(*args)-1, len(*args))
+}
+
+// ListCrawls returns up to limit crawls of scope strictly after cursor in
 // newest-first order (from the top when cursor is nil), only those in state
 // when state is not empty.
-func (s *Store) ListCrawls(ctx context.Context, state string, cursor *CrawlCursor, limit int) ([]CrawlRow, error) {
-	var where []string
+func (s *Store) ListCrawls(ctx context.Context, scope CrawlScope, state string, cursor *CrawlCursor, limit int) ([]CrawlRow, error) {
 	args := []any{limit}
+	where := []string{scope.where(&args, "c")}
 	if state != "" {
 		args = append(args, state)
 		where = append(where, fmt.Sprintf("c.state = $%d", len(args)))
@@ -334,10 +346,12 @@ type DomainDecision struct {
 // hostnames equal to domain or under it at a label boundary, of crawls
 // started at or after since, newest crawl first. The lookup uses the index
 // on reverse(hostname).
-func (s *Store) DecisionsByDomain(ctx context.Context, domain string, since time.Time, action string, limit int) ([]DomainDecision, error) {
+func (s *Store) DecisionsByDomain(ctx context.Context, scope CrawlScope, domain string, since time.Time, action string, limit int) ([]DomainDecision, error) {
 	rev := []rune(domain)
 	slices.Reverse(rev)
 	like := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(string(rev)) + "%"
+	args := []any{like, domain, action, since, limit}
+	inScope := scope.where(&args, "c")
 	rows, err := s.Pool.Query(ctx, `
 		SELECT c.id::text, c.started_at, c.seeds, d.depth, d.rule, d.action,
 		       CASE WHEN d.rule > 0 THEN (SELECT e.value FROM jsonb_each_text(c.rules -> (d.rule - 1)) e LIMIT 1) END,
@@ -345,9 +359,9 @@ func (s *Store) DecisionsByDomain(ctx context.Context, domain string, since time
 		FROM crawl_decisions d JOIN crawls c ON c.id = d.crawl_id
 		WHERE reverse(d.hostname) LIKE $1
 		  AND (d.hostname = $2 OR right(d.hostname, length($2) + 1) = '.' || $2)
-		  AND d.action = $3 AND c.started_at >= $4
+		  AND d.action = $3 AND c.started_at >= $4 AND `+inScope+`
 		ORDER BY c.started_at DESC, c.id DESC, d.depth, d.rule, d.hostname
-		LIMIT $5`, like, domain, action, since, limit)
+		LIMIT $5`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read decisions by domain: %w", err)
 	}
@@ -366,11 +380,14 @@ type LevelRecord struct {
 	PagesDiscovered  int
 	NextPages        int
 	StopReason       *string
-	ReportedAt       time.Time
+	// Refused is the JSON array of the results the report was refused for
+	// (the crawl package owns its shape); nil is stored as [].
+	Refused    []byte
+	ReportedAt time.Time
 }
 
 const levelCols = `depth, digest, results, pages_closed, pages_captured, pages_recovered, archives_admitted,
-	pages_discovered, next_pages, stop_reason, reported_at`
+	pages_discovered, next_pages, stop_reason, refused, reported_at`
 
 type querier interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
@@ -381,7 +398,7 @@ func crawlLevel(ctx context.Context, q querier, id string, depth int) (*LevelRec
 	var l LevelRecord
 	err := q.QueryRow(ctx, `SELECT `+levelCols+` FROM crawl_levels WHERE crawl_id = $1 AND depth = $2`, id, depth).
 		Scan(&l.Depth, &l.Digest, &l.Results, &l.PagesClosed, &l.PagesCaptured, &l.PagesRecovered,
-			&l.ArchivesAdmitted, &l.PagesDiscovered, &l.NextPages, &l.StopReason, &l.ReportedAt)
+			&l.ArchivesAdmitted, &l.PagesDiscovered, &l.NextPages, &l.StopReason, &l.Refused, &l.ReportedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil
 	}
@@ -728,12 +745,16 @@ func (t *LevelTx) FinishLevel(ctx context.Context, l LevelTotals) error {
 		       finished_at = CASE WHEN $5 THEN $6 ELSE finished_at END,
 		       progressed_at = $6
 		WHERE id = $1`, t.crawlID, l.PagesCaptured, l.PagesDiscovered, l.CrawlStopReason, l.Done, l.Now)
+	refused := l.Refused
+	if refused == nil {
+		refused = []byte("[]")
+	}
 	b.Queue(`
 		INSERT INTO crawl_levels (crawl_id, depth, digest, results, pages_closed, pages_captured, pages_recovered,
-		                          archives_admitted, pages_discovered, next_pages, stop_reason, reported_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+		                          archives_admitted, pages_discovered, next_pages, stop_reason, refused, reported_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12::jsonb, $13)`,
 		t.crawlID, l.Depth, l.Digest, l.Results, l.PagesClosed, l.PagesCaptured, l.PagesRecovered,
-		l.ArchivesAdmitted, l.PagesDiscovered, l.NextPages, l.StopReason, l.Now)
+		l.ArchivesAdmitted, l.PagesDiscovered, l.NextPages, l.StopReason, string(refused), l.Now)
 	if err := t.tx.SendBatch(ctx, b).Close(); err != nil {
 		return fmt.Errorf("finish level: %w", err)
 	}

@@ -228,7 +228,7 @@ func TestCrawlRobotsAndDecisions(t *testing.T) {
 		{"ads.example.com", "follow", nil},
 		{"example.com", "follow", []string{"badads.example.com"}},
 	} {
-		rows, err := s.DecisionsByDomain(ctx, tc.domain, time.Now().Add(-time.Hour), tc.action, 10)
+		rows, err := s.DecisionsByDomain(ctx, postgres.CrawlScope{Orgs: []string{"acme"}}, tc.domain, time.Now().Add(-time.Hour), tc.action, 10)
 		if err != nil {
 			t.Fatal(err)
 		}

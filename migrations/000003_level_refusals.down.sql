@@ -1,0 +1,1 @@
+ALTER TABLE crawl_levels DROP COLUMN refused;
