@@ -8,10 +8,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"slices"
+	"strings"
 	"sync"
-
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -91,14 +93,53 @@ func (a *Admitter) logger() *slog.Logger {
 }
 
 // ReconcileResult counts what reconcile did with each pending submission.
+// Every row ends in exactly one of Registered, Skipped, Missing, Refused and
+// Errored.
 type ReconcileResult struct {
 	Pending    int `json:"pending"`
 	Registered int `json:"registered"`
-	Skipped    int `json:"skipped"`
-	Missing    int `json:"missing"`
+	// Skipped: the manifest is a capture with no archive to admit (failed,
+	// cancelled, no WACZ), or its archive is already in the ledger.
+	Skipped int `json:"skipped"`
+	// Missing: no manifest where the capture reported writing it.
+	Missing int `json:"missing"`
+	// Refused: the manifest is not this submission's capture (another task,
+	// or another correlation): it is never admitted.
+	Refused int `json:"refused"`
+	// Errored: the row could not be handled (a manifest key the ledger does
+	// not read, S3 refusing the key, a manifest that is not a report, a WACZ
+	// location the ledger does not read, a row PostgreSQL refuses).
+	Errored int `json:"errored"`
 	// MissingKeys lists the manifest keys that were not in the bucket.
 	MissingKeys []string `json:"missingKeys"`
+	// Refusals and Errors say which rows were refused or errored, and why.
+	Refusals []RowProblem `json:"refusals"`
+	Errors   []RowProblem `json:"errors"`
 }
+
+// Incomplete reports whether some rows were left undone (missing, refused
+// or errored): the command exits 3.
+func (r ReconcileResult) Incomplete() bool { return r.Missing+r.Refused+r.Errored > 0 }
+
+// RowProblem is one submission reconcile refused or could not handle.
+type RowProblem struct {
+	TaskID string `json:"taskId"`
+	Key    string `json:"key"`
+	Reason string `json:"reason"`
+}
+
+// UnreachableError stops a reconcile: a dependency it needs for every row
+// (S3 or PostgreSQL) did not answer.
+type UnreachableError struct {
+	Dependency string // "S3" or "PostgreSQL"
+	Err        error
+}
+
+func (e *UnreachableError) Error() string {
+	return fmt.Sprintf("%s did not answer: %v", e.Dependency, e.Err)
+}
+
+func (e *UnreachableError) Unwrap() error { return e.Err }
 
 // Reconciler registers submissions whose archive never reached the ledger.
 type Reconciler struct {
@@ -114,13 +155,18 @@ type Reconciler struct {
 
 // Reconcile reads exactly the manifest keys recorded in capture_submissions
 // (it never lists the bucket and never builds a key) and admits each with
-// the submission's organization and submitter.
+// the submission's organization and submitter, and only when the manifest
+// is that submission's capture: its taskId is the row's, and its
+// correlationId the row's correlation_id when the row has one. A row that
+// cannot be handled is that row's problem (counted and listed, the others
+// go on); only a dependency that does not answer, or a failure that is not
+// one row's, stops the run with an error.
 func (r *Reconciler) Reconcile(ctx context.Context, since *time.Time) (ReconcileResult, error) {
 	subs, err := r.Admitter.Store.UnregisteredSubmissions(ctx, since)
 	if err != nil {
-		return ReconcileResult{}, fmt.Errorf("list unregistered submissions: %w", err)
+		return ReconcileResult{}, fmt.Errorf("list unregistered submissions: %w", storeErr(err))
 	}
-	res := ReconcileResult{Pending: len(subs), MissingKeys: []string{}}
+	res := ReconcileResult{Pending: len(subs), MissingKeys: []string{}, Refusals: []RowProblem{}, Errors: []RowProblem{}}
 	if r.Start != nil {
 		r.Start(len(subs))
 	}
@@ -134,7 +180,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, since *time.Time) (Reconcile
 	g.SetLimit(n)
 	for _, sub := range subs {
 		g.Go(func() error {
-			outcome, err := r.one(gctx, sub)
+			row, err := r.one(gctx, sub)
 			if err != nil {
 				return err
 			}
@@ -143,13 +189,22 @@ func (r *Reconciler) Reconcile(ctx context.Context, since *time.Time) (Reconcile
 			if r.Progress != nil {
 				r.Progress()
 			}
-			switch outcome {
+			problem := RowProblem{TaskID: sub.TaskID, Key: sub.ManifestKey, Reason: row.reason}
+			switch row.outcome {
 			case outcomeMissing:
 				res.Missing++
 				res.MissingKeys = append(res.MissingKeys, sub.ManifestKey)
 				log.Warn("Manifest is not where the capture reported writing it", "taskId", sub.TaskID, "key", sub.ManifestKey)
 			case outcomeRegistered:
 				res.Registered++
+			case outcomeRefused:
+				res.Refused++
+				res.Refusals = append(res.Refusals, problem)
+				log.Warn("Manifest is not this submission's capture; refusing it", "taskId", sub.TaskID, "key", sub.ManifestKey, "reason", row.reason)
+			case outcomeError:
+				res.Errored++
+				res.Errors = append(res.Errors, problem)
+				log.Warn("Could not reconcile this submission; it stays pending", "taskId", sub.TaskID, "key", sub.ManifestKey, "reason", row.reason)
 			default:
 				res.Skipped++
 			}
@@ -157,7 +212,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, since *time.Time) (Reconcile
 		})
 	}
 	err = g.Wait()
-	slices.Sort(res.MissingKeys) // the same order whatever the scheduling
+	// The same order whatever the scheduling.
+	slices.Sort(res.MissingKeys)
+	byTask := func(a, b RowProblem) int { return strings.Compare(a.TaskID, b.TaskID) }
+	slices.SortFunc(res.Refusals, byTask)
+	slices.SortFunc(res.Errors, byTask)
 	return res, err
 }
 
@@ -167,31 +226,105 @@ const (
 	outcomeRegistered reconcileOutcome = iota
 	outcomeSkipped
 	outcomeMissing
+	outcomeRefused
+	outcomeError
 )
 
-func (r *Reconciler) one(ctx context.Context, sub ledger.Submission) (reconcileOutcome, error) {
+type rowOutcome struct {
+	outcome reconcileOutcome
+	reason  string // why a row was refused or errored
+}
+
+func refused(format string, args ...any) rowOutcome {
+	return rowOutcome{outcomeRefused, fmt.Sprintf(format, args...)}
+}
+
+func rowError(err error) rowOutcome { return rowOutcome{outcomeError, err.Error()} }
+
+// one handles one submission. The error is for what stops the whole run; a
+// problem of this row alone is its outcome.
+func (r *Reconciler) one(ctx context.Context, sub ledger.Submission) (rowOutcome, error) {
+	// A key recorded before keys were checked is checked before it is read.
+	if err := manifest.CheckKey(sub.ManifestKey); err != nil {
+		return rowError(fmt.Errorf("manifest key: %w", err)), nil
+	}
 	data, err := r.Objects.Get(ctx, r.Admitter.Bucket, sub.ManifestKey)
 	if errors.Is(err, blob.ErrNotFound) {
-		return outcomeMissing, nil
+		return rowOutcome{outcome: outcomeMissing}, nil
 	}
 	if err != nil {
-		return 0, fmt.Errorf("read manifest %s: %w", sub.ManifestKey, err)
+		if errors.Is(err, blob.ErrRejected) {
+			return rowError(fmt.Errorf("read manifest: %w", err)), nil
+		}
+		return rowOutcome{}, s3Err(fmt.Errorf("read manifest %s: %w", sub.ManifestKey, err))
 	}
 	m, err := manifest.Decode(data)
 	if err != nil {
-		r.Admitter.logger().Warn("Manifest is not a report the ledger can read; skipping it", "taskId", sub.TaskID, "error", err.Error())
-		return outcomeSkipped, nil
+		return rowError(err), nil
 	}
-	if m.TaskID != sub.TaskID {
-		r.Admitter.logger().Warn("Manifest belongs to another task; skipping it", "taskId", sub.TaskID, "manifestTaskId", m.TaskID)
-		return outcomeSkipped, nil
+	// The row, written from the level report, decides the organization;
+	// the manifest must be the capture the row was written for.
+	if !strings.EqualFold(m.TaskID, sub.TaskID) {
+		return refused("the manifest is for task %s, not %s", m.TaskID, sub.TaskID), nil
+	}
+	if sub.CorrelationID != nil && *sub.CorrelationID != "" {
+		switch {
+		case m.CorrelationID == nil:
+			return refused("the manifest has no correlationId; the submission's is %s", *sub.CorrelationID), nil
+		case !strings.EqualFold(*m.CorrelationID, *sub.CorrelationID):
+			return refused("the manifest's correlationId is %s, not the submission's %s", *m.CorrelationID, *sub.CorrelationID), nil
+		}
+	}
+	if sub.OrgID == "" {
+		return rowError(errors.New("the submission names no organization to attribute the archive to")), nil
 	}
 	_, outcome, err := r.Admitter.Admit(ctx, m, sub.OrgID, sub.SubmittedBy)
-	if err != nil {
-		return 0, err
+	var fe *manifest.FieldError
+	switch {
+	case errors.As(err, &fe):
+		return rowError(err), nil // e.g. a WACZ location the ledger does not read
+	case err != nil && rowDataError(err):
+		return rowError(fmt.Errorf("register: %w", err)), nil
+	case err != nil:
+		return rowOutcome{}, storeErr(err)
+	case outcome == Registered:
+		return rowOutcome{outcome: outcomeRegistered}, nil
 	}
-	if outcome == Registered {
-		return outcomeRegistered, nil
+	return rowOutcome{outcome: outcomeSkipped}, nil
+}
+
+// s3Err marks a read S3 did not answer (a network failure) as unreachable.
+func s3Err(err error) error {
+	if unanswered(err) {
+		return &UnreachableError{Dependency: "S3", Err: err}
 	}
-	return outcomeSkipped, nil
+	return err
+}
+
+// unanswered reports whether err is a network failure: nothing answered.
+func unanswered(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF)
+}
+
+// rowDataError reports whether PostgreSQL refused a write because of the
+// row's own data (SQLSTATE classes 22 data exception and 23 integrity
+// constraint violation), e.g. U+0000 in a manifest's URL.
+func rowDataError(err error) bool {
+	var se interface{ SQLState() string }
+	if !errors.As(err, &se) {
+		return false
+	}
+	c := se.SQLState()
+	return strings.HasPrefix(c, "22") || strings.HasPrefix(c, "23")
+}
+
+// storeErr marks a database failure PostgreSQL did not answer (a network
+// failure, no SQLSTATE) as unreachable.
+func storeErr(err error) error {
+	var se interface{ SQLState() string }
+	if !errors.As(err, &se) && unanswered(err) {
+		return &UnreachableError{Dependency: "PostgreSQL", Err: err}
+	}
+	return err
 }

@@ -22,8 +22,10 @@ import (
 var ErrNotFound = errors.New("no such object")
 
 // ErrRejected is an answer of the S3 server refusing one request (a key it
-// will not take, access denied, …): the server is reachable, and the
-// failure belongs to that object, not to the whole run.
+// will not take, access denied, …: a 4xx other than 408 and 429, or a
+// 500/501): the server is up, and the failure belongs to that object, not
+// to the whole run. No answer, 502-504, 408 and 429 say the service is not
+// there for anyone, and are not ErrRejected.
 var ErrRejected = errors.New("the S3 server refused the request")
 
 // Config says how to reach the S3 API.
@@ -141,6 +143,8 @@ func wrap(err error, op, bucket, key string) error {
 		case "NoSuchKey", "NoSuchBucket", "NotFound":
 			return fmt.Errorf("%s s3://%s/%s: %w", op, bucket, key, ErrNotFound)
 		}
+	}
+	if rejected(err) {
 		return fmt.Errorf("%s s3://%s/%s: %w: %w", op, bucket, key, ErrRejected, err)
 	}
 	var nsk *types.NoSuchKey
@@ -148,4 +152,20 @@ func wrap(err error, op, bucket, key string) error {
 		return fmt.Errorf("%s s3://%s/%s: %w", op, bucket, key, ErrNotFound)
 	}
 	return fmt.Errorf("%s s3://%s/%s: %w", op, bucket, key, err)
+}
+
+// rejected reports whether S3 answered with a refusal of this one request
+// (see ErrRejected).
+func rejected(err error) bool {
+	var hs interface{ HTTPStatusCode() int }
+	if !errors.As(err, &hs) {
+		return false
+	}
+	switch code := hs.HTTPStatusCode(); {
+	case code == http.StatusRequestTimeout, code == http.StatusTooManyRequests:
+		return false
+	case code >= 400 && code <= 501:
+		return true
+	}
+	return false
 }

@@ -2,9 +2,12 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -30,7 +33,15 @@ fetches exactly those manifests from the configured bucket (it never lists the
 bucket and never builds a key), and admits each successful capture with the
 submission's organization and submitter. Running it twice registers nothing new.
 
-Exit status 3 when some manifests were not where the capture reported them.`,
+The submission row decides the organization: a manifest whose taskId is not the
+row's, or whose correlationId is not the row's correlation, is refused and never
+admitted. A row that cannot be handled (a manifest key with an empty, "." or ".."
+segment or over 1,024 bytes, a key S3 refuses, a manifest that is not a report,
+a WACZ location the ledger does not read) is counted and listed as an error, and
+the other rows go on.
+
+Exit status 3 when some manifests were missing, refused or in error; 4 when S3
+or PostgreSQL did not answer (the run stops).`,
 		Example: "  ledgerctl reconcile\n  ledgerctl reconcile --since-days 30\n  ledgerctl reconcile --json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -69,6 +80,10 @@ func reconcileRun(cmd *cobra.Command, opts *ReconcileOptions, since *time.Time) 
 	r := &archive.Reconciler{Admitter: adm, Objects: a.Blob(), Concurrency: opts.Concurrency, Start: bar.SetTotal, Progress: func() { bar.Add(1) }}
 	res, err := r.Reconcile(ctx, since)
 	bar.Done()
+	var unreachable *archive.UnreachableError
+	if errors.As(err, &unreachable) {
+		return &ExitError{Code: ExitUnreachable, Err: fmt.Errorf("reconcile stopped: %w", err)}
+	}
 	if err != nil {
 		return err
 	}
@@ -78,15 +93,34 @@ func reconcileRun(cmd *cobra.Command, opts *ReconcileOptions, since *time.Time) 
 		}
 	} else {
 		p := ui.New(opts.f.Streams.Out)
-		p.Table([]string{"pending", "registered", "skipped", "missing"}, [][]string{{
+		p.Table([]string{"pending", "registered", "skipped", "missing", "refused", "errors"}, [][]string{{
 			strconv.Itoa(res.Pending), strconv.Itoa(res.Registered), strconv.Itoa(res.Skipped), strconv.Itoa(res.Missing),
+			strconv.Itoa(res.Refused), strconv.Itoa(res.Errored),
 		}})
 		for _, k := range res.MissingKeys {
-			p.Printf("missing: %s\n", k)
+			p.Printf("missing: %s\n", printable(k))
+		}
+		for _, r := range res.Refusals {
+			p.Printf("refused: %s: %s\n", printable(r.Key), printable(r.Reason))
+		}
+		for _, r := range res.Errors {
+			p.Printf("error: %s: %s\n", printable(r.Key), printable(r.Reason))
 		}
 	}
-	if res.Missing > 0 {
-		return &ExitError{Code: ExitIncomplete, Err: fmt.Errorf("%d manifest(s) were not where the capture reported writing them", res.Missing)}
+	if res.Incomplete() {
+		return &ExitError{Code: ExitIncomplete, Err: fmt.Errorf("%d manifest(s) missing, %d refused, %d in error; those rows stay pending",
+			res.Missing, res.Refused, res.Errored)}
 	}
 	return nil
+}
+
+// printable quotes a string from the ledger that a terminal would not show
+// as it is (control characters, bytes that are not UTF-8).
+func printable(s string) string {
+	for _, r := range s {
+		if r == utf8.RuneError || !unicode.IsPrint(r) && r != ' ' {
+			return strconv.Quote(s)
+		}
+	}
+	return s
 }

@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -182,4 +185,194 @@ func containsPayload(all []ledger.OutboxPayload, want ledger.OutboxPayload) bool
 		}
 	}
 	return false
+}
+
+// TestReconcileBadRowsDoNotStarveTheRest is the attack of issue 8 item 5 and
+// issue 9 item 1: rows reconcile must not admit, or that used to stop it,
+// sit before good ones. The first row's key has a ".." segment (it would
+// read another object than the one it spells); one manifest carries another
+// crawl's correlationId, another another task's id; one manifest's WACZ key
+// climbs out with ".."; S3 refuses one key; one manifest is not a report.
+// With one fetch at a time, the good rows after them are registered, every
+// bad one is counted and listed with its reason, nothing of theirs reaches
+// the ledger, and the command exits 3, run after run.
+func TestReconcileBadRowsDoNotStarveTheRest(t *testing.T) {
+	ctx := context.Background()
+	dsn := testenv.Database(t)
+	objects, bucket, _ := testenv.Bucket(t)
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	put := func(key string, body []byte) {
+		if err := objects.Put(ctx, bucket, key, "application/json", body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	crawlID := uuid.NewString()
+	withCorrelation := func(task, status, waczKey, corr string) []byte {
+		return []byte(strings.Replace(string(manifestJSON(task, status, bucket, waczKey)), `"correlationId":"c0ffee00"`, fmt.Sprintf(`"correlationId":%q`, corr), 1))
+	}
+
+	var (
+		dotdot      = uuid.NewString() // manifest key with a ".." segment
+		foreignCorr = uuid.NewString() // the manifest names another crawl
+		foreignTask = uuid.NewString() // the manifest is another task's
+		badWACZ     = uuid.NewString() // the manifest's WACZ key climbs out
+		tooLong     = uuid.NewString() // S3 refuses the key (a 300-byte segment)
+		garbage     = uuid.NewString() // not a report
+		good1       = uuid.NewString()
+		good2       = uuid.NewString() // correlation in another case: a UUID is a UUID
+		good3       = uuid.NewString() // a row without a correlation: not checked
+		other       = uuid.NewString()
+	)
+	// The object the ".." key would reach: a real, admissible manifest.
+	put("victim/"+dotdot+".result.json", withCorrelation(dotdot, "success", "victim/"+dotdot+".wacz", crawlID))
+	put("crawl/"+foreignCorr+".result.json", withCorrelation(foreignCorr, "success", "crawl/"+foreignCorr+".wacz", uuid.NewString()))
+	put("crawl/"+foreignTask+".result.json", withCorrelation(other, "success", "crawl/"+other+".wacz", crawlID))
+	put("crawl/"+badWACZ+".result.json", withCorrelation(badWACZ, "success", "org/acme/../../other-org/x.wacz", crawlID))
+	put("crawl/"+garbage+".result.json", []byte(`{"not":"a report"}`))
+	put("crawl/"+good1+".result.json", withCorrelation(good1, "success", "crawl/"+good1+".wacz", crawlID))
+	put("crawl/"+good2+".result.json", withCorrelation(good2, "success", "crawl/"+good2+".wacz", strings.ToUpper(crawlID)))
+	put("crawl/"+good3+".result.json", manifestJSON(good3, "success", bucket, "crawl/"+good3+".wacz"))
+
+	longKey := "crawl/" + strings.Repeat("a", 300) + ".result.json"
+	corr := &crawlID
+	t0 := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	for i, s := range []struct {
+		task, key string
+		corr      *string
+	}{
+		{dotdot, "crawl/../victim/" + dotdot + ".result.json", corr}, // first: it used to stop every run
+		{foreignCorr, "crawl/" + foreignCorr + ".result.json", corr},
+		{foreignTask, "crawl/" + foreignTask + ".result.json", corr},
+		{badWACZ, "crawl/" + badWACZ + ".result.json", corr},
+		{tooLong, longKey, corr},
+		{garbage, "crawl/" + garbage + ".result.json", corr},
+		{good1, "crawl/" + good1 + ".result.json", corr},
+		{good2, "crawl/" + good2 + ".result.json", corr},
+		{good3, "crawl/" + good3 + ".result.json", nil},
+	} {
+		if _, err := conn.Exec(ctx, `INSERT INTO capture_submissions (task_id, correlation_id, org_id, submitted_by, manifest_key, submitted_at) VALUES ($1, $2, 'acme', 'alice', $3, $4)`,
+			s.task, s.corr, s.key, t0.Add(time.Duration(i)*time.Second)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := stackEnv(t, dsn, bucket)
+
+	type result struct {
+		Pending, Registered, Skipped, Missing, Refused, Errored int
+		MissingKeys                                             []string
+		Refusals, Errors                                        []struct{ TaskID, Key, Reason string }
+	}
+	reasons := func(ps []struct{ TaskID, Key, Reason string }) map[string]string {
+		m := map[string]string{}
+		for _, p := range ps {
+			m[p.TaskID] = p.Reason
+		}
+		return m
+	}
+	out, errs, code := run(t, t.TempDir(), env, "reconcile", "--json", "--concurrency", "1")
+	if code != ExitIncomplete {
+		t.Fatalf("exit %d, want %d: %s", code, ExitIncomplete, errs)
+	}
+	var res result
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("%v: %q", err, out)
+	}
+	if res.Pending != 9 || res.Registered != 3 || res.Skipped != 0 || res.Missing != 0 || res.Refused != 2 || res.Errored != 4 {
+		t.Fatalf("first run: %s", out)
+	}
+	refusals, rowErrors := reasons(res.Refusals), reasons(res.Errors)
+	if r := refusals[foreignCorr]; !strings.HasPrefix(r, "the manifest's correlationId is ") || !strings.HasSuffix(r, ", not the submission's "+crawlID) {
+		t.Errorf("foreign correlation refused as %q", r)
+	}
+	if r, want := refusals[foreignTask], "the manifest is for task "+other+", not "+foreignTask; r != want {
+		t.Errorf("foreign task refused as %q, want %q", r, want)
+	}
+	wantErrors := map[string]string{
+		dotdot:  `manifest key: not an object key the ledger can read (a ".." key segment)`,
+		badWACZ: `manifest: artifacts.wacz: not an s3:// location the ledger can read (a ".." key segment): s3://` + bucket + `/org/acme/../../other-org/x.wacz`,
+	}
+	for task, want := range wantErrors {
+		if rowErrors[task] != want {
+			t.Errorf("error of %s = %q, want %q", task, rowErrors[task], want)
+		}
+	}
+	if r := rowErrors[tooLong]; !strings.Contains(r, "read manifest") || !strings.Contains(r, "KeyTooLong") {
+		t.Errorf("the key S3 refused: %q", r)
+	}
+	if r := rowErrors[garbage]; !strings.HasPrefix(r, "manifest: ") {
+		t.Errorf("the unreadable manifest: %q", r)
+	}
+
+	// Only the good rows reached the ledger, each with its own tuples.
+	rows, err := conn.Query(ctx, `SELECT task_id::text FROM archives ORDER BY task_id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admitted, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{good1, good2, good3}
+	slices.Sort(want)
+	if !slices.Equal(admitted, want) {
+		t.Errorf("archives for %v, want %v", admitted, want)
+	}
+	if n := len(outboxPayloads(t, conn)); n != 3 {
+		t.Errorf("%d outbox rows, want 3", n)
+	}
+
+	// Again: the bad rows are still pending and still reported, nothing
+	// else changes; the table names them.
+	before := testenv.TakeSnapshot(t, dsn)
+	out, errs, code = run(t, t.TempDir(), env, "reconcile", "--json")
+	if code != ExitIncomplete {
+		t.Fatalf("second run exit %d: %s", code, errs)
+	}
+	res = result{}
+	_ = json.Unmarshal([]byte(out), &res)
+	if res.Pending != 6 || res.Registered != 0 || res.Refused != 2 || res.Errored != 4 {
+		t.Errorf("second run: %s", out)
+	}
+	testenv.Unchanged(t, dsn, before)
+	out, _, code = run(t, t.TempDir(), env, "reconcile")
+	if code != ExitIncomplete || !strings.Contains(out, "refused") || !strings.Contains(out, "refused: crawl/"+foreignCorr+".result.json: the manifest's correlationId is ") ||
+		!strings.Contains(out, `error: crawl/../victim/`+dotdot+`.result.json: manifest key: not an object key the ledger can read (a ".." key segment)`) {
+		t.Errorf("table (exit %d):\n%s", code, out)
+	}
+	testenv.Unchanged(t, dsn, before)
+}
+
+// TestReconcileStopsWhenS3DoesNotAnswer: a dependency that does not answer
+// is the one thing that stops a run: exit 4, nothing written.
+func TestReconcileStopsWhenS3DoesNotAnswer(t *testing.T) {
+	ctx := context.Background()
+	dsn := testenv.Database(t)
+	_, bucket, _ := testenv.Bucket(t)
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	task := uuid.NewString()
+	if _, err := conn.Exec(ctx, `INSERT INTO capture_submissions (task_id, org_id, manifest_key) VALUES ($1, 'acme', $2)`, task, "crawl/"+task+".result.json"); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := "http://" + ln.Addr().String()
+	ln.Close()
+	env := stackEnv(t, dsn, bucket)
+	env["CAPTURE_LEDGER_S3_ENDPOINT"] = closed
+	before := testenv.TakeSnapshot(t, dsn)
+	_, errs, code := run(t, t.TempDir(), env, "reconcile", "--json")
+	if code != ExitUnreachable || !strings.Contains(errs, "S3 did not answer") {
+		t.Errorf("exit %d, want %d: %s", code, ExitUnreachable, errs)
+	}
+	testenv.Unchanged(t, dsn, before)
 }

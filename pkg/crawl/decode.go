@@ -65,6 +65,15 @@ func decodeObject(raw json.RawMessage, path string, allowed ...string) (*jsonObj
 		slices.Sort(unknown)
 		return nil, invalid(path, "must NOT have additional properties: %s", quoteJoin(unknown))
 	}
+	// A whole body (a path with no "/") is checked for strings the ledger
+	// will not keep once, here, so that every crawl body gets the same rule
+	// wherever its strings end up (read field by field, handed to the rule
+	// parser, or ignored).
+	if !strings.Contains(path, "/") {
+		if err := checkStrings(raw, path); err != nil {
+			return nil, err
+		}
+	}
 	return &jsonObject{path: path, m: m}, nil
 }
 
@@ -146,6 +155,9 @@ func (o *jsonObject) str(key string, minLen, maxLen int) (s string, ok bool, err
 func jsonString(raw json.RawMessage, path string, minLen, maxLen int) (string, error) {
 	if jsonKind(raw) != "string" {
 		return "", invalid(path, "must be string")
+	}
+	if reason := stringProblem(raw); reason != "" {
+		return "", invalid(path, "%s", reason)
 	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {

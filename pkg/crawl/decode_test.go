@@ -28,7 +28,12 @@ func TestDecodeLevelReport(t *testing.T) {
 		{`{"depth":"0","results":[]}`, "body/depth"},
 		{`{"depth":0.5,"results":[]}`, "body/depth"},
 		{`{"depth":0,"results":{}}`, "body/results"},
-		{`{"depth":0,"results":[],"compiled":{}}`, "body"},
+		{`{"depth":0,"results":[],"compiled":{}}`, ""},
+		{`{"depth":0,"results":[],"compiled":null}`, ""},
+		{`{"depth":0,"results":[],"compiled":{"typescript":"5.6.3","hostTypes":"0f3c","scripts":[{"id":"scroll","version":2,"sha256":"ab12"}]}}`, ""},
+		{`{"depth":0,"results":[],"compiled":[]}`, "body/compiled"},
+		{`{"depth":0,"results":[],"compiled":"x"}`, "body/compiled"},
+		{`{"depth":0,"results":[],"compiled":{},"compiledAt":"x"}`, "body"},
 		{`{"depth":0,"results":[1]}`, "body/results/0"},
 		{`{"depth":0,"results":[{"status":"captured"}]}`, "body/results/0"},
 		{`{"depth":0,"results":[{"url":"https://a.example/"}]}`, "body/results/0"},
@@ -57,6 +62,63 @@ func TestDecodeLevelReport(t *testing.T) {
 		if !errors.As(err, &ve) || ve.Path != tc.path {
 			t.Errorf("%s: %v, want a validation error at %s", tc.body, err, tc.path)
 		}
+	}
+}
+
+// TestHostileStrings: a string PostgreSQL cannot hold (U+0000) or that
+// encoding/json would silently rewrite (bytes that are not UTF-8, lone
+// surrogates) is a 400 naming its place in every crawl body, wherever the
+// string sits.
+func TestHostileStrings(t *testing.T) {
+	page := func(extra string) string {
+		return `{"depth":0,"results":[{"url":"https://a.example/","status":"failed","taskId":"` + task + `","manifestError":"e"` + extra + `}]}`
+	}
+	type decoder func([]byte) error
+	report := func(b []byte) error { _, err := crawl.DecodeLevelReport(b); return err }
+	fail := func(b []byte) error { _, err := crawl.DecodeFailRequest(b); return err }
+	start := func(b []byte) error { _, err := crawl.DecodeStartRequest(b); return err }
+	for _, tc := range []struct {
+		name   string
+		decode decoder
+		body   string
+		path   string // "" = accepted
+		reason string
+	}{
+		{"NUL in skipReason", report, page(`,"skipReason":"a\u0000b"`), "body/results/0/skipReason", "must NOT contain U+0000 (NUL)"},
+		{"NUL in correlationId", report, page(`,"correlationId":"\u0000"`), "body/results/0/correlationId", "must NOT contain U+0000 (NUL)"},
+		{"NUL in finalUrl", report, page(`,"finalUrl":"https://b.example/\u0000"`), "body/results/0/finalUrl", "must NOT contain U+0000 (NUL)"},
+		{"NUL in manifestError", report, `{"depth":0,"results":[{"url":"https://a.example/","status":"failed","taskId":"` + task + `","manifestError":"x\u0000"}]}`, "body/results/0/manifestError", "must NOT contain U+0000 (NUL)"},
+		{"NUL in the url", report, `{"depth":0,"results":[{"url":"https://a.example/\u0000","status":"skipped"}]}`, "body/results/0/url", "must NOT contain U+0000 (NUL)"},
+		{"raw invalid UTF-8", report, page(`,"skipReason":"a` + "\xff" + `b"`), "body/results/0/skipReason", "must be valid UTF-8"},
+		{"truncated UTF-8", report, page(`,"skipReason":"` + "\xe6\x97" + `"`), "body/results/0/skipReason", "must be valid UTF-8"},
+		{"lone high surrogate", report, page(`,"skipReason":"\ud800x"`), "body/results/0/skipReason", "must be valid UTF-8"},
+		{"lone low surrogate", report, page(`,"skipReason":"\udc00"`), "body/results/0/skipReason", "must be valid UTF-8"},
+		{"high surrogate then not a low one", report, page(`,"skipReason":"\ud800\u0041"`), "body/results/0/skipReason", "must be valid UTF-8"},
+		{"NUL inside compiled", report, `{"depth":0,"results":[],"compiled":{"typescript":"\u0000"}}`, "body/compiled/typescript", "must NOT contain U+0000 (NUL)"},
+		{"bad property name", report, `{"depth":0,"results":[{"url":"https://a.example/","status":"skipped","a` + "\xff" + `":1}]}`, "body/results/0", "property name must be valid UTF-8"},
+		{"a surrogate pair is fine", report, page(`,"skipReason":"\ud83d\ude00 😀 \u00e9 \ufffd �"`), "", ""},
+		{"other control characters are fine", report, page(`,"skipReason":"\u0001\t\n"`), "", ""},
+		{"NUL in the fail reason", fail, `{"reason":"[step] \u0000"}`, "body/reason", "must NOT contain U+0000 (NUL)"},
+		{"invalid UTF-8 in the fail reason", fail, `{"reason":"a` + "\xff" + `b"}`, "body/reason", "must be valid UTF-8"},
+		{"NUL in a seed", start, `{"seeds":["https://e.com/\u0000"]}`, "body/seeds/0", "must NOT contain U+0000 (NUL)"},
+		{"invalid UTF-8 in a rule", start, `{"seeds":["https://e.com/"],"rules":[{"follow":"` + "\xc0\xaf" + `"}]}`, "body/rules/0/follow", "must be valid UTF-8"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.decode([]byte(tc.body))
+			if tc.path == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			var ve *crawl.ValidationError
+			if !errors.As(err, &ve) || ve.Path != tc.path || ve.Reason != tc.reason {
+				t.Fatalf("%v, want %s %s", err, tc.path, tc.reason)
+			}
+			if !utf8.ValidString(mustJSON(ve.Body())) {
+				t.Errorf("the body is not UTF-8")
+			}
+		})
 	}
 }
 
@@ -149,6 +211,10 @@ func FuzzDecodeLevelReport(f *testing.F) {
 		`{"depth":0,"results":[{"url":"https://a.example/","status":"skipped","skipReason":"robots"}]}`,
 		`{"depth":0,"results":[{"url":"https://a.example/","status":"failed","taskId":"` + task + `","manifestError":"none","submittedAt":"2026-10-01T09:00:00Z"}]}`,
 		`{"depth":1e3,"results":[{}]}`,
+		`{"depth":0,"results":[],"compiled":{"typescript":"5.6.3","hostTypes":"0f3c","scripts":[]}}`,
+		`{"depth":0,"results":[{"url":"https://a.example/","status":"skipped","skipReason":"\u0000"}]}`,
+		`{"depth":0,"results":[{"url":"https://a.example/","status":"skipped","skipReason":"\ud800\udc00\ud800"}]}`,
+		"{\"depth\":0,\"results\":[{\"url\":\"https://a.example/\",\"status\":\"skipped\",\"skipReason\":\"\xff\"}]}",
 	} {
 		f.Add([]byte(s))
 	}
@@ -163,6 +229,20 @@ func FuzzDecodeLevelReport(f *testing.F) {
 				t.Fatalf("body is not UTF-8")
 			}
 			return
+		}
+		// Every string kept is what was sent: UTF-8 without U+0000.
+		for _, p := range r.Results {
+			for _, s := range []string{p.URL, string(p.Status), p.SkipReason, p.TaskID, p.CorrelationID,
+				p.ManifestLocation, p.ManifestError, p.FinalURL, p.LinksLocation} {
+				if !utf8.ValidString(s) || strings.ContainsRune(s, 0) {
+					t.Fatalf("kept %q from %q", s, data)
+				}
+				// U+FFFD only when it was sent, never as a replacement.
+				if strings.ContainsRune(s, utf8.RuneError) && !strings.ContainsRune(string(data), utf8.RuneError) &&
+					!strings.Contains(strings.ToLower(string(data)), `\ufffd`) {
+					t.Fatalf("kept %q (a replacement character) from %q", s, data)
+				}
+			}
 		}
 		// An accepted report survives its own JSON form, with one digest.
 		again, err := json.Marshal(r)

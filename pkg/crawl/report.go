@@ -57,7 +57,11 @@ type PageReport struct {
 }
 
 var (
-	reportKeys = []string{"depth", "results"}
+	// reportKeys: "compiled" is the capture-scheduler's record of the
+	// scripts its compile_scripts step built ({typescript, hostTypes,
+	// scripts}, reference §3.8). It is accepted and ignored: the ledger
+	// dispatches no scripts (DESIGN.md §3.14).
+	reportKeys = []string{"depth", "results", "compiled"}
 	pageKeys   = []string{"url", "status", "skipReason", "taskId", "correlationId", "submittedAt", "finishedAt",
 		"linksLocation", "manifestLocation", "manifestError", "finalUrl"}
 )
@@ -74,8 +78,9 @@ func DecodeLevelReport(body []byte) (LevelReport, error) {
 }
 
 // UnmarshalJSON reads a level report: unknown keys, wrong types, empty
-// strings where a value is required, and dates that are not RFC 3339 are a
-// *ValidationError.
+// strings where a value is required, dates that are not RFC 3339, and
+// strings holding U+0000 or not valid UTF-8 are a *ValidationError. The
+// scheduler's "compiled" object is accepted and not kept.
 func (r *LevelReport) UnmarshalJSON(data []byte) error {
 	o, err := decodeObject(data, "body", reportKeys...)
 	if err != nil {
@@ -90,6 +95,11 @@ func (r *LevelReport) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	out.Depth = *d
+	if raw, ok := o.m["compiled"]; ok {
+		if k := jsonKind(raw); k != "object" && k != "null" {
+			return invalid(o.sub("compiled"), "must be object")
+		}
+	}
 	items, _, err := o.array("results")
 	if err != nil {
 		return err

@@ -150,4 +150,7 @@ type Submission struct {
 	ManifestKey string
 	OrgID       string
 	SubmittedBy *string
+	// CorrelationID is the correlation the level report recorded (the
+	// crawl id unless the runner gave one); nil when none was.
+	CorrelationID *string
 }

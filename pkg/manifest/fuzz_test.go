@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // addFixtures seeds f with every testdata file whose name ends in suffix.
@@ -75,6 +76,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte(`{` + minimal + `,"artifacts":{"wacz":"s3://bucket/k"}}`))
 	f.Add([]byte(`{` + minimal + `,"artifacts":{"wacz":"s3://other/k"}}`))
 	f.Add([]byte(`{` + minimal + `,"artifacts":{"wacz":"s3://bucket/"}}`))
+	f.Add([]byte(`{` + minimal + `,"artifacts":{"wacz":"s3://bucket/org/a/../../b/k.wacz"}}`))
 	f.Add([]byte(`{"task_id":"2B9E63EC-4F1A-4C6E-9D2B-7A51C0E8F3D4","status":"CAPTURE_STATUS_SUCCESS","url":"u","timestamp":"2026-01-01T00:00:00+09:00","artifacts":{"wacz":"s3://bucket/a b+c"}}`))
 	f.Add([]byte(`[]`))
 	f.Add([]byte(`{"taskId":"abc"}`))
@@ -111,6 +113,9 @@ func FuzzDecode(f *testing.F) {
 			if row.Bucket != bucket || row.ObjectKey == "" || "s3://"+bucket+"/"+row.ObjectKey != m.Artifacts.WACZ {
 				t.Errorf("row %q/%q does not match wacz %q inside %q", row.Bucket, row.ObjectKey, m.Artifacts.WACZ, bucket)
 			}
+			if err := CheckKey(row.ObjectKey); err != nil {
+				t.Errorf("admitted a WACZ key the ledger refuses: %v", err)
+			}
 			if row.TaskID != m.TaskID || row.SourceURL != m.URL || !row.CapturedAt.Equal(m.Timestamp) ||
 				!reflect.DeepEqual(row.Labels, m.Labels) || !reflect.DeepEqual(row.CorrelationID, m.CorrelationID) ||
 				!reflect.DeepEqual(row.WaczComplete, m.WaczComplete) || !reflect.DeepEqual(row.Signed, m.Signed) {
@@ -146,7 +151,8 @@ func errIsField(err error, field string) bool {
 }
 
 func FuzzParseS3Location(f *testing.F) {
-	for _, s := range []string{"s3://b/k", "s3://b/a/b c+d/日本", "s3://", "s3:///k", "s3://b/", "https://x/y", "", "s3://b//k"} {
+	for _, s := range []string{"s3://b/k", "s3://b/a/b c+d/日本", "s3://", "s3:///k", "s3://b/", "https://x/y", "", "s3://b//k",
+		"s3://b/../k", "s3://b/a/./k", "s3://b/a/..", "s3://b/k/", "s3://b/" + strings.Repeat("k", MaxKeyBytes+1), "s3://b/a\x00", "s3://b/\xff"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, loc string) {
@@ -163,8 +169,25 @@ func FuzzParseS3Location(f *testing.F) {
 		if bucket == "" || key == "" || strings.Contains(bucket, "/") || "s3://"+bucket+"/"+key != loc {
 			t.Errorf("ParseS3Location(%q) = %q, %q", loc, bucket, key)
 		}
-		if out := ManifestOutcome(loc, "", bucket); out != (Outcome{Key: key}) {
+		// Inside the bucket, the key is read only when it names one object:
+		// no empty, "." or ".." segment, at most 1,024 bytes of UTF-8
+		// without U+0000. Otherwise the reason is the manifest error.
+		bad := len(key) > MaxKeyBytes || !utf8.ValidString(key) || strings.ContainsRune(key, 0)
+		for _, seg := range strings.Split(key, "/") {
+			bad = bad || seg == "" || seg == "." || seg == ".."
+		}
+		keyErr := CheckKey(key)
+		if bad != (keyErr != nil) {
+			t.Errorf("CheckKey(%q) = %v", key, keyErr)
+		}
+		out := ManifestOutcome(loc, "", bucket)
+		var ke *KeyError
+		switch _, err := KeyInBucket(loc, bucket); {
+		case !bad && out != (Outcome{Key: key}):
 			t.Errorf("ManifestOutcome inside the bucket = %+v, want key %q", out, key)
+		case bad && (!errors.As(err, &ke) || !errors.Is(err, ErrNotS3Location) || out != (Outcome{Error: err.Error()}) ||
+			!strings.HasPrefix(out.Error, "not an s3:// location the ledger can read (") || !strings.HasSuffix(out.Error, "): "+loc)):
+			t.Errorf("ManifestOutcome of a refused key = %+v (%v)", out, err)
 		}
 		other := bucket + "x"
 		want := "written to bucket " + bucket + ", but the ledger reads " + other + ": " + loc

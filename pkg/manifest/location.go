@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // ErrNotS3Location is the cause of every location that is not
@@ -47,9 +48,11 @@ func notS3(loc string) error {
 }
 
 // KeyInBucket returns the key of loc when loc is an s3:// location inside
-// configuredBucket. Otherwise the error wraps ErrNotS3Location or is a
-// *BucketMismatchError. It is the rule for every location the ledger is told
-// about: manifests, links files and (unlike the original) WACZ archives.
+// configuredBucket whose key the ledger reads (see CheckKey). Otherwise the
+// error wraps ErrNotS3Location (a *KeyError for a key the ledger refuses)
+// or is a *BucketMismatchError. It is the rule for every location the ledger
+// is told about: manifests, links files and (unlike the original) WACZ
+// archives.
 func KeyInBucket(loc, configuredBucket string) (string, error) {
 	bucket, key, err := ParseS3Location(loc)
 	if err != nil {
@@ -58,7 +61,69 @@ func KeyInBucket(loc, configuredBucket string) (string, error) {
 	if bucket != configuredBucket {
 		return "", &BucketMismatchError{Location: loc, Bucket: bucket, Configured: configuredBucket}
 	}
+	if reason := keyProblem(key); reason != "" {
+		return "", &KeyError{Location: loc, Reason: reason}
+	}
 	return key, nil
+}
+
+// MaxKeyBytes is the longest object key the ledger reads: S3's limit.
+const MaxKeyBytes = 1024
+
+// KeyError is an s3:// location whose key the ledger refuses to read or
+// record: a key with an empty, "." or ".." segment (which some stores
+// resolve as a path, so it can name an object other than the one it
+// spells), longer than MaxKeyBytes, holding U+0000 or not valid UTF-8. It
+// wraps ErrNotS3Location.
+type KeyError struct {
+	Location string // the location as given ("" when only a key was)
+	Reason   string // e.g. `a ".." segment`
+}
+
+// Error reads "not an s3:// location the ledger can read (<reason>): <loc>"
+// ("… object key the ledger can read (<reason>)" for a bare key).
+func (e *KeyError) Error() string {
+	if e.Location == "" {
+		return fmt.Sprintf("not an object key the ledger can read (%s)", e.Reason)
+	}
+	return fmt.Sprintf("%s (%s): %s", ErrNotS3Location, e.Reason, e.Location)
+}
+
+// Unwrap makes errors.Is(err, ErrNotS3Location) true.
+func (e *KeyError) Unwrap() error { return ErrNotS3Location }
+
+// CheckKey refuses an object key the ledger does not read (a *KeyError
+// without a location): one with an empty segment (a leading, trailing or
+// doubled "/"), a "." or ".." segment, more than MaxKeyBytes bytes, U+0000,
+// or bytes that are not UTF-8. It is how a key recorded before these rules
+// is checked again before it is read.
+func CheckKey(key string) error {
+	if reason := keyProblem(key); reason != "" {
+		return &KeyError{Reason: reason}
+	}
+	return nil
+}
+
+func keyProblem(key string) string {
+	switch {
+	case key == "":
+		return "an empty key"
+	case len(key) > MaxKeyBytes:
+		return fmt.Sprintf("a key of %d bytes, longer than %d", len(key), MaxKeyBytes)
+	case !utf8.ValidString(key):
+		return "a key that is not UTF-8"
+	case strings.IndexByte(key, 0) >= 0:
+		return "a key holding U+0000"
+	}
+	for seg := range strings.SplitSeq(key, "/") {
+		switch seg {
+		case "":
+			return "an empty key segment"
+		case ".", "..":
+			return fmt.Sprintf("a %q key segment", seg)
+		}
+	}
+	return ""
 }
 
 // Outcome is where the ledger may read a capture's manifest, as recorded in
@@ -76,6 +141,7 @@ type Outcome struct {
 //
 //	not an s3:// location the ledger can read: <loc>
 //	written to bucket <b>, but the ledger reads <configured>: <loc>
+//	not an s3:// location the ledger can read (a ".." key segment): <loc>
 func ManifestOutcome(manifestLocation, manifestError, configuredBucket string) Outcome {
 	if manifestError != "" {
 		return Outcome{Error: manifestError}

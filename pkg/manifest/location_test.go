@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -107,5 +108,80 @@ func TestKeyInBucketErrors(t *testing.T) {
 	key, err := KeyInBucket("s3://ledger/k.links.json", "ledger")
 	if err != nil || key != "k.links.json" {
 		t.Errorf("KeyInBucket = %q, %v; want k.links.json", key, err)
+	}
+}
+
+// TestKeyInBucketRefusesKeys: a key that could name another object than the
+// one it spells (dot and empty segments), or that S3 and PostgreSQL cannot
+// hold, is refused wherever a location is read, and the reason is the
+// manifest error recorded for it.
+func TestKeyInBucketRefusesKeys(t *testing.T) {
+	long := strings.Repeat("k", MaxKeyBytes)
+	tests := []struct {
+		loc  string
+		want string // "" = accepted
+	}{
+		{"s3://b/a/b.wacz", ""},
+		{"s3://b/" + long, ""},
+		{"s3://b/.hidden/..x/x../a.b/...", ""},
+		{"s3://b/日本語/a b+c.wacz", ""},
+		{"s3://b/../other-org/x.wacz", `not an s3:// location the ledger can read (a ".." key segment): s3://b/../other-org/x.wacz`},
+		{"s3://b/org/acme/../../x.wacz", `not an s3:// location the ledger can read (a ".." key segment): s3://b/org/acme/../../x.wacz`},
+		{"s3://b/org/..", `not an s3:// location the ledger can read (a ".." key segment): s3://b/org/..`},
+		{"s3://b/./x", `not an s3:// location the ledger can read (a "." key segment): s3://b/./x`},
+		{"s3://b/org/.", `not an s3:// location the ledger can read (a "." key segment): s3://b/org/.`},
+		{"s3://b//leading-slash", `not an s3:// location the ledger can read (an empty key segment): s3://b//leading-slash`},
+		{"s3://b/a//b", `not an s3:// location the ledger can read (an empty key segment): s3://b/a//b`},
+		{"s3://b/trailing/", `not an s3:// location the ledger can read (an empty key segment): s3://b/trailing/`},
+		{"s3://b/" + long + "k", `not an s3:// location the ledger can read (a key of 1025 bytes, longer than 1024): s3://b/` + long + "k"},
+		{"s3://b/a\x00b", "not an s3:// location the ledger can read (a key holding U+0000): s3://b/a\x00b"},
+		{"s3://b/a\xffb", "not an s3:// location the ledger can read (a key that is not UTF-8): s3://b/a\xffb"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.loc[:min(len(tt.loc), 40)], func(t *testing.T) {
+			key, err := KeyInBucket(tt.loc, "b")
+			if tt.want == "" {
+				if err != nil || "s3://b/"+key != tt.loc {
+					t.Fatalf("KeyInBucket = %q, %v", key, err)
+				}
+				if err := CheckKey(key); err != nil {
+					t.Errorf("CheckKey(%q) = %v", key, err)
+				}
+				return
+			}
+			if err == nil || err.Error() != tt.want {
+				t.Fatalf("KeyInBucket = %q, %v\nwant error %q", key, err, tt.want)
+			}
+			var ke *KeyError
+			if !errors.As(err, &ke) || !errors.Is(err, ErrNotS3Location) || key != "" {
+				t.Errorf("error %T does not wrap a *KeyError and ErrNotS3Location", err)
+			}
+			if out := ManifestOutcome(tt.loc, "", "b"); out != (Outcome{Error: tt.want}) {
+				t.Errorf("ManifestOutcome = %+v", out)
+			}
+			_, k, perr := ParseS3Location(tt.loc)
+			if perr != nil {
+				t.Fatal(perr)
+			}
+			if err := CheckKey(k); err == nil || !strings.HasPrefix(err.Error(), "not an object key the ledger can read (") {
+				t.Errorf("CheckKey(%q) = %v", k, err)
+			}
+		})
+	}
+	// The bucket is checked first: a foreign bucket is named as such.
+	if _, err := KeyInBucket("s3://other/../k", "b"); err == nil || err.Error() != "written to bucket other, but the ledger reads b: s3://other/../k" {
+		t.Errorf("foreign bucket: %v", err)
+	}
+}
+
+// TestArchiveRefusesBadWACZKey: a manifest whose WACZ key has a ".."
+// segment is not admitted (and so never signed).
+func TestArchiveRefusesBadWACZKey(t *testing.T) {
+	m := Manifest{TaskID: "2b9e63ec-4f1a-4c6e-9d2b-7a51c0e8f3d4", URL: "u", Labels: []string{},
+		Status: StatusSuccess, Artifacts: Artifacts{WACZ: "s3://ledger/org/acme/../../other/x.wacz"}}
+	row, err := m.Archive("ledger")
+	want := `manifest: artifacts.wacz: not an s3:// location the ledger can read (a ".." key segment): s3://ledger/org/acme/../../other/x.wacz`
+	if err == nil || err.Error() != want || row.ObjectKey != "" {
+		t.Fatalf("Archive = %+v, %v\nwant %s", row, err, want)
 	}
 }

@@ -47,7 +47,7 @@ func (s *Store) InsertArchive(ctx context.Context, a NewArchive, tuples func(arc
 // archive for their task, optionally only those submitted since.
 func (s *Store) UnregisteredSubmissions(ctx context.Context, since *time.Time) ([]ledger.Submission, error) {
 	rows, err := s.Pool.Query(ctx, `
-		SELECT s.task_id::text, s.manifest_key, s.org_id, s.submitted_by
+		SELECT s.task_id::text, s.manifest_key, s.org_id, s.submitted_by, s.correlation_id
 		FROM capture_submissions s
 		WHERE s.manifest_key IS NOT NULL
 		  AND NOT EXISTS (SELECT 1 FROM archives a WHERE a.task_id = s.task_id)
@@ -58,7 +58,7 @@ func (s *Store) UnregisteredSubmissions(ctx context.Context, since *time.Time) (
 	}
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (ledger.Submission, error) {
 		var sub ledger.Submission
-		err := r.Scan(&sub.TaskID, &sub.ManifestKey, &sub.OrgID, &sub.SubmittedBy)
+		err := r.Scan(&sub.TaskID, &sub.ManifestKey, &sub.OrgID, &sub.SubmittedBy, &sub.CorrelationID)
 		return sub, err
 	})
 }
