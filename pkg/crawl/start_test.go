@@ -367,3 +367,18 @@ func TestTargets(t *testing.T) {
 		t.Errorf("acme has %d targets after removal", len(ts))
 	}
 }
+
+// TestFailRefusesHostileReasons: a reason that did not come through the
+// body decoder (the CLI's --reason) is checked too, and nothing is closed.
+func TestFailRefusesHostileReasons(t *testing.T) {
+	e := newEnv(t)
+	id := e.start(crawl.StartRequest{Seeds: []string{www}})
+	for _, reason := range []string{"a\x00b", "a\xffb"} {
+		if r, err := e.svc.Fail(e.ctx, alice, id, crawl.FailRequest{Reason: &reason}); !errors.Is(err, crawl.ErrInvalid) || r.Closed {
+			t.Errorf("Fail(%q) = %v %v, want a validation error", reason, r, err)
+		}
+	}
+	if v := e.get(id); v.State != crawl.StateRunning {
+		t.Errorf("state %s after refused fails", v.State)
+	}
+}

@@ -238,6 +238,10 @@ func (s *Service) Fail(ctx context.Context, c Caller, id string, req FailRequest
 		if n := len([]rune(*req.Reason)); n > MaxFailReason {
 			return FailResult{}, invalid("body/reason", "must NOT have more than %d characters", MaxFailReason)
 		}
+		if p := textProblem(*req.Reason); p != "" {
+			// The CLI's --reason does not come through the body decoder.
+			return FailResult{}, invalid("body/reason", "%s", p)
+		}
 		reason = *req.Reason
 	}
 	if _, err := s.crawlFor(ctx, c, id); err != nil {

@@ -18,6 +18,18 @@ const (
 	reasonNotUTF8 = "must be valid UTF-8"
 )
 
+// textProblem is stringProblem for a Go string that did not come through
+// the JSON decoder (a flag, a value built in code).
+func textProblem(s string) string {
+	switch {
+	case strings.IndexByte(s, 0) >= 0:
+		return reasonNUL
+	case !utf8.ValidString(s):
+		return reasonNotUTF8
+	}
+	return ""
+}
+
 // stringProblem returns why the JSON string token raw (quotes included) may
 // not be kept, or "" when it may. raw must be valid JSON.
 func stringProblem(raw []byte) string {
