@@ -141,6 +141,9 @@ func (e *UnreachableError) Error() string {
 
 func (e *UnreachableError) Unwrap() error { return e.Err }
 
+// Is makes errors.Is(err, ledger.ErrUnreachable) true.
+func (e *UnreachableError) Is(target error) bool { return target == ledger.ErrUnreachable }
+
 // Reconciler registers submissions whose archive never reached the ledger.
 type Reconciler struct {
 	Admitter *Admitter

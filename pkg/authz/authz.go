@@ -15,6 +15,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 )
 
 // Tuple is one relationship, e.g. user:alice submitter organization:acme.
@@ -239,6 +241,9 @@ func (e *UnreachableError) Error() string {
 }
 
 func (e *UnreachableError) Unwrap() error { return e.Err }
+
+// Is makes errors.Is(err, ledger.ErrUnreachable) true.
+func (e *UnreachableError) Is(target error) bool { return target == ledger.ErrUnreachable }
 
 // IsUnreachable reports whether err says OpenFGA could not be reached.
 func IsUnreachable(err error) bool {

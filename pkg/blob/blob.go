@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"time"
 
@@ -16,6 +17,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
+
+	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 )
 
 // ErrNotFound is returned when the object (or bucket) does not exist.
@@ -77,7 +80,7 @@ func (c *Client) Endpoint() string { return c.cfg.Endpoint }
 func (c *Client) Get(ctx context.Context, bucket, key string) ([]byte, error) {
 	out, err := c.s3.GetObject(ctx, &s3.GetObjectInput{Bucket: &bucket, Key: &key})
 	if err != nil {
-		return nil, wrap(err, "get", bucket, key)
+		return nil, c.wrap(err, "get", bucket, key)
 	}
 	defer out.Body.Close()
 	return io.ReadAll(out.Body)
@@ -92,7 +95,7 @@ func (c *Client) Put(ctx context.Context, bucket, key, contentType string, body 
 		Bucket: &bucket, Key: &key, ContentType: &contentType,
 		Body: bytes.NewReader(body), ContentLength: aws.Int64(int64(len(body))),
 	})
-	return wrap(err, "put", bucket, key)
+	return c.wrap(err, "put", bucket, key)
 }
 
 // PresignGet returns a SigV4 query-signed GET URL valid for ttl. Signing is
@@ -110,7 +113,7 @@ func (c *Client) CreateBucket(ctx context.Context, bucket string) error {
 	_, err := c.s3.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: &bucket})
 	var owned *types.BucketAlreadyOwnedByYou
 	if err != nil && !errors.As(err, &owned) {
-		return wrap(err, "create bucket", bucket, "")
+		return c.wrap(err, "create bucket", bucket, "")
 	}
 	return nil
 }
@@ -121,19 +124,19 @@ func (c *Client) DeleteBucket(ctx context.Context, bucket string) error {
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
 		if err != nil {
-			return wrap(err, "list", bucket, "")
+			return c.wrap(err, "list", bucket, "")
 		}
 		for _, o := range page.Contents {
 			if _, err := c.s3.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &bucket, Key: o.Key}); err != nil {
-				return wrap(err, "delete", bucket, *o.Key)
+				return c.wrap(err, "delete", bucket, *o.Key)
 			}
 		}
 	}
 	_, err := c.s3.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: &bucket})
-	return wrap(err, "delete bucket", bucket, "")
+	return c.wrap(err, "delete bucket", bucket, "")
 }
 
-func wrap(err error, op, bucket, key string) error {
+func (c *Client) wrap(err error, op, bucket, key string) error {
 	if err == nil {
 		return nil
 	}
@@ -146,6 +149,9 @@ func wrap(err error, op, bucket, key string) error {
 	}
 	if rejected(err) {
 		return fmt.Errorf("%s s3://%s/%s: %w: %w", op, bucket, key, ErrRejected, err)
+	}
+	if unanswered(err) {
+		return &UnreachableError{Endpoint: c.cfg.Endpoint, Err: fmt.Errorf("%s s3://%s/%s: %w", op, bucket, key, err)}
 	}
 	var nsk *types.NoSuchKey
 	if errors.As(err, &nsk) {
@@ -168,4 +174,40 @@ func rejected(err error) bool {
 		return true
 	}
 	return false
+}
+
+// UnreachableError is an S3 request nothing answered (a network failure),
+// or one the service answered for everyone (502-504, 408, 429). It matches
+// ledger.ErrUnreachable.
+type UnreachableError struct {
+	Endpoint string
+	Err      error
+}
+
+func (e *UnreachableError) Error() string {
+	return fmt.Sprintf("cannot reach S3 at %s: %v", e.Endpoint, e.Err)
+}
+
+func (e *UnreachableError) Unwrap() error { return e.Err }
+
+// Is makes errors.Is(err, ledger.ErrUnreachable) true.
+func (e *UnreachableError) Is(target error) bool { return target == ledger.ErrUnreachable }
+
+// unanswered reports whether S3 did not answer this request for anyone:
+// no answer at all, or a gateway failure, a timeout or throttling.
+func unanswered(err error) bool {
+	var hs interface{ HTTPStatusCode() int }
+	if errors.As(err, &hs) {
+		switch hs.HTTPStatusCode() {
+		case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout,
+			http.StatusRequestTimeout, http.StatusTooManyRequests:
+			return true
+		}
+		return false
+	}
+	if errors.Is(err, context.Canceled) {
+		return false
+	}
+	var ne net.Error
+	return errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, context.DeadlineExceeded)
 }

@@ -1,9 +1,13 @@
 package blob
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"net"
 	"testing"
+
+	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 )
 
 type statusErr int
@@ -11,29 +15,35 @@ type statusErr int
 func (e statusErr) Error() string       { return fmt.Sprintf("status %d", int(e)) }
 func (e statusErr) HTTPStatusCode() int { return int(e) }
 
-// TestRejected: a refusal of one request is ErrRejected; no answer, a
-// gateway failure, a timeout or throttling is the service's state.
-func TestRejected(t *testing.T) {
+// TestErrorClasses: a refusal of one request is ErrRejected (that object's
+// problem); no answer, a gateway failure, a timeout or throttling is the
+// service's state (ledger.ErrUnreachable); anything else is neither.
+func TestErrorClasses(t *testing.T) {
+	refused := &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")}
 	for _, tc := range []struct {
-		err  error
-		want bool
+		err                   error
+		rejected, unreachable bool
 	}{
-		{fmt.Errorf("get: %w", statusErr(400)), true},
-		{statusErr(403), true},
-		{statusErr(500), true},
-		{statusErr(501), true},
-		{statusErr(502), false},
-		{statusErr(503), false},
-		{statusErr(504), false},
-		{statusErr(408), false},
-		{statusErr(429), false},
-		{errors.New("connection refused"), false},
+		{fmt.Errorf("get: %w", statusErr(400)), true, false},
+		{statusErr(403), true, false},
+		{statusErr(500), true, false},
+		{statusErr(501), true, false},
+		{statusErr(502), false, true},
+		{statusErr(503), false, true},
+		{statusErr(504), false, true},
+		{statusErr(408), false, true},
+		{statusErr(429), false, true},
+		{fmt.Errorf("operation error S3: GetObject: %w", refused), false, true},
+		{context.DeadlineExceeded, false, true},
+		{context.Canceled, false, false},
+		{errors.New("something else"), false, false},
 	} {
-		if got := rejected(tc.err); got != tc.want {
-			t.Errorf("rejected(%v) = %v, want %v", tc.err, got, tc.want)
+		w := (&Client{}).wrap(tc.err, "get", "b", "k")
+		if got := errors.Is(w, ErrRejected); got != tc.rejected {
+			t.Errorf("wrap(%v) is ErrRejected = %v, want %v", tc.err, got, tc.rejected)
 		}
-		if got := errors.Is(wrap(tc.err, "get", "b", "k"), ErrRejected); got != tc.want {
-			t.Errorf("wrap(%v) is ErrRejected = %v, want %v", tc.err, got, tc.want)
+		if got := errors.Is(w, ledger.ErrUnreachable); got != tc.unreachable {
+			t.Errorf("wrap(%v) is ErrUnreachable = %v, want %v", tc.err, got, tc.unreachable)
 		}
 	}
 }

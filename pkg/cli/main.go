@@ -14,7 +14,6 @@ import (
 
 	"github.com/capture-ledger/ledgerctl/pkg/config"
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
-	"github.com/capture-ledger/ledgerctl/pkg/store/postgres"
 )
 
 // Streams are the three standard streams a command uses: stdout is data,
@@ -99,7 +98,7 @@ func classify(err error) (int, string) {
 	var exit *ExitError
 	var missing *config.MissingError
 	var invalid *config.InvalidError
-	var unreachable *postgres.UnreachableError
+	var setting *ledger.SettingError
 	var usage usageError
 	switch {
 	case errors.As(err, &exit):
@@ -107,8 +106,12 @@ func classify(err error) (int, string) {
 			return exit.Code, ""
 		}
 		return exit.Code, exit.Err.Error()
-	case errors.As(err, &unreachable):
-		return ExitUnreachable, unreachable.Error()
+	case errors.Is(err, ledger.ErrUnreachable):
+		// Whichever dependency it was (PostgreSQL, OpenFGA, S3, the runner's
+		// webhook): the message is the adapter's own, naming it.
+		return ExitUnreachable, ledger.UnreachableCause(err).Error()
+	case errors.As(err, &setting):
+		return ExitUsage, setting.Error()
 	case errors.As(err, &missing), errors.As(err, &invalid), errors.As(err, &usage):
 		return ExitUsage, err.Error()
 	case isCobraUsage(err):

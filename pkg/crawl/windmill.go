@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 )
 
 // WindmillDispatcher runs levels on the Windmill flow through its webhook
@@ -78,7 +80,9 @@ func (d *WindmillDispatcher) Dispatch(ctx context.Context, l Level) (string, err
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return "", fmt.Errorf("crawl webhook: %s", describeTransportError(ctx, err, timeout))
+		// Nothing answered: the runner is unreachable (the message keeps the
+		// transport's description, without the URL's token).
+		return "", &webhookUnreachable{msg: "crawl webhook: " + describeTransportError(ctx, err, timeout)}
 	}
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
@@ -110,3 +114,10 @@ func describeTransportError(ctx context.Context, err error, timeout time.Duratio
 	}
 	return err.Error()
 }
+
+// webhookUnreachable is a dispatch nothing answered; it matches
+// ledger.ErrUnreachable.
+type webhookUnreachable struct{ msg string }
+
+func (e *webhookUnreachable) Error() string        { return e.msg }
+func (e *webhookUnreachable) Is(target error) bool { return target == ledger.ErrUnreachable }

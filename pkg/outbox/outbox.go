@@ -49,6 +49,9 @@ func (e *UnreachableError) Error() string {
 
 func (e *UnreachableError) Unwrap() error { return e.Err }
 
+// Is makes errors.Is(err, ledger.ErrUnreachable) true.
+func (e *UnreachableError) Is(target error) bool { return target == ledger.ErrUnreachable }
+
 // Options tune a drain; zero values take the defaults.
 type Options struct {
 	MaxAttempts int           // failures before a row is dead-lettered (10)

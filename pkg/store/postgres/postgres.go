@@ -13,6 +13,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 )
 
 // UnreachableError says the database could not be reached, naming the host
@@ -27,6 +29,9 @@ func (e *UnreachableError) Error() string {
 }
 
 func (e *UnreachableError) Unwrap() error { return e.Err }
+
+// Is makes errors.Is(err, ledger.ErrUnreachable) true.
+func (e *UnreachableError) Is(target error) bool { return target == ledger.ErrUnreachable }
 
 // Cause is the most specific part of a driver error: the server's message,
 // or the network error under the dial, else err itself.
@@ -74,7 +79,7 @@ func HostOf(dsn string) string {
 func Open(ctx context.Context, dsn string, maxConns int32) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("DATABASE_URL is not a PostgreSQL URL: %s", oneLine(err))
+		return nil, &ledger.SettingError{Name: "DATABASE_URL", Reason: "is not a PostgreSQL URL: " + oneLine(err)}
 	}
 	if maxConns > 0 {
 		cfg.MaxConns = maxConns

@@ -1,0 +1,83 @@
+package cli
+
+import (
+	"context"
+	"net"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/capture-ledger/ledgerctl/pkg/testenv"
+)
+
+// closedURL returns an http URL on 127.0.0.1 where nothing listens.
+func closedURL(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + l.Addr().String()
+	l.Close()
+	return url
+}
+
+// TestExitFourForEveryDependency: whichever dependency does not answer,
+// the command exits 4 with one line naming it (S3's case through reconcile
+// is TestReconcileStopsWhenS3DoesNotAnswer; PostgreSQL's through migrate is
+// TestMigrateStatusUnreachable).
+func TestExitFourForEveryDependency(t *testing.T) {
+	ctx := context.Background()
+	dsn := testenv.Database(t)
+	_, bucket, _ := testenv.Bucket(t)
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var id string
+	if err := conn.QueryRow(ctx, `INSERT INTO archives (task_id, bucket, object_key, source_url, captured_at)
+		VALUES (gen_random_uuid(), $1, 'k.wacz', 'https://example.com/', now()) RETURNING id::text`, bucket).Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	fga := closedURL(t)
+	for _, tc := range []struct {
+		name string
+		env  func(map[string]string)
+		args []string
+		want string
+	}{
+		{"OpenFGA, archives url", func(e map[string]string) {
+			e["CAPTURE_LEDGER_FGA_API_URL"] = fga
+			e["CAPTURE_LEDGER_FGA_STORE_ID"] = "01ARZ3NDEKTSV4RRFFQ69G5FAV"
+			e["CAPTURE_LEDGER_FGA_MODEL_ID"] = "01ARZ3NDEKTSV4RRFFQ69G5FAW"
+		}, []string{"archives", "url", id, "--as", "alice", "--org", "acme"}, "cannot reach OpenFGA at " + fga},
+		{"OpenFGA, archives list", func(e map[string]string) {
+			e["CAPTURE_LEDGER_FGA_API_URL"] = fga
+			e["CAPTURE_LEDGER_FGA_STORE_ID"] = "01ARZ3NDEKTSV4RRFFQ69G5FAV"
+			e["CAPTURE_LEDGER_FGA_MODEL_ID"] = "01ARZ3NDEKTSV4RRFFQ69G5FAW"
+		}, []string{"archives", "list", "--as", "alice", "--org", "acme"}, "cannot reach OpenFGA at " + fga},
+		{"PostgreSQL, reconcile", func(e map[string]string) {
+			e["DATABASE_URL"] = "postgres://u:secretpw@127.0.0.1:1/ledger?sslmode=disable"
+		}, []string{"reconcile"}, "cannot reach PostgreSQL at 127.0.0.1:1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := stackEnv(t, dsn, bucket)
+			tc.env(env)
+			out, errs, code := run(t, t.TempDir(), env, tc.args...)
+			if code != ExitUnreachable || out != "" || !strings.Contains(errs, "ledgerctl: "+tc.want) || strings.Contains(errs, "secretpw") {
+				t.Errorf("exit %d (want %d), stdout %q, stderr %q", code, ExitUnreachable, out, errs)
+			}
+		})
+	}
+}
+
+// TestUnparsableDatabaseURLIsUsage: a DATABASE_URL that is not a URL at
+// all is a configuration error (exit 2) naming the variable, not exit 1.
+func TestUnparsableDatabaseURLIsUsage(t *testing.T) {
+	out, errs, code := run(t, t.TempDir(), map[string]string{"DATABASE_URL": "postgres://u:secretpw@127.0.0.1:notaport/x"}, "migrate", "status")
+	if code != ExitUsage || out != "" || !strings.Contains(errs, "DATABASE_URL") || strings.Contains(errs, "secretpw") {
+		t.Errorf("exit %d (want %d), stdout %q, stderr %q", code, ExitUsage, out, errs)
+	}
+}
