@@ -91,10 +91,13 @@ var errUnauthenticated = errors.New("unauthenticated")
 // status codes; anything unknown is a 500 whose details stay in the log.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	var bad *BadRequest
+	var large *TooLarge
 	var bodied interface{ Body() any }
 	switch {
 	case errors.As(err, &bad):
 		writeJSON(w, http.StatusBadRequest, map[string]any{"statusCode": 400, "code": "FST_ERR_VALIDATION", "error": "Bad Request", "message": bad.Message})
+	case errors.As(err, &large):
+		writeJSON(w, http.StatusRequestEntityTooLarge, map[string]any{"statusCode": 413, "code": "FST_ERR_CTP_BODY_TOO_LARGE", "error": "Payload Too Large", "message": "Request body is too large: " + large.Error()})
 	case errors.As(err, &bodied) && errors.Is(err, crawl.ErrInvalid):
 		writeJSON(w, http.StatusBadRequest, bodied.Body())
 	case errors.As(err, &bodied) && errors.Is(err, crawl.ErrConflict):
@@ -116,13 +119,16 @@ func (s *Server) logger() *slog.Logger {
 	return s.Log
 }
 
-// who resolves the caller or returns errUnauthenticated.
+// who resolves the caller or returns errUnauthenticated. An identity whose
+// subject or organizations OpenFGA could not hold (identity.CheckIdentity)
+// is no identity either, whatever resolver produced it: a 401, never a 500
+// from the question it would make.
 func (s *Server) who(r *http.Request) (identity.Identity, error) {
 	if s.Identity == nil {
 		return identity.Identity{}, errUnauthenticated
 	}
 	id, ok := s.Identity.Resolve(r)
-	if !ok {
+	if !ok || identity.CheckIdentity(id) != nil {
 		return identity.Identity{}, errUnauthenticated
 	}
 	return id, nil
@@ -140,7 +146,8 @@ func UUIDParam(r *http.Request, name string) (string, error) {
 }
 
 // DecodeBody reads an optional JSON object body into dst, rejecting unknown
-// keys, trailing data and bodies over limit bytes. An absent body is {}.
+// keys and trailing data (400) and bodies over limit bytes (413, see
+// readBody). An absent body is {}.
 func DecodeBody(r *http.Request, dst any, limit int64) error {
 	data, err := readBody(r, limit)
 	if err != nil {

@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"net/http"
 
@@ -125,14 +124,19 @@ type reportInput struct {
 
 func crawlID(r *http.Request) (string, error) { return UUIDParam(r, "id") }
 
-// readBody reads at most limit bytes of the request body (400 beyond).
+// readBody reads at most limit bytes of the request body: a body over the
+// limit is a *TooLarge (413), whether its Content-Length says so (refused
+// unread) or its bytes do; one that cannot be read is a 400.
 func readBody(r *http.Request, limit int64) ([]byte, error) {
+	if r.ContentLength > limit {
+		return nil, &TooLarge{Limit: limit}
+	}
 	data, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
 	if err != nil {
 		return nil, &BadRequest{Message: "body could not be read"}
 	}
 	if int64(len(data)) > limit {
-		return nil, &BadRequest{Message: fmt.Sprintf("body must be at most %d bytes", limit)}
+		return nil, &TooLarge{Limit: limit}
 	}
 	return data, nil
 }

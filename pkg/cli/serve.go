@@ -21,6 +21,9 @@ import (
 // ServeOptions are the inputs of `ledgerctl serve`.
 type ServeOptions struct {
 	f *Factory
+	// DevIdentityOnNetwork is --insecure-dev-identity-on-network: serve the
+	// dev header mode on a non-loopback address anyway.
+	DevIdentityOnNetwork bool
 }
 
 func newCmdServe(f *Factory) *cobra.Command {
@@ -30,12 +33,18 @@ func newCmdServe(f *Factory) *cobra.Command {
 		Short: "Run the HTTP API, the picker and the background workers",
 		Long: `Serves the archive API (presigned URLs, archive list, /api/me), the browser
 picker at /, and /healthz; drains the OpenFGA outbox on a ticker. Stops
-gracefully on SIGINT/SIGTERM, finishing requests in flight.`,
+gracefully on SIGINT/SIGTERM, finishing requests in flight.
+
+With CAPTURE_LEDGER_DEV_IDENTITY=1 (and no CAPTURE_LEDGER_OIDC_ISSUER) anyone
+who reaches the port can act as any user, so serve refuses to listen on any
+address but 127.0.0.1, localhost or ::1 (exit 2) unless
+--insecure-dev-identity-on-network is given.`,
 		Example: "  ledgerctl serve\n  ledgerctl serve --host 127.0.0.1 --port 7070",
 		Args:    cobra.NoArgs,
 		RunE:    func(cmd *cobra.Command, _ []string) error { return serveRun(cmd.Context(), opts) },
 	}
 	config.BindFlags(cmd.Flags(), "CAPTURE_LEDGER_API_HOST", "CAPTURE_LEDGER_API_PORT", "CAPTURE_LEDGER_DRAIN_INTERVAL_MS")
+	cmd.Flags().BoolVar(&opts.DevIdentityOnNetwork, identity.DevNetworkFlag, false, "with the dev header identity, listen on a non-loopback address anyway (anyone who reaches it can act as any user)")
 	return cmd
 }
 
@@ -56,6 +65,10 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	a.Log = log
 
 	resolver, mode := identity.Select(identity.Options{OIDCIssuer: s.OIDCIssuer, OIDCAudience: s.OIDCAudience, DevIdentity: devIdentityRaw(s), Logger: log})
+	// Refused before anything is opened: nothing changes (exit 2).
+	if err := identity.CheckDevListen(mode, s.APIHost, opts.DevIdentityOnNetwork); err != nil {
+		return &ExitError{Code: ExitUsage, Err: err}
+	}
 	access, err := a.Access(ctx)
 	if err != nil {
 		return err

@@ -185,3 +185,52 @@ func TestServeLikeAnOperator(t *testing.T) {
 		t.Errorf("drain --requeue: exit %d: %s", code, out)
 	}
 }
+
+// TestServeRefusesDevIdentityOnTheNetwork is the attack of anyone on the
+// network acting as any user: with CAPTURE_LEDGER_DEV_IDENTITY=1, serve
+// asked to listen on 0.0.0.0 exits 2 with a clear error before it opens or
+// binds anything, and the database is unchanged. The flag lifts exactly
+// that refusal (the server then goes on to its dependencies: here an
+// unreachable database, so nothing binds 0.0.0.0 in the test).
+func TestServeRefusesDevIdentityOnTheNetwork(t *testing.T) {
+	dsn := testenv.Database(t)
+	_, bucket, _ := testenv.Bucket(t)
+	dir := t.TempDir()
+	port := freePort(t)
+	env := stackEnv(t, dsn, bucket)
+	env["CAPTURE_LEDGER_FGA_STORE_ID"] = "01HXXXXXXXXXXXXXXXXXXXXXXX"
+	env["CAPTURE_LEDGER_FGA_MODEL_ID"] = "01HXXXXXXXXXXXXXXXXXXXXXXX"
+	env["CAPTURE_LEDGER_DEV_IDENTITY"] = "1"
+	env["CAPTURE_LEDGER_API_PORT"] = fmt.Sprint(port)
+	before := testenv.TakeSnapshot(t, dsn)
+
+	for _, host := range []string{"0.0.0.0", "::", "192.0.2.1"} {
+		out, errs, code := run(t, dir, env, "serve", "--host", host)
+		if code != ExitUsage || out != "" {
+			t.Errorf("serve --host %s with dev identity: exit %d, stdout %q", host, code, out)
+		}
+		for _, want := range []string{"listens on loopback only", `not "` + host + `"`, "anyone who can reach that address could act as any user", "CAPTURE_LEDGER_API_HOST=127.0.0.1", "--insecure-dev-identity-on-network"} {
+			if !strings.Contains(errs, want) {
+				t.Errorf("serve --host %s: stderr lacks %q:\n%s", host, want, errs)
+			}
+		}
+	}
+	// The same through the environment instead of the flag.
+	env["CAPTURE_LEDGER_API_HOST"] = "0.0.0.0"
+	if _, errs, code := run(t, dir, env, "serve"); code != ExitUsage || !strings.Contains(errs, "listens on loopback only") {
+		t.Errorf("CAPTURE_LEDGER_API_HOST=0.0.0.0 with dev identity: exit %d: %s", code, errs)
+	}
+	if c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second); err == nil {
+		c.Close()
+		t.Errorf("something listens on port %d after the refusals", port)
+	}
+	testenv.Unchanged(t, dsn, before)
+
+	// The flag lifts the refusal: serve goes on and fails only at the
+	// (unreachable) database, never for the address.
+	env["DATABASE_URL"] = fmt.Sprintf("postgres://nobody:nothing@127.0.0.1:%d/none?sslmode=disable&connect_timeout=2", freePort(t))
+	_, errs, code := run(t, dir, env, "serve", "--insecure-dev-identity-on-network")
+	if code != ExitUnreachable || strings.Contains(errs, "loopback only") {
+		t.Errorf("serve --insecure-dev-identity-on-network: exit %d: %s", code, errs)
+	}
+}

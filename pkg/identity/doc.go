@@ -10,15 +10,24 @@
 //
 // Three resolvers exist, and [Select] picks one once at startup:
 //
-//   - [JWT]: a Bearer token verified against the issuer's JWKS at
-//     <issuer>/.well-known/jwks.json (RS256 or ES256 only), with iss, aud,
-//     exp and nbf checked. Selected whenever CAPTURE_LEDGER_OIDC_ISSUER is
-//     set, even when the dev headers are also enabled: a deployment never
-//     falls back to the weaker mode.
+//   - [JWT]: a Bearer token (scheme in any case) verified against the
+//     issuer's JWKS at <issuer>/.well-known/jwks.json (RS256 or ES256
+//     only), with iss, aud and nbf checked and exp required, at most
+//     [MaxTokenLifetime] away. Selected whenever CAPTURE_LEDGER_OIDC_ISSUER
+//     is set, even when the dev headers are also enabled: a deployment
+//     never falls back to the weaker mode.
 //   - [Headers]: trusts X-Capture-ledger-Subject and
 //     X-Capture-ledger-Organizations. Local development only, enabled by
-//     CAPTURE_LEDGER_DEV_IDENTITY=1 exactly.
+//     CAPTURE_LEDGER_DEV_IDENTITY=1 exactly; `serve` then listens on
+//     loopback only ([CheckDevListen]).
 //   - [Deny]: nobody is authenticated. The default.
+//
+// Whatever the resolver, the subject and organizations must follow
+// OpenFGA's id rules ([CheckIdentity]: no ':', '#', whitespace or control
+// characters, not "*", bounded lengths, at most [MaxOrganizations]): an
+// identity OpenFGA could not hold is no identity, so it is a 401 and never
+// a 500 from the question it would make. docs/identity.md is the
+// operator's version of this.
 //
 // A rejection is never an error a handler could leak: resolvers return
 // (Identity{}, false). The JWT resolver logs each rejection at info as

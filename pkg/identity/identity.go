@@ -48,17 +48,23 @@ type Headers struct{}
 // non-empty; the organizations header is split by [ParseOrganizations].
 //
 // A value that is not valid UTF-8 or holds control characters is no
-// identity: such a name can never be a relation in OpenFGA.
+// identity: such a name can never be a relation in OpenFGA. Nor is one
+// whose subject or organizations break OpenFGA's id rules
+// ([CheckIdentity]): "user:alice", "acme#member", "*", "a b".
 func (Headers) Resolve(r *http.Request) (Identity, bool) {
 	subject := strings.TrimSpace(r.Header.Get(SubjectHeader))
 	orgs := r.Header.Get(OrganizationsHeader)
 	if subject == "" || !printable(subject) || !printable(orgs) {
 		return Identity{}, false
 	}
-	return Identity{
+	id := Identity{
 		Subject:       subject,
 		Organizations: ParseOrganizations(orgs),
-	}, true
+	}
+	if CheckIdentity(id) != nil {
+		return Identity{}, false
+	}
+	return id, true
 }
 
 // printable reports whether s is valid UTF-8 without control characters

@@ -121,6 +121,7 @@ func TestStartupNotes(t *testing.T) {
 		headerWarn  = "CAPTURE_LEDGER_DEV_IDENTITY=1 — callers are trusted on the X-Capture-ledger-Subject header. Never enable this outside local development."
 		denyWarn    = "No identity is configured — every request is refused (401). Set CAPTURE_LEDGER_OIDC_ISSUER (JWT) or CAPTURE_LEDGER_DEV_IDENTITY=1 (dev header)"
 		ignoredInfo = "CAPTURE_LEDGER_DEV_IDENTITY=1 is ignored — CAPTURE_LEDGER_OIDC_ISSUER takes precedence"
+		headerCrawl = "Crawl level reports are identified by the X-Capture-ledger-Subject header, not by the flow's Bearer JWT: a report is accepted when the header names the crawl's requester, or a submitter of its organization listed in X-Capture-ledger-Organizations; a report with only a Bearer JWT is refused (401). Set CAPTURE_LEDGER_OIDC_ISSUER"
 	)
 	warn := func(m string) Note { return Note{Level: slog.LevelWarn, Message: m} }
 	info := func(m string) Note { return Note{Level: slog.LevelInfo, Message: m} }
@@ -150,14 +151,14 @@ func TestStartupNotes(t *testing.T) {
 		{"header mode on 0.0.0.0 with crawls",
 			Startup{Mode: ModeHeader, DevIdentity: true, Host: "0.0.0.0", Port: 7070, Crawls: true},
 			[]Note{warn(headerWarn),
-				warn("The dev header is trusted on 0.0.0.0:7070 — anyone who can reach this port can act as any user. Set CAPTURE_LEDGER_API_HOST=127.0.0.1, or keep CAPTURE_LEDGER_OIDC_ISSUER (the picker takes a token)"),
-				warn("Crawl level reports will be refused (401): the flow reports with a Bearer JWT, but identity is dev header. Set CAPTURE_LEDGER_OIDC_ISSUER"),
+				warn("The dev header is trusted on 0.0.0.0:7070 (--insecure-dev-identity-on-network) — anyone who can reach this port can act as any user. Set CAPTURE_LEDGER_API_HOST=127.0.0.1, or keep CAPTURE_LEDGER_OIDC_ISSUER (the picker takes a token)"),
+				warn(headerCrawl),
 				info("Archive API listening on 0.0.0.0:7070 — identity: dev header; crawl level reports: blocked")}},
 		{"header mode on localhost with crawls",
 			Startup{Mode: ModeHeader, DevIdentity: true, Host: "localhost", Port: 7070, Crawls: true},
 			[]Note{warn(headerWarn),
-				warn("Containers cannot reach this API: it listens on localhost, and crawl level reports come from containers. Set CAPTURE_LEDGER_API_HOST=0.0.0.0"),
-				warn("Crawl level reports will be refused (401): the flow reports with a Bearer JWT, but identity is dev header. Set CAPTURE_LEDGER_OIDC_ISSUER"),
+				warn("Containers cannot reach this API: it listens on localhost, and crawl level reports come from containers. Set CAPTURE_LEDGER_API_HOST=0.0.0.0 (with the dev header, serve then also needs --insecure-dev-identity-on-network)"),
+				warn(headerCrawl),
 				info("Archive API listening on localhost:7070 — identity: dev header; crawl level reports: blocked")}},
 		{"jwt on ::1 without crawls",
 			Startup{Mode: ModeJWT, Issuer: "https://idp.example", Host: "::1", Port: 7070},
@@ -178,6 +179,34 @@ func TestStartupNotes(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestCheckDevListen(t *testing.T) {
+	for _, tc := range []struct {
+		mode    Mode
+		host    string
+		allow   bool
+		refused bool
+	}{
+		{ModeHeader, "0.0.0.0", false, true},
+		{ModeHeader, "192.168.1.10", false, true},
+		{ModeHeader, "::", false, true},
+		{ModeHeader, "127.0.0.2", false, true}, // not one of the three loopback names
+		{ModeHeader, "0.0.0.0", true, false},   // the flag lifts the refusal
+		{ModeHeader, "127.0.0.1", false, false},
+		{ModeHeader, "localhost", false, false},
+		{ModeHeader, "::1", false, false},
+		{ModeJWT, "0.0.0.0", false, false},
+		{ModeDeny, "0.0.0.0", false, false},
+	} {
+		err := CheckDevListen(tc.mode, tc.host, tc.allow)
+		if (err != nil) != tc.refused {
+			t.Errorf("CheckDevListen(%s, %q, %v) = %v", tc.mode, tc.host, tc.allow, err)
+		}
+		if err != nil && (!strings.Contains(err.Error(), `not "`+tc.host+`"`) || !strings.Contains(err.Error(), "--insecure-dev-identity-on-network")) {
+			t.Errorf("unclear refusal: %v", err)
+		}
 	}
 }
 
@@ -244,8 +273,9 @@ func FuzzOrganizationsHeader(f *testing.F) {
 		r.Header.Set(SubjectHeader, "bob")
 		r.Header.Set(OrganizationsHeader, v)
 		id, ok := Headers{}.Resolve(r)
-		if !ok || !reflect.DeepEqual(id.Organizations, orgs) {
-			t.Fatalf("%q: Resolve = %+v %v", v, id, ok)
+		want := printable(v) && CheckIdentity(Identity{Subject: "bob", Organizations: orgs}) == nil
+		if ok != want || (ok && !reflect.DeepEqual(id.Organizations, orgs)) {
+			t.Fatalf("%q: Resolve = %+v %v, want ok %v", v, id, ok, want)
 		}
 	})
 }

@@ -34,7 +34,9 @@ const DefaultIssuerPort = 9099
 // DefaultTokenTTL is the lifetime of a minted token when none is asked for.
 const DefaultTokenTTL = time.Hour
 
-// maxTokenTTL bounds the lifetime (either sign) of a minted token.
+// maxTokenTTL bounds the time spans [ParseTimeSpan] reads (either sign),
+// and how far in the past an already expired token may be minted. A token
+// that is still valid lives at most MaxTokenLifetime.
 const maxTokenTTL = 100 * 365 * 24 * time.Hour
 
 // maxTokenRequestBytes bounds the body of POST /token.
@@ -125,16 +127,21 @@ type mintedClaims struct {
 }
 
 // Mint signs a token for subject (trimmed; blank gives ErrSubjectRequired)
-// with the given organizations, valid for ttl from now (a negative ttl mints
-// an already expired token, which is useful for tests). Its header is
-// {alg: RS256, kid}; its claims organizations, sub, iss, aud, iat, exp.
+// with the given organizations, valid for ttl from now: at most
+// MaxTokenLifetime (a negative ttl mints an already expired token, which is
+// useful for tests). Its header is {alg: RS256, kid}; its claims
+// organizations, sub, iss, aud, iat, exp.
+//
+// Mint does not check subject and organizations against the id rules
+// ([CheckIdentity]) so that tests can mint the hostile tokens the API must
+// refuse; POST /token does.
 func (i *Issuer) Mint(subject string, orgs []string, ttl time.Duration) (string, error) {
 	subject = strings.TrimSpace(subject)
 	if subject == "" {
 		return "", ErrSubjectRequired
 	}
-	if ttl > maxTokenTTL || ttl < -maxTokenTTL {
-		return "", fmt.Errorf("dev issuer: token lifetime %s is out of range", ttl)
+	if ttl > MaxTokenLifetime || ttl < -maxTokenTTL {
+		return "", fmt.Errorf("dev issuer: token lifetime %s is out of range (at most %s)", ttl, MaxTokenLifetime)
 	}
 	if orgs == nil {
 		orgs = []string{}
@@ -238,7 +245,10 @@ func (i *Issuer) serveToken(w http.ResponseWriter, r *http.Request) {
 
 // parseTokenRequest reads {subject, organizations?, expiresIn?}. Unknown
 // keys and wrong types are validation errors; a missing or blank subject is
-// {"error":"subject is required"}; non-string organizations are dropped.
+// {"error":"subject is required"}; non-string organizations are dropped. A
+// subject or organization the API would refuse ([CheckIdentity]) and a
+// lifetime over MaxTokenLifetime are refused with {"error": why}: a token
+// that can never be accepted is not minted.
 func parseTokenRequest(body []byte) (tokenRequest, *requestError) {
 	var fields map[string]json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(body))
@@ -285,10 +295,22 @@ func parseTokenRequest(body []byte) (tokenRequest, *requestError) {
 		if err != nil {
 			return tokenRequest{}, &requestError{body: map[string]any{"error": `expiresIn must be a time span such as "1h", "30m" or "-1h"`}}
 		}
+		if ttl > MaxTokenLifetime {
+			return tokenRequest{}, &requestError{body: map[string]any{"error": "expiresIn must be at most " + lifetimeText}}
+		}
 		req.ttl = ttl
+	}
+	if err := CheckIdentity(Identity{Subject: req.subject, Organizations: req.organizations}); err != nil {
+		return tokenRequest{}, &requestError{body: map[string]any{"error": err.Error() + idRulesHint}}
 	}
 	return req, nil
 }
+
+// lifetimeText is MaxTokenLifetime as the token endpoint spells it.
+var lifetimeText = strings.TrimSuffix(strings.TrimSuffix(MaxTokenLifetime.String(), "0s"), "0m")
+
+// idRulesHint follows an id refusal of POST /token.
+const idRulesHint = ` — ids may not contain ":", "#", whitespace or control characters, nor be "*" (see docs/identity.md)`
 
 func isNull(raw json.RawMessage) bool { return strings.TrimSpace(string(raw)) == "null" }
 

@@ -100,7 +100,13 @@ func TestIssuerToken(t *testing.T) {
 		{"subject and organizations", `{"subject":"alice","organizations":["acme",1,null,"contoso",{}]}`, 200, nil, "alice", []string{"acme", "contoso"}, 3600, true},
 		{"subject trimmed, no organizations", `{"subject":"  bob  "}`, 200, nil, "bob", []string{}, 3600, true},
 		{"expiresIn 30m", `{"subject":"a","expiresIn":"30m"}`, 200, nil, "a", []string{}, 1800, true},
-		{"expiresIn 2 days", `{"subject":"a","expiresIn":"2 days"}`, 200, nil, "a", []string{}, 172800, true},
+		{"expiresIn 1 day", `{"subject":"a","expiresIn":"1 day"}`, 200, nil, "a", []string{}, 86400, true},
+		{"expiresIn 2 days, past the maximum lifetime", `{"subject":"a","expiresIn":"2 days"}`, 400, map[string]any{"error": "expiresIn must be at most 24h"}, "", nil, 0, false},
+		{"expiresIn 10 years", `{"subject":"a","expiresIn":"10y"}`, 400, map[string]any{"error": "expiresIn must be at most 24h"}, "", nil, 0, false},
+		{"typed subject", `{"subject":"user:alice"}`, 400, map[string]any{"error": `subject "user:alice" contains ':'` + idRulesHint}, "", nil, 0, false},
+		{"wildcard subject", `{"subject":"*"}`, 400, map[string]any{"error": `subject "*" is "*", the wildcard` + idRulesHint}, "", nil, 0, false},
+		{"userset organization", `{"subject":"a","organizations":["acme#member"]}`, 400, map[string]any{"error": `organization "acme#member" contains '#'` + idRulesHint}, "", nil, 0, false},
+		{"organization with a space", `{"subject":"a","organizations":["a b"]}`, 400, map[string]any{"error": `organization "a b" contains whitespace` + idRulesHint}, "", nil, 0, false},
 		{"expiresIn -1h", `{"subject":"a","expiresIn":"-1h"}`, 200, nil, "a", []string{}, -3600, false},
 		{"missing subject", `{}`, 400, map[string]any{"error": "subject is required"}, "", nil, 0, false},
 		{"blank subject", `{"subject":"   "}`, 400, map[string]any{"error": "subject is required"}, "", nil, 0, false},
@@ -205,6 +211,12 @@ func TestMint(t *testing.T) {
 	}
 	if _, err := iss.Mint("a", nil, 200*365*24*time.Hour); err == nil {
 		t.Error("Mint accepted a 200-year lifetime")
+	}
+	if _, err := iss.Mint("a", nil, MaxTokenLifetime+time.Second); err == nil {
+		t.Error("Mint accepted a lifetime past MaxTokenLifetime")
+	}
+	if _, err := iss.Mint("a", nil, MaxTokenLifetime); err != nil {
+		t.Errorf("Mint refused MaxTokenLifetime: %v", err)
 	}
 	tok, err := iss.Mint(" carol ", []string{"acme"}, 90*time.Second)
 	if err != nil {
@@ -330,7 +342,10 @@ func FuzzTokenRequest(f *testing.F) {
 		if req.subject == "" || strings.TrimSpace(req.subject) != req.subject {
 			t.Fatalf("subject %q accepted", req.subject)
 		}
-		if req.organizations == nil || req.ttl > maxTokenTTL || req.ttl < -maxTokenTTL || req.ttl%time.Second != 0 {
+		if req.organizations == nil || req.ttl > MaxTokenLifetime || req.ttl < -maxTokenTTL || req.ttl%time.Second != 0 {
+			t.Fatalf("request %+v", req)
+		}
+		if err := CheckIdentity(Identity{Subject: req.subject, Organizations: req.organizations}); err != nil {
 			t.Fatalf("request %+v", req)
 		}
 	})

@@ -27,14 +27,22 @@ const (
 	DefaultJWKSCooldown = 30 * time.Second
 )
 
+// MaxTokenLifetime is the longest a JWT may live: its exp may lie at most
+// this far (plus the leeway) after now, and after its iat when it has one.
+// A token without exp, or living longer, is refused (claim "exp"): a stolen
+// token must not be a permanent credential. The dev issuer mints nothing
+// longer.
+const MaxTokenLifetime = 24 * time.Hour
+
 // maxTokenBytes bounds the bearer token we are willing to parse.
 const maxTokenBytes = 16 << 10
 
 // Reason codes logged with "JWT rejected" (attribute "reason"). For
 // ReasonClaim the attribute "claim" names the failing claim (iss, aud, exp,
-// nbf, iat or sub). Neither the token nor any claim value is ever logged.
+// nbf, iat, sub or organizations). Neither the token nor any claim value is
+// ever logged.
 const (
-	ReasonNoBearer  = "no-bearer" // Authorization present but not "Bearer <token>"
+	ReasonNoBearer  = "no-bearer" // Authorization present but not "Bearer <token>" (scheme in any case)
 	ReasonMalformed = "malformed" // not a compact JWS with a JSON object payload
 	ReasonAlg       = "alg"       // alg is not RS256 or ES256 (none, HS*, …)
 	ReasonCrit      = "crit"      // a "crit" header names extensions we do not implement
@@ -67,8 +75,9 @@ type JWTConfig struct {
 	JWKSCooldown time.Duration
 }
 
-// JWT resolves callers from "Authorization: Bearer <jwt>". See
-// [JWTConfig] for what is checked.
+// JWT resolves callers from "Authorization: Bearer <jwt>" (the scheme is
+// case-insensitive, RFC 9110 §11.1). See [JWTConfig] and [JWT.Resolve] for
+// what is checked.
 type JWT struct {
 	issuer   string
 	audience string
@@ -142,10 +151,10 @@ func (j *JWT) Resolve(r *http.Request) (Identity, bool) {
 	switch {
 	case len(values) > 1:
 		rej = rejection{reason: ReasonMalformed}
-	case !strings.HasPrefix(values[0], "Bearer "):
+	case !hasBearerScheme(values[0]):
 		rej = rejection{reason: ReasonNoBearer}
 	default:
-		id, rej = j.verify(r.Context(), values[0][len("Bearer "):])
+		id, rej = j.verify(r.Context(), values[0][len(bearerPrefix):])
 	}
 	if rej.reason != "" {
 		attrs := []slog.Attr{slog.String("reason", rej.reason)}
@@ -156,6 +165,14 @@ func (j *JWT) Resolve(r *http.Request) (Identity, bool) {
 		return Identity{}, false
 	}
 	return id, true
+}
+
+// bearerPrefix is the scheme and the one space before the token.
+const bearerPrefix = "Bearer "
+
+// hasBearerScheme reports whether v starts with "Bearer " in any case.
+func hasBearerScheme(v string) bool {
+	return len(v) >= len(bearerPrefix) && strings.EqualFold(v[:len(bearerPrefix)], bearerPrefix)
 }
 
 type rejection struct {
@@ -230,9 +247,11 @@ func isCompactJWS(s string) bool {
 }
 
 // checkClaims validates the verified payload. The checks follow jose's
-// jwtVerify: iss equal, aud containing the audience, exp and nbf (when
-// present) numeric and in range with the leeway, iat (when present) numeric,
-// plus a non-empty sub.
+// jwtVerify: iss equal, aud containing the audience, nbf (when present)
+// numeric and in range with the leeway, iat (when present) numeric; and
+// more strictly than jose: exp required, numeric, not past (with the
+// leeway) and within MaxTokenLifetime of now and of iat; sub a valid
+// subject and every organization a valid organization ([CheckIdentity]).
 func (j *JWT) checkClaims(payload []byte) (Identity, rejection) {
 	var claims map[string]json.RawMessage
 	if err := json.Unmarshal(payload, &claims); err != nil || claims == nil {
@@ -249,11 +268,10 @@ func (j *JWT) checkClaims(payload []byte) (Identity, rejection) {
 	}
 	now := float64(j.now().Unix())
 	leeway := j.leeway.Seconds()
-	if raw, ok := claims["exp"]; ok {
-		exp, ok := number(raw)
-		if !ok || exp <= now-leeway {
-			return Identity{}, claim("exp")
-		}
+	maxLife := MaxTokenLifetime.Seconds()
+	exp, ok := number(claims["exp"])
+	if !ok || exp <= now-leeway || exp > now+maxLife+leeway {
+		return Identity{}, claim("exp")
 	}
 	if raw, ok := claims["nbf"]; ok {
 		nbf, ok := number(raw)
@@ -262,15 +280,23 @@ func (j *JWT) checkClaims(payload []byte) (Identity, rejection) {
 		}
 	}
 	if raw, ok := claims["iat"]; ok {
-		if _, ok := number(raw); !ok {
+		iat, ok := number(raw)
+		if !ok {
 			return Identity{}, claim("iat")
+		}
+		if exp-iat > maxLife {
+			return Identity{}, claim("exp")
 		}
 	}
 	var sub string
-	if raw, ok := claims["sub"]; !ok || json.Unmarshal(raw, &sub) != nil || strings.TrimSpace(sub) == "" {
+	if raw, ok := claims["sub"]; !ok || json.Unmarshal(raw, &sub) != nil || strings.TrimSpace(sub) == "" || CheckSubject(sub) != nil {
 		return Identity{}, claim("sub")
 	}
-	return Identity{Subject: sub, Organizations: organizationsClaim(claims[OrganizationsClaim])}, rejection{}
+	id := Identity{Subject: sub, Organizations: organizationsClaim(claims[OrganizationsClaim])}
+	if CheckIdentity(id) != nil {
+		return Identity{}, claim(OrganizationsClaim)
+	}
+	return id, rejection{}
 }
 
 // number decodes a JSON number claim; null, strings and others are not.

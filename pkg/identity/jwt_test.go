@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -85,7 +86,6 @@ func TestJWTResolveTokens(t *testing.T) {
 		{"orgs not an array", sign(with(good, "organizations", "acme")), ok("alice")},
 		{"orgs null", sign(with(good, "organizations", jsonNull)), ok("alice")},
 		{"orgs non-strings and blanks dropped", sign(with(good, "organizations", []any{"acme", 5, "", " ", nil, true, map[string]any{}, "contoso"})), ok("alice", "acme", "contoso")},
-		{"no exp", sign(with(good, "exp", nil)), ok("alice", "acme", "contoso")},
 		{"exp within leeway", sign(with(good, "exp", t0.Add(-29*time.Second).Unix())), ok("alice", "acme", "contoso")},
 		{"nbf within leeway", sign(with(good, "nbf", t0.Add(30*time.Second).Unix())), ok("alice", "acme", "contoso")},
 		{"nbf past", sign(with(good, "nbf", t0.Add(-time.Hour).Unix())), ok("alice", "acme", "contoso")},
@@ -108,6 +108,14 @@ func TestJWTResolveTokens(t *testing.T) {
 		{"expired beyond leeway", sign(with(good, "exp", t0.Add(-30*time.Second).Unix())), claimRej("exp")},
 		{"exp not a number", sign(with(good, "exp", "9999999999")), claimRej("exp")},
 		{"exp null", sign(with(good, "exp", jsonNull)), claimRej("exp")},
+		{"no exp", sign(with(good, "exp", nil)), claimRej("exp")},
+		{"no exp, no iat", sign(with(good, "exp", nil, "iat", nil)), claimRej("exp")},
+		{"exp at the maximum lifetime", sign(with(good, "exp", t0.Add(MaxTokenLifetime).Unix())), ok("alice", "acme", "contoso")},
+		{"exp past the maximum lifetime", sign(with(good, "exp", t0.Add(MaxTokenLifetime+DefaultLeeway+time.Second).Unix())), claimRej("exp")},
+		{"exp a century away", sign(with(good, "exp", t0.Add(100*365*24*time.Hour).Unix())), claimRej("exp")},
+		{"exp huge", sign(with(good, "exp", 1e300)), claimRej("exp")},
+		{"exp - iat past the maximum", sign(with(good, "iat", t0.Add(-2*time.Hour).Unix(), "exp", t0.Add(MaxTokenLifetime-time.Hour).Unix())), claimRej("exp")},
+		{"exp - iat at the maximum", sign(with(good, "iat", t0.Add(-time.Hour).Unix(), "exp", t0.Add(MaxTokenLifetime-time.Hour).Unix())), ok("alice", "acme", "contoso")},
 		{"not yet valid", sign(with(good, "nbf", t0.Add(31*time.Second).Unix())), claimRej("nbf")},
 		{"nbf null", sign(with(good, "nbf", jsonNull)), claimRej("nbf")},
 		{"iat not a number", sign(with(good, "iat", "now")), claimRej("iat")},
@@ -115,6 +123,21 @@ func TestJWTResolveTokens(t *testing.T) {
 		{"empty sub", sign(with(good, "sub", "")), claimRej("sub")},
 		{"blank sub", sign(with(good, "sub", "  ")), claimRej("sub")},
 		{"sub not a string", sign(with(good, "sub", 42)), claimRej("sub")},
+		{"sub typed", sign(with(good, "sub", "user:alice")), claimRej("sub")},
+		{"sub a userset", sign(with(good, "sub", "alice#member")), claimRej("sub")},
+		{"sub the wildcard", sign(with(good, "sub", "*")), claimRej("sub")},
+		{"sub with a space", sign(with(good, "sub", "alice smith")), claimRej("sub")},
+		{"sub padded", sign(with(good, "sub", " alice ")), claimRej("sub")},
+		{"sub too long", sign(with(good, "sub", strings.Repeat("a", MaxSubjectBytes+1))), claimRej("sub")},
+		{"sub at the limit", sign(with(good, "sub", strings.Repeat("a", MaxSubjectBytes), "organizations", nil)), ok(strings.Repeat("a", MaxSubjectBytes))},
+		{"sub an email", sign(with(good, "sub", "alice@example.com", "organizations", nil)), ok("alice@example.com")},
+		{"org a userset", sign(with(good, "organizations", []any{"acme#member"})), claimRej("organizations")},
+		{"org with a space", sign(with(good, "organizations", []any{"acme", "a b"})), claimRej("organizations")},
+		{"org typed", sign(with(good, "organizations", []any{"organization:acme"})), claimRej("organizations")},
+		{"org the wildcard", sign(with(good, "organizations", []any{"*"})), claimRej("organizations")},
+		{"org too long", sign(with(good, "organizations", []any{strings.Repeat("o", 300)})), claimRej("organizations")},
+		{"org with a control character", sign(with(good, "organizations", []any{"ac\u0000me"})), claimRej("organizations")},
+		{"too many orgs", sign(with(good, "organizations", manyOrgs(MaxOrganizations+1))), claimRej("organizations")},
 
 		{"alg none, empty signature", handBuilt(t, map[string]any{"alg": "none"}, good, nil), rej(ReasonAlg)},
 		{"alg none with kid and signature", handBuilt(t, map[string]any{"alg": "none", "kid": iss.kid}, good, []byte("sig")), rej(ReasonAlg)},
@@ -180,6 +203,15 @@ func TestJWTResolveTokens(t *testing.T) {
 			assertNoSecrets(t, logs.String(), tt.token)
 		})
 	}
+}
+
+// manyOrgs is n distinct organizations.
+func manyOrgs(n int) []any {
+	out := make([]any, n)
+	for i := range out {
+		out[i] = "org" + strconv.Itoa(i)
+	}
+	return out
 }
 
 // signWithHeaders signs claims with the issuer's key and extra protected
@@ -252,8 +284,10 @@ func TestJWTAuthorizationHeader(t *testing.T) {
 		{"valid", []string{"Bearer " + tok}, true, ""},
 		{"absent", nil, false, ""},
 		{"empty", []string{""}, false, ReasonNoBearer},
-		{"lowercase bearer", []string{"bearer " + tok}, false, ReasonNoBearer},
-		{"uppercase BEARER", []string{"BEARER " + tok}, false, ReasonNoBearer},
+		{"lowercase bearer", []string{"bearer " + tok}, true, ""},
+		{"uppercase BEARER", []string{"BEARER " + tok}, true, ""},
+		{"mixed case bEaReR", []string{"bEaReR " + tok}, true, ""},
+		{"Bearers", []string{"Bearers " + tok}, false, ReasonNoBearer},
 		{"no space", []string{"Bearer" + tok}, false, ReasonNoBearer},
 		{"tab", []string{"Bearer\t" + tok}, false, ReasonNoBearer},
 		{"bare token", []string{tok}, false, ReasonNoBearer},

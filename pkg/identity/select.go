@@ -1,6 +1,7 @@
 package identity
 
 import (
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -75,6 +76,22 @@ func IsLoopback(host string) bool {
 	return false
 }
 
+// DevNetworkFlag is the `ledgerctl serve` flag that lets the dev header
+// mode listen on a non-loopback address.
+const DevNetworkFlag = "insecure-dev-identity-on-network"
+
+// CheckDevListen refuses to serve the dev header mode on a host that is not
+// loopback ([IsLoopback]): whoever reaches the port could act as any user.
+// allowNetwork (the --insecure-dev-identity-on-network flag) lifts the
+// refusal; other modes are never refused.
+func CheckDevListen(mode Mode, host string, allowNetwork bool) error {
+	if mode != ModeHeader || IsLoopback(host) || allowNetwork {
+		return nil
+	}
+	return fmt.Errorf("CAPTURE_LEDGER_DEV_IDENTITY=1 trusts the X-Capture-ledger-Subject header, so serve listens on loopback only (127.0.0.1, localhost or ::1), not %q: anyone who can reach that address could act as any user. "+
+		"Set CAPTURE_LEDGER_API_HOST=127.0.0.1, or set CAPTURE_LEDGER_OIDC_ISSUER (JWT), or pass --%s if you really mean it", host, DevNetworkFlag)
+}
+
 // Note is one startup line.
 type Note struct {
 	Level   slog.Level
@@ -127,14 +144,26 @@ func StartupNotes(s Startup) []Note {
 	}
 	loopback := IsLoopback(s.Host)
 	if s.Mode == ModeHeader && !loopback {
-		warn("The dev header is trusted on " + hostPort + " — anyone who can reach this port can act as any user. Set CAPTURE_LEDGER_API_HOST=127.0.0.1, or keep CAPTURE_LEDGER_OIDC_ISSUER (the picker takes a token)")
+		// Only reachable with --insecure-dev-identity-on-network
+		// (CheckDevListen refuses otherwise).
+		warn("The dev header is trusted on " + hostPort + " (--" + DevNetworkFlag + ") — anyone who can reach this port can act as any user. Set CAPTURE_LEDGER_API_HOST=127.0.0.1, or keep CAPTURE_LEDGER_OIDC_ISSUER (the picker takes a token)")
 	}
 	blocked := false
 	if s.Crawls && loopback {
-		warn("Containers cannot reach this API: it listens on " + s.Host + ", and crawl level reports come from containers. Set CAPTURE_LEDGER_API_HOST=0.0.0.0")
+		msg := "Containers cannot reach this API: it listens on " + s.Host + ", and crawl level reports come from containers. Set CAPTURE_LEDGER_API_HOST=0.0.0.0"
+		if s.Mode == ModeHeader {
+			msg += " (with the dev header, serve then also needs --" + DevNetworkFlag + ")"
+		}
+		warn(msg)
 		blocked = true
 	}
-	if s.Crawls && s.Mode != ModeJWT {
+	switch {
+	case s.Crawls && s.Mode == ModeHeader:
+		// Level reports go through the same resolver as every request: the
+		// dev header, not the flow's token.
+		warn("Crawl level reports are identified by the X-Capture-ledger-Subject header, not by the flow's Bearer JWT: a report is accepted when the header names the crawl's requester, or a submitter of its organization listed in X-Capture-ledger-Organizations; a report with only a Bearer JWT is refused (401). Set CAPTURE_LEDGER_OIDC_ISSUER")
+		blocked = true
+	case s.Crawls && s.Mode == ModeDeny:
 		warn("Crawl level reports will be refused (401): the flow reports with a Bearer JWT, but identity is " + label + ". Set CAPTURE_LEDGER_OIDC_ISSUER")
 		blocked = true
 	}
