@@ -26,17 +26,11 @@ type CrawlOptions struct {
 }
 
 func (o *CrawlOptions) caller() (crawl.Caller, error) {
-	subject := strings.TrimSpace(o.As)
-	if subject == "" {
-		return crawl.Caller{}, usagef("--as is required: the subject to act as (it needs can_submit on one of --org)")
+	id, err := actingAs(o.As, o.Orgs, "the subject to act as (it needs can_submit on one of --org)")
+	if err != nil {
+		return crawl.Caller{}, err
 	}
-	c := crawl.Caller{Subject: subject}
-	for _, org := range o.Orgs {
-		if org = strings.TrimSpace(org); org != "" {
-			c.Orgs = append(c.Orgs, org)
-		}
-	}
-	return c, nil
+	return crawl.Caller{Subject: id.Subject, Orgs: id.Organizations}, nil
 }
 
 func (o *CrawlOptions) service(ctx context.Context) (*crawl.Service, error) {

@@ -98,7 +98,7 @@ func newCmdDevToken(f *Factory) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&opts.Subject, "subject", "", "the token's sub (required)")
 	cmd.Flags().StringSliceVar(&opts.Orgs, "org", nil, "an organization for the organizations claim (repeatable)")
-	cmd.Flags().StringVar(&opts.ExpiresIn, "expires-in", "1h", "lifetime, e.g. 30m, 1h, 2 days")
+	cmd.Flags().StringVar(&opts.ExpiresIn, "expires-in", "1h", "lifetime, e.g. 30m, 1h, 24h (at most 24 hours)")
 	return cmd
 }
 

@@ -1,0 +1,31 @@
+package cli
+
+import (
+	"strings"
+
+	"github.com/capture-ledger/ledgerctl/pkg/identity"
+)
+
+// actingAs reads --as and --org, the identity an offline command acts as.
+// They are held to the same rules as an identity the API resolves (OpenFGA's
+// id rules, identity.CheckIdentity), so what the API answers 401 is a usage
+// error here, never a question OpenFGA refuses. need says what the subject
+// is for, in the message when --as is missing.
+func actingAs(as string, orgFlags []string, need string) (identity.Identity, error) {
+	id := identity.Identity{Subject: strings.TrimSpace(as)}
+	if id.Subject == "" {
+		return identity.Identity{}, usagef("--as is required: %s", need)
+	}
+	for _, org := range orgFlags {
+		if org = strings.TrimSpace(org); org != "" {
+			id.Organizations = append(id.Organizations, org)
+		}
+	}
+	if err := identity.CheckSubject(id.Subject); err != nil {
+		return identity.Identity{}, usagef("--as: %v", err)
+	}
+	if err := identity.CheckIdentity(id); err != nil {
+		return identity.Identity{}, usagef("--org: %v", err)
+	}
+	return id, nil
+}

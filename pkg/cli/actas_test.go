@@ -1,0 +1,26 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestActingAsHostileIdentityIsUsage: what the API answers 401 for is a
+// usage error offline (exit 2), before any configuration is read.
+func TestActingAsHostileIdentityIsUsage(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"crawl", "list", "--as", "user:alice", "--org", "acme"}, "--as: subject"},
+		{[]string{"crawl", "list", "--as", "*", "--org", "acme"}, "--as: subject"},
+		{[]string{"crawl", "list", "--as", "alice", "--org", "acme#member"}, "--org: organization"},
+		{[]string{"crawl", "list", "--as", "alice", "--org", "a b"}, "--org: organization"},
+		{[]string{"crawl", "list", "--org", "acme"}, "--as is required"},
+	} {
+		out, errs, code := run(t, t.TempDir(), nil, tc.args...)
+		if code != ExitUsage || out != "" || !strings.Contains(errs, tc.want) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q", tc.args, code, out, errs)
+		}
+	}
+}
