@@ -2,7 +2,11 @@
 # themselves on a fresh Debian machine with Go: PostgreSQL binaries (apt, only
 # when missing), versitygw and gotestsum (go install, cached in TOOLS).
 SHELL      := /bin/bash
+# STATE is the stack `make run` / `make stack-up` use; TEST_STATE is the one
+# `make test` starts and stops. They must differ: tests never touch the stack
+# `make run` is serving from.
 STATE      ?= .state
+TEST_STATE ?= $(STATE)/test
 TOOLS      ?= $(HOME)/.cache/ledgerctl/bin
 VERSITYGW  := $(TOOLS)/versitygw
 GOTESTSUM  := $(TOOLS)/gotestsum
@@ -38,18 +42,23 @@ postgres:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; \
 	else echo "PostgreSQL server binaries are missing: sudo apt-get install -y postgresql" >&2; exit 1; fi
 
+# Restarts the `make run` stack on the ports it had (.env.local is rewritten
+# should a port have to change).
 stack-up: build tools postgres
-	./$(BIN) dev stack up --dir $(STATE) --versitygw $(VERSITYGW)
+	./$(BIN) dev stack up --dir $(STATE) --versitygw $(VERSITYGW) --env-local
 
 stack-down: build
 	./$(BIN) dev stack down --dir $(STATE)
 
-# Starts the stack, runs every test against it (unit, integration, fuzz seed
-# corpora), and stops the stack whatever the outcome.
+# Starts the test stack (under TEST_STATE, never the `make run` one), runs
+# every test against it (unit, integration, fuzz seed corpora), and stops that
+# stack whatever the outcome.
 test: build tools postgres vet
+	@if [ "$(abspath $(TEST_STATE))" = "$(abspath $(STATE))" ]; then \
+		echo "TEST_STATE must differ from STATE ($(STATE)): make test would stop the make run stack" >&2; exit 2; fi
 	@set -euo pipefail; \
-	trap './$(BIN) dev stack down --dir $(STATE) >/dev/null 2>&1 || true' EXIT; \
-	eval "$$(./$(BIN) dev stack up --dir $(STATE) --versitygw $(VERSITYGW) --shell)"; \
+	trap './$(BIN) dev stack down --dir $(TEST_STATE) >/dev/null 2>&1 || true' EXIT; \
+	eval "$$(./$(BIN) dev stack up --dir $(TEST_STATE) --versitygw $(VERSITYGW) --shell)"; \
 	$(GOTESTSUM) --format pkgname-and-test-fails --format-hide-empty-pkg -- $(TESTFLAGS) $(PKGS)
 
 # Starts the single-machine stack (PostgreSQL + versitygw under .state),
@@ -77,5 +86,6 @@ generate: build
 completions: generate
 
 clean:
+	-./$(BIN) dev stack down --dir $(TEST_STATE)
 	-./$(BIN) dev stack down --dir $(STATE)
 	rm -rf bin $(STATE)

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -41,8 +42,14 @@ func newCmdDevStack(f *Factory) *cobra.Command {
 		Use:   "stack",
 		Short: "Start or stop the single-machine PostgreSQL and versitygw",
 		Long: `Starts a private PostgreSQL cluster and a versitygw S3 gateway on 127.0.0.1,
-both under one state folder (default .state, git-ignored). Ports are chosen
-free at start and kept in <dir>/stack.env.`,
+both under one state folder (default .state, git-ignored). The first start
+picks free ports and records them in <dir>/stack.env; every later start of the
+same folder reuses them, so settings written once (.env.local) stay right. A
+service gets a new port only when its recorded one is taken by something else;
+up says so, and --env-local rewrites .env.local.
+
+up on a running stack starts nothing and prints the same settings. A failed up
+stops whatever it had started.`,
 	}
 	cmd.PersistentFlags().StringVar(&opts.Dir, "dir", ".state", "state folder")
 	up := &cobra.Command{
@@ -78,29 +85,40 @@ free at start and kept in <dir>/stack.env.`,
 
 func devStackUp(ctx context.Context, opts *DevStackOptions) error {
 	errw := opts.f.Streams.Err
+	var envPath string
+	var readyErr error
+	var ready func(context.Context, devstack.Stack) error
+	if opts.EnvLocal {
+		// Inside Up, so that a failure here stops what Up started.
+		ready = func(ctx context.Context, st devstack.Stack) error {
+			readyErr = writeEnvLocal(ctx, opts, st, &envPath)
+			return readyErr
+		}
+	}
 	st, err := devstack.Up(ctx, devstack.Options{
-		Dir: opts.Dir, PGBin: opts.PGBin, Versitygw: opts.Versitygw,
+		Dir: opts.Dir, PGBin: opts.PGBin, Versitygw: opts.Versitygw, Ready: ready,
 		Log: func(format string, a ...any) { fmt.Fprintf(errw, format+"\n", a...) },
 	})
 	if err != nil {
+		var setup *devstack.SetupError
+		switch {
+		case errors.As(err, &setup):
+			return &ExitError{Code: ExitUsage, Err: err}
+		case readyErr != nil && errors.Is(err, readyErr):
+			return err // creating the database or bucket, or writing .env.local, failed
+		}
 		return &ExitError{Code: ExitUnreachable, Err: err}
 	}
-	if opts.EnvLocal {
-		if err := provision(ctx, st, opts.Database, opts.Bucket); err != nil {
-			return err
-		}
-		path, err := config.UpsertEnvLocal(opts.f.Dir, map[string]string{
-			"DATABASE_URL":                        st.DatabaseURL(opts.Database),
-			"CAPTURE_LEDGER_S3_ENDPOINT":          st.S3Endpoint(),
-			"CAPTURE_LEDGER_S3_BUCKET":            opts.Bucket,
-			"CAPTURE_LEDGER_S3_ACCESS_KEY_ID":     st.AccessKey,
-			"CAPTURE_LEDGER_S3_SECRET_ACCESS_KEY": st.SecretKey,
-			"CAPTURE_LEDGER_S3_FORCE_PATH_STYLE":  "true",
-		})
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(errw, "wrote DATABASE_URL and CAPTURE_LEDGER_S3_* to %s\n", path)
+	if st.AlreadyUp {
+		fmt.Fprintf(errw, "stack already up (%s)\n", st.Dir)
+	}
+	switch {
+	case opts.EnvLocal && len(st.Moved) > 0:
+		fmt.Fprintf(errw, "ports changed: rewrote DATABASE_URL and CAPTURE_LEDGER_S3_* in %s for the new ports\n", envPath)
+	case opts.EnvLocal:
+		fmt.Fprintf(errw, "wrote DATABASE_URL and CAPTURE_LEDGER_S3_* to %s\n", envPath)
+	case len(st.Moved) > 0:
+		fmt.Fprintln(errw, "ports changed: settings written for the old ports (.env.local) are stale; rerun with --env-local to rewrite them")
 	}
 	env := st.TestEnv()
 	keys := make([]string, 0, len(env))
@@ -119,11 +137,32 @@ func devStackUp(ctx context.Context, opts *DevStackOptions) error {
 	return nil
 }
 
+// writeEnvLocal creates the ledger database and bucket on st and writes their
+// settings to .env.local; *path is the file written.
+func writeEnvLocal(ctx context.Context, opts *DevStackOptions, st devstack.Stack, path *string) error {
+	if err := provision(ctx, st, opts.Database, opts.Bucket); err != nil {
+		return err
+	}
+	p, err := config.UpsertEnvLocal(opts.f.Dir, map[string]string{
+		"DATABASE_URL":                        st.DatabaseURL(opts.Database),
+		"CAPTURE_LEDGER_S3_ENDPOINT":          st.S3Endpoint(),
+		"CAPTURE_LEDGER_S3_BUCKET":            opts.Bucket,
+		"CAPTURE_LEDGER_S3_ACCESS_KEY_ID":     st.AccessKey,
+		"CAPTURE_LEDGER_S3_SECRET_ACCESS_KEY": st.SecretKey,
+		"CAPTURE_LEDGER_S3_FORCE_PATH_STYLE":  "true",
+	})
+	*path = p
+	if err != nil {
+		return fmt.Errorf("write %s: %w", p, err)
+	}
+	return nil
+}
+
 // provision creates the ledger database and bucket `make run` uses.
 func provision(ctx context.Context, st devstack.Stack, database, bucket string) error {
 	conn, err := pgx.Connect(ctx, st.AdminURL())
 	if err != nil {
-		return err
+		return fmt.Errorf("connect to %s: %w", st.AdminURL(), err)
 	}
 	defer conn.Close(ctx)
 	var exists bool
