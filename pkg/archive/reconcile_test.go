@@ -22,6 +22,7 @@ func (e sqlErr) SQLState() string { return string(e) }
 // TestReconcileErrorClasses: what stops a run is a dependency that does not
 // answer; a refusal of one request or one row's data is that row's error.
 func TestReconcileErrorClasses(t *testing.T) {
+	t.Parallel()
 	netErr := &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")}
 	for _, tc := range []struct {
 		name       string

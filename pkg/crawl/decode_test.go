@@ -14,6 +14,7 @@ import (
 const task = "7F1E2D3C-4B5A-4968-8776-655443322110"
 
 func TestDecodeLevelReport(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		body string
 		path string // "" = accepted
@@ -70,6 +71,7 @@ func TestDecodeLevelReport(t *testing.T) {
 // surrogates) is a 400 naming its place in every crawl body, wherever the
 // string sits.
 func TestHostileStrings(t *testing.T) {
+	t.Parallel()
 	page := func(extra string) string {
 		return `{"depth":0,"results":[{"url":"https://a.example/","status":"failed","taskId":"` + task + `","manifestError":"e"` + extra + `}]}`
 	}
@@ -123,6 +125,7 @@ func TestHostileStrings(t *testing.T) {
 }
 
 func TestLevelReportDigest(t *testing.T) {
+	t.Parallel()
 	a, err := crawl.DecodeLevelReport([]byte(`{"depth":1,"results":[{"url":"https://a.example/x#f","status":"captured","taskId":"` + task + `","manifestLocation":"s3://b/k","finishedAt":"2026-10-01T18:00:01+09:00"}]}`))
 	if err != nil {
 		t.Fatal(err)
@@ -153,6 +156,7 @@ func TestLevelReportDigest(t *testing.T) {
 }
 
 func TestDecodeFailRequest(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		body string
 		ok   bool
@@ -170,6 +174,7 @@ func TestDecodeFailRequest(t *testing.T) {
 }
 
 func TestParseDomainQuery(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		q    string
 		want crawl.DomainQuery

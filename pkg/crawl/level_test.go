@@ -29,6 +29,7 @@ const (
 // TestThreeLevelCrawl drives a crawl across several hosts through three
 // levels and checks what each report decided and wrote.
 func TestThreeLevelCrawl(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	id := e.start(crawl.StartRequest{
 		Seeds: []string{www, docs, "https://www.example.com/#dup"}, Rules: siteRules,
@@ -288,6 +289,7 @@ func TestThreeLevelCrawl(t *testing.T) {
 // TestStopReasons covers max_pages (a partial cut that goes on, then an
 // empty room) and completed.
 func TestStopReasons(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 
 	t.Run("max_pages", func(t *testing.T) {
@@ -368,6 +370,7 @@ func TestStopReasons(t *testing.T) {
 // level the crawl does not have, and a late report after the crawl failed
 // are refused and change nothing.
 func TestReportIdempotence(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	id := e.start(crawl.StartRequest{Seeds: []string{www, docs}, Rules: siteRules, MaxDepth: ptr(2)})
 	rep0 := crawl.LevelReport{Depth: 0, Results: []crawl.PageReport{
@@ -452,6 +455,7 @@ func TestReportIdempotence(t *testing.T) {
 // TestReportValidation: a report is checked whole before anything is
 // written.
 func TestReportValidation(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	id := e.start(crawl.StartRequest{Seeds: []string{www}})
 	before := e.snapshot(id)
@@ -513,6 +517,7 @@ func TestReportValidation(t *testing.T) {
 // missing manifest is left to reconcile; a manifest that failed is not
 // admitted.
 func TestReportBuckets(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	id := e.start(crawl.StartRequest{Seeds: []string{www, "https://www.example.com/2", "https://www.example.com/3", "https://www.example.com/4"}})
 	p1 := e.write(capture{url: www, linksInReport: true, links: links("https://www.example.com/from-1")})

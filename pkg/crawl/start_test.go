@@ -13,6 +13,7 @@ import (
 )
 
 func TestDecodeStartRequest(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		body string
 		path string // "" = accepted
@@ -71,6 +72,7 @@ func TestDecodeStartRequest(t *testing.T) {
 // TestStartRefusals: each refusal answers its exact body and writes
 // nothing.
 func TestStartRefusals(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	if _, err := e.svc.AddTargets(e.ctx, "initech", []string{"https://initech.example/"}, nil); err != nil {
 		t.Fatal(err)
@@ -123,6 +125,7 @@ func TestStartRefusals(t *testing.T) {
 }
 
 func TestStartFromTargets(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	var urls []string
 	for i := 0; i < 35; i++ {
@@ -161,6 +164,7 @@ func TestStartFromTargets(t *testing.T) {
 // TestConcurrentStarts: two Starts at once give exactly one crawl and one
 // conflict naming it.
 func TestConcurrentStarts(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for round := 0; round < 3; round++ {
 		var wg sync.WaitGroup
@@ -200,6 +204,7 @@ func TestConcurrentStarts(t *testing.T) {
 }
 
 func TestListAndGet(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	var ids []string
 	for i := 0; i < 53; i++ {
@@ -283,6 +288,7 @@ func TestListAndGet(t *testing.T) {
 }
 
 func TestCloseStalled(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	id := e.start(crawl.StartRequest{Seeds: []string{www}, MaxDepth: ptr(1)})
 	e.clock.Advance(20 * time.Minute)
@@ -312,6 +318,7 @@ func TestCloseStalled(t *testing.T) {
 }
 
 func TestTargets(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	_, err := e.svc.AddTargets(e.ctx, "acme", []string{"https://a.example/", "mailto:x@example.com", "not a url", "https://b.example/"}, nil)
 	var bt *crawl.BadTargetsError
@@ -371,6 +378,7 @@ func TestTargets(t *testing.T) {
 // TestFailRefusesHostileReasons: a reason that did not come through the
 // body decoder (the CLI's --reason) is checked too, and nothing is closed.
 func TestFailRefusesHostileReasons(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	id := e.start(crawl.StartRequest{Seeds: []string{www}})
 	for _, reason := range []string{"a\x00b", "a\xffb"} {

@@ -40,6 +40,7 @@ func (w *webhook) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 }
 
 func TestWindmillDispatch(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	hook := &webhook{status: 200, body: `"0192f0c4-5d7e-7a3b-9c1d-2e3f4a5b6c7d"` + "\n"}
 	srv := httptest.NewServer(hook)
@@ -150,6 +151,7 @@ func TestWindmillDispatch(t *testing.T) {
 // TestFailedDispatchLeavesFinishedCrawls: a dispatch that fails after the
 // crawl stopped running does not overwrite its state.
 func TestFailedDispatchOnlyClosesRunning(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	var id string
 	e.disp.job = func(l crawl.Level) (string, error) {

@@ -7,6 +7,7 @@ import (
 )
 
 func TestArchiveFixtures(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		file       string
 		configured string
@@ -181,6 +182,7 @@ func TestArchiveFixtures(t *testing.T) {
 }
 
 func TestArchiveDecision(t *testing.T) {
+	t.Parallel()
 	base := func() Manifest {
 		return Manifest{
 			TaskID:    "2b9e63ec-4f1a-4c6e-9d2b-7a51c0e8f3d4",
@@ -252,6 +254,7 @@ func TestArchiveDecision(t *testing.T) {
 }
 
 func TestArchiveSharesNothing(t *testing.T) {
+	t.Parallel()
 	m := Manifest{TaskID: "2b9e63ec-4f1a-4c6e-9d2b-7a51c0e8f3d4", URL: "u", Labels: []string{"a"},
 		CorrelationID: ptr("c"), WaczComplete: ptr(true), Signed: ptr(true),
 		Status: StatusSuccess, Artifacts: Artifacts{WACZ: "s3://b/k"}}

@@ -7,6 +7,7 @@ import (
 )
 
 func TestParseS3Location(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		loc        string
 		wantBucket string
@@ -57,6 +58,7 @@ func TestParseS3Location(t *testing.T) {
 }
 
 func TestManifestOutcome(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		location   string
@@ -93,6 +95,7 @@ func TestManifestOutcome(t *testing.T) {
 }
 
 func TestKeyInBucketErrors(t *testing.T) {
+	t.Parallel()
 	_, err := KeyInBucket("s3://other/k.links.json", "ledger")
 	var mismatch *BucketMismatchError
 	if !errors.As(err, &mismatch) {
@@ -116,6 +119,7 @@ func TestKeyInBucketErrors(t *testing.T) {
 // hold, is refused wherever a location is read, and the reason is the
 // manifest error recorded for it.
 func TestKeyInBucketRefusesKeys(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("k", MaxKeyBytes)
 	tests := []struct {
 		loc  string
@@ -177,6 +181,7 @@ func TestKeyInBucketRefusesKeys(t *testing.T) {
 // TestArchiveRefusesBadWACZKey: a manifest whose WACZ key has a ".."
 // segment is not admitted (and so never signed).
 func TestArchiveRefusesBadWACZKey(t *testing.T) {
+	t.Parallel()
 	m := Manifest{TaskID: "2b9e63ec-4f1a-4c6e-9d2b-7a51c0e8f3d4", URL: "u", Labels: []string{},
 		Status: StatusSuccess, Artifacts: Artifacts{WACZ: "s3://ledger/org/acme/../../other/x.wacz"}}
 	row, err := m.Archive("ledger")

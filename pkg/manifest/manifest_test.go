@@ -31,6 +31,7 @@ func mustTime(t testing.TB, s string) time.Time {
 }
 
 func TestDecodeFixtures(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		file string
 		want Manifest
@@ -261,6 +262,7 @@ func TestDecodeFixtures(t *testing.T) {
 const minimal = `"taskId":"2b9e63ec-4f1a-4c6e-9d2b-7a51c0e8f3d4","status":"success","url":"https://example.com/","timestamp":"2026-09-24T00:00:04Z"`
 
 func TestDecodeErrors(t *testing.T) {
+	t.Parallel()
 	const (
 		id  = `"taskId":"2b9e63ec-4f1a-4c6e-9d2b-7a51c0e8f3d4"`
 		st  = `"status":"success"`
@@ -347,6 +349,7 @@ func TestDecodeErrors(t *testing.T) {
 }
 
 func TestDecodeOptionalMembers(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		extra string
@@ -429,6 +432,7 @@ func TestDecodeOptionalMembers(t *testing.T) {
 }
 
 func TestDecodeTaskIDCanonical(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ in, want string }{
 		{"2B9E63EC-4F1A-4C6E-9D2B-7A51C0E8F3D4", "2b9e63ec-4f1a-4c6e-9d2b-7a51c0e8f3d4"},
 		{"2b9e63ec-4f1a-4c6e-9d2b-7a51c0e8f3d4", "2b9e63ec-4f1a-4c6e-9d2b-7a51c0e8f3d4"},
@@ -448,6 +452,7 @@ func TestDecodeTaskIDCanonical(t *testing.T) {
 }
 
 func TestDecodeTimestamp(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ in, want string }{
 		{"2026-09-24T00:00:04.210Z", "2026-09-24T00:00:04.21Z"},
 		{"2026-09-24T00:00:04Z", "2026-09-24T00:00:04Z"},
@@ -468,6 +473,7 @@ func TestDecodeTimestamp(t *testing.T) {
 }
 
 func TestParseStatus(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in     string
 		want   Status
@@ -498,6 +504,7 @@ func TestParseStatus(t *testing.T) {
 }
 
 func TestParseErrorType(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in   string
 		want ErrorType

@@ -64,6 +64,7 @@ func connect(t testing.TB, dsn string) *pgx.Conn {
 }
 
 func TestConcurrentDrainersDeliverEachRowOnce(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	env := apptest.New(t)
 	conn := connect(t, env.DSN)
@@ -118,6 +119,7 @@ func TestConcurrentDrainersDeliverEachRowOnce(t *testing.T) {
 }
 
 func TestFailuresBackOffThenDeadLetter(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	env := apptest.New(t)
 	conn := connect(t, env.DSN)
@@ -156,6 +158,7 @@ func TestFailuresBackOffThenDeadLetter(t *testing.T) {
 }
 
 func TestBackoffGrows(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		attempts int
 		want     time.Duration
@@ -167,6 +170,7 @@ func TestBackoffGrows(t *testing.T) {
 }
 
 func TestDeletesAreNotMergedWithEarlierWrites(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	env := apptest.New(t)
 	conn := connect(t, env.DSN)

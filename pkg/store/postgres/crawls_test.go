@@ -73,6 +73,7 @@ func newCrawl(seeds ...string) postgres.NewCrawl {
 }
 
 func TestInsertCrawl(t *testing.T) {
+	t.Parallel()
 	s, _, ctx := crawlStore(t)
 	id, pages, err := s.InsertCrawl(ctx, newCrawl("https://a.example/", "https://[::1]:8080/x"))
 	if err != nil || len(pages) != 2 || pages[1].Host != "[::1]:8080" || pages[0].ID >= pages[1].ID {
@@ -97,6 +98,7 @@ func TestInsertCrawl(t *testing.T) {
 }
 
 func TestLevelTxInsertArchives(t *testing.T) {
+	t.Parallel()
 	s, _, ctx := crawlStore(t)
 	id, _, err := s.InsertCrawl(ctx, newCrawl("https://a.example/"))
 	if err != nil {
@@ -166,6 +168,7 @@ func TestLevelTxInsertArchives(t *testing.T) {
 }
 
 func TestCrawlRobotsAndDecisions(t *testing.T) {
+	t.Parallel()
 	s, tr, ctx := crawlStore(t)
 	id, _, err := s.InsertCrawl(ctx, newCrawl("https://a.example/"))
 	if err != nil {

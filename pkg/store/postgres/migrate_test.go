@@ -11,6 +11,7 @@ import (
 )
 
 func TestMigrateUpDownUpAndConstraints(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dsn := testenv.EmptyDatabase(t)
 	m, err := postgres.NewMigrator(ctx, dsn)
