@@ -18,8 +18,16 @@ PKGS       ?= ./...
 
 all: build
 
+# The version, commit and commit date of the checkout go into the binary
+# (`ledgerctl version`); outside a git checkout they stay "dev" and empty.
+CLIPKG     := github.com/capture-ledger/ledgerctl/pkg/cli
+GIT_VER    := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+GIT_COMMIT := $(shell git rev-parse HEAD 2>/dev/null)
+GIT_DATE   := $(shell git log -1 --format=%cI 2>/dev/null)
+LDFLAGS    := -X $(CLIPKG).version=$(GIT_VER) -X $(CLIPKG).commit=$(GIT_COMMIT) -X $(CLIPKG).date=$(GIT_DATE)
+
 build:
-	go build -o $(BIN) ./cmd/ledgerctl
+	go build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/ledgerctl
 
 vet:
 	go vet ./...

@@ -1,6 +1,9 @@
 package cli
 
 import (
+	"fmt"
+	"strings"
+
 	"github.com/spf13/cobra"
 
 	"github.com/capture-ledger/ledgerctl/pkg/config"
@@ -42,5 +45,41 @@ Configuration comes from flags, then the shell, then .env.local, then .env
 		newCmdTargets(f),
 	)
 	root.CompletionOptions.HiddenDefaultCmd = false
+	// The completion command is built now rather than at Execute, so that
+	// refuseUnknownSubcommands sees it too; it takes its output stream when
+	// built, so the streams are set first.
+	root.SetOut(f.Streams.Out)
+	root.SetErr(f.Streams.Err)
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		refuseUnknownSubcommands(c)
+	}
 	return root
+}
+
+// refuseUnknownSubcommands makes every command group below the root (one
+// with subcommands and nothing to run itself) refuse an argument that names
+// no subcommand, as the root does: a usage error (exit 2) with cobra's
+// "did you mean" suggestions, instead of printing help and exiting 0.
+// Without arguments a group still prints its help.
+func refuseUnknownSubcommands(c *cobra.Command) {
+	if c.HasSubCommands() && !c.Runnable() {
+		c.Args = cobra.ArbitraryArgs
+		if c.SuggestionsMinimumDistance <= 0 {
+			c.SuggestionsMinimumDistance = 2 // cobra's default, which it applies only to the root
+		}
+		c.RunE = func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return cmd.Help()
+			}
+			msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+			if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+				msg += "; did you mean " + strings.Join(s, " or ") + "?"
+			}
+			return usagef("%s (see %s --help)", msg, cmd.CommandPath())
+		}
+	}
+	for _, sub := range c.Commands() {
+		refuseUnknownSubcommands(sub)
+	}
 }
