@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/google/uuid"
@@ -93,6 +94,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	var bad *BadRequest
 	var large *TooLarge
 	var bodied interface{ Body() any }
+	var busy *archive.BusyError
 	switch {
 	case errors.As(err, &bad):
 		writeJSON(w, http.StatusBadRequest, map[string]any{"statusCode": 400, "code": "FST_ERR_VALIDATION", "error": "Bad Request", "message": bad.Message})
@@ -106,6 +108,9 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "unauthenticated"})
 	case errors.Is(err, ledger.ErrNotFound):
 		writeJSON(w, http.StatusNotFound, map[string]string{"error": "not found"})
+	case errors.As(err, &busy):
+		w.Header().Set("Retry-After", strconv.Itoa(busy.RetrySeconds()))
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": busy.Error()})
 	default:
 		s.logger().Error("request failed", "method", r.Method, "path", r.URL.Path, "error", err.Error())
 		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": "internal error"})
@@ -284,13 +289,47 @@ func parseBefore(q map[string][]string) (time.Time, string, bool, error) {
 	return t, id, true, nil
 }
 
-// ParseArchiveCursor reads the archive list's cursor (see parseBefore).
-func ParseArchiveCursor(q map[string][]string) (*archive.Cursor, error) {
+// ArchiveCursor is where an archive list starts: the newest row (zero), a
+// position the caller chose (At), or a resume token a previous page handed
+// out (Token, opened by Open).
+type ArchiveCursor struct {
+	At    *archive.Cursor
+	Token string
+}
+
+// ParseArchiveCursor reads the archive list's cursor: ?before=<date-time>
+// [&beforeId=<uuid>] (see parseBefore; a time the caller chose reveals
+// nothing), or ?before=<token> with beforeId absent or empty, the token a
+// previous page's next.before carried. A token's shape is checked here,
+// before identity; whose it is, by Open.
+func ParseArchiveCursor(q map[string][]string) (ArchiveCursor, error) {
+	if raw := q["before"]; len(raw) == 1 && archive.IsCursorToken(raw[0]) {
+		if len(q["beforeId"]) > 1 || first(q["beforeId"]) != "" {
+			return ArchiveCursor{}, &BadRequest{Message: "querystring/beforeId must be empty when before is a cursor from next.before"}
+		}
+		if err := archive.CheckCursorToken(raw[0]); err != nil {
+			return ArchiveCursor{}, &BadRequest{Message: "querystring/before " + err.Error()}
+		}
+		return ArchiveCursor{Token: raw[0]}, nil
+	}
 	t, id, ok, err := parseBefore(q)
 	if !ok || err != nil {
-		return nil, err
+		return ArchiveCursor{}, err
 	}
-	return &archive.Cursor{CapturedAt: t, ID: id}, nil
+	return ArchiveCursor{At: &archive.Cursor{CapturedAt: t, ID: id}}, nil
+}
+
+// Open returns the position c stands for. A token opens only for the caller
+// it was handed to; any other token is a 400.
+func (c ArchiveCursor) Open(ctx context.Context, access *archive.Access, subject string, orgs []string) (*archive.Cursor, error) {
+	if c.Token == "" {
+		return c.At, nil
+	}
+	at, err := access.OpenCursor(ctx, subject, orgs, c.Token)
+	if errors.Is(err, archive.ErrBadCursor) {
+		return nil, &BadRequest{Message: "querystring/before " + err.Error()}
+	}
+	return at, err
 }
 
 func first(v []string) string {
@@ -314,25 +353,32 @@ func nextCursor(at time.Time, id string) *CursorJSON {
 
 // ArchivePage is the body of GET /api/archives.
 type ArchivePage struct {
-	Archives  []ledger.Archive `json:"archives"`
-	Next      *CursorJSON      `json:"next"`
-	Truncated bool             `json:"truncated"`
+	Archives []ledger.Archive `json:"archives"`
+	// Next resumes the list: before is an opaque token (the position is
+	// sealed for this caller, DESIGN.md §3.12) and beforeId is empty; sent
+	// back as they are (?before=…&beforeId=), they continue after this page.
+	Next      *CursorJSON `json:"next"`
+	Truncated bool        `json:"truncated"`
 }
 
 // NewArchivePage shapes a page for JSON (shared with `ledgerctl archives list`).
 func NewArchivePage(p archive.Page) ArchivePage {
 	out := ArchivePage{Archives: p.Archives, Truncated: p.Truncated}
-	if p.Next != nil {
-		out.Next = nextCursor(p.Next.CapturedAt, p.Next.ID)
+	if p.Token != "" {
+		out.Next = &CursorJSON{Before: p.Token}
 	}
 	return out
 }
 
 func (s *Server) listArchives() http.HandlerFunc {
 	return handle(s, http.StatusOK,
-		func(r *http.Request) (*archive.Cursor, error) { return ParseArchiveCursor(r.URL.Query()) },
-		func(ctx context.Context, who identity.Identity, c *archive.Cursor) (any, error) {
-			page, err := s.Access.List(ctx, who.Subject, who.Organizations, c)
+		func(r *http.Request) (ArchiveCursor, error) { return ParseArchiveCursor(r.URL.Query()) },
+		func(ctx context.Context, who identity.Identity, c ArchiveCursor) (any, error) {
+			at, err := c.Open(ctx, s.Access, who.Subject, who.Organizations)
+			if err != nil {
+				return nil, err
+			}
+			page, err := s.Access.List(ctx, who.Subject, who.Organizations, at)
 			return NewArchivePage(page), err
 		})
 }

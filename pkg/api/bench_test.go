@@ -9,8 +9,10 @@ package api_test
 //   - BenchmarkListArchives: a full first page of GET /api/archives over
 //     loopback HTTP with 100,000 archives in the ledger, for callers who may
 //     see 50%, 10% and 1% of them, vs. one BatchCheck of 50 can_view checks.
+//   - BenchmarkListGuard: steady minting while 40 callers who see nothing
+//     list at once, with and without the list's guard, vs. minting alone.
 //
-// Both run the embedded OpenFGA on its PostgreSQL datastore (not the memory
+// All run the embedded OpenFGA on its PostgreSQL datastore (not the memory
 // store) and need the dev stack's LEDGER_TEST_* variables. They are
 // benchmarks, so a plain `go test ./...` never runs them; they also skip
 // under -short. Results go to docs/benchmarks.md.
@@ -18,6 +20,7 @@ package api_test
 //	eval "$(bin/ledgerctl dev stack up --shell)"
 //	go test ./pkg/api -run '^$' -bench MintURL -benchtime 5000x -v
 //	go test ./pkg/api -run '^$' -bench ListArchives -benchtime 20s -timeout 30m -v
+//	go test ./pkg/api -run '^$' -bench ListGuard -benchtime 1x -timeout 20m -v
 //
 // (-v also prints the setup line: rows copied, tuples written, time taken.)
 
@@ -29,6 +32,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -436,6 +440,10 @@ func BenchmarkMintURL(b *testing.B) {
 // same caller (the 50 newest archives: the list's first batch).
 func BenchmarkListArchives(b *testing.B) {
 	s := newBenchStack(b)
+	// The list strategy's own cost, as measured before the guard: no gate
+	// and no time budget (BenchmarkListGuard measures the guard), so the
+	// untimed page below and the timed ones stop at the same row.
+	s.access.Gate, s.access.TimeBudget = nil, api.RequestTimeout
 	type caller struct {
 		name, subject, org string
 		share              float64
@@ -571,5 +579,260 @@ type countingPerms struct {
 func (p *countingPerms) CanViewMany(ctx context.Context, subject string, orgs []string, ids []string) ([]bool, error) {
 	p.checks += len(ids)
 	p.calls++
+	return p.Permissions.CanViewMany(ctx, subject, orgs, ids)
+}
+
+// BenchmarkListGuard: the attack of issue 8 item 3 under load. 40 callers
+// who see none of the 10,000 archives list at once and keep listing
+// (following next while truncated, starting over at the end, and ignoring
+// Retry-After: a refused lister comes back after 100 ms), while one client
+// mints URLs at a steady 50 per second. Phases of 20 s each on the same
+// stack and the same pools:
+//
+//   - idle: minting alone, before and after the guarded phase (the limit
+//     is the p99 of both, measured before any unguarded list ran);
+//   - guarded: the 40 listers against the Access as `serve` wires it (the
+//     defaults: time budget, check budget, list and check concurrency);
+//   - unguarded: the 40 listers against the same Access with no gate and no
+//     time budget (only the 5,000-check bound the list had before);
+//   - one lister, guarded then unguarded: what the guard costs a sparse
+//     caller who is alone (checks per second).
+//
+// Minting is measured open-loop (one request every 20 ms whatever the
+// previous did), so a slow server shows as latency, not as fewer samples.
+// Run with -benchtime 1x (each iteration is all the phases).
+func BenchmarkListGuard(b *testing.B) {
+	const (
+		mintRate = 50 // per second
+		phase    = 20 * time.Second
+	)
+	s := newBenchStack(b)
+	rng := rand.New(rand.NewPCG(5, 6))
+	rows := benchRows(10_000, rng, func(r *rand.Rand) string {
+		if r.IntN(2) == 0 {
+			return "acme"
+		}
+		return "contoso"
+	})
+	s.load(b, rows)
+	var visible []string
+	for _, r := range rows {
+		if r.org == "acme" {
+			visible = append(visible, r.id)
+		}
+	}
+	// Both sides count the checks their lists ask OpenFGA for.
+	guardedChecks := &atomicCountingPerms{Permissions: s.access.Perms}
+	guarded := new(archive.Access)
+	*guarded = *s.access
+	guarded.Perms = guardedChecks
+	unguardedChecks := &atomicCountingPerms{Permissions: s.access.Perms}
+	unguardedAccess := *s.access
+	unguardedAccess.Perms = unguardedChecks
+	unguardedAccess.Gate, unguardedAccess.TimeBudget = nil, api.RequestTimeout
+	unguardedSrv := httptest.NewServer((&api.Server{Access: &unguardedAccess, Identity: identity.Headers{}, Submitters: s.perms}).Handler())
+	b.Cleanup(unguardedSrv.Close)
+	bounds := guarded.Gate.Bounds()
+	b.Logf("guard: %d lists at once, %d per caller, %d checks in flight, time budget %v, check budget %d (0 = 5000)", bounds.Lists, bounds.PerCaller, bounds.Checks, archive.DefaultTimeBudget, guarded.ScanLimit)
+	guardedSrv := httptest.NewServer((&api.Server{Access: guarded, Identity: identity.Headers{}, Submitters: s.perms}).Handler())
+	b.Cleanup(guardedSrv.Close)
+
+	mint := func(ctx context.Context, rng *rand.Rand) error {
+		id := visible[rng.IntN(len(visible))]
+		req, err := s.request(ctx, "POST", "/api/archives/"+id+"/url", "bob", []string{"acme"})
+		if err != nil {
+			return err
+		}
+		res, err := s.client.Do(req)
+		if err != nil {
+			return err
+		}
+		_, err = io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		if err == nil && res.StatusCode != 200 {
+			err = fmt.Errorf("mint %s: status %d", id, res.StatusCode)
+		}
+		return err
+	}
+	warmUp(b, 2, 5*time.Second, mint)
+
+	// A sparse lister sees nothing, so every answer must be empty.
+	sparsePage := func(ctx context.Context, base, subject, query string) (status int, next *api.CursorJSON, err error) {
+		ctx, cancel := context.WithTimeout(ctx, api.RequestTimeout+5*time.Second)
+		defer cancel()
+		req, err := http.NewRequestWithContext(ctx, "GET", base+"/api/archives"+query, nil)
+		if err != nil {
+			return 0, nil, err
+		}
+		req.Header.Set(identity.SubjectHeader, subject)
+		req.Header.Set(identity.OrganizationsHeader, "org-none")
+		res, err := s.client.Do(req)
+		if err != nil {
+			return 0, nil, err
+		}
+		defer res.Body.Close()
+		body, err := io.ReadAll(res.Body)
+		if err != nil || res.StatusCode != 200 {
+			return res.StatusCode, nil, err
+		}
+		var page api.ArchivePage
+		if err := json.Unmarshal(body, &page); err != nil {
+			return 0, nil, err
+		}
+		if len(page.Archives) != 0 {
+			return 0, nil, fmt.Errorf("a sparse caller was shown %d archives", len(page.Archives))
+		}
+		return 200, page.Next, nil
+	}
+
+	type phaseStats struct {
+		name                string
+		mints               runStats
+		mintErrs            int
+		lists               runStats // answered 200
+		refused, failed     int      // 503; anything else (5xx, time-outs)
+		cut                 int      // still running when the phase ended
+		walks               int      // sparse lists followed to their end
+		refusedLat, failLat []time.Duration
+		checks              int64 // rows the lists asked OpenFGA about
+		listWall            time.Duration
+	}
+	run := func(name, base string, listers int, counter *atomicCountingPerms) phaseStats {
+		st := phaseStats{name: name}
+		withListers := listers > 0
+		var checks0 int64
+		if counter != nil {
+			checks0 = counter.checks.Load()
+		}
+		listStart := time.Now()
+		var mu sync.Mutex
+		phaseCtx, stop := context.WithCancel(context.Background())
+		defer stop()
+		var listing sync.WaitGroup
+		if withListers {
+			for w := range listers {
+				listing.Go(func() {
+					subject := fmt.Sprintf("sparse-%d", w)
+					query := ""
+					for phaseCtx.Err() == nil {
+						t0 := time.Now()
+						status, next, err := sparsePage(phaseCtx, base, subject, query)
+						lat := time.Since(t0)
+						if err != nil && phaseCtx.Err() != nil {
+							mu.Lock()
+							st.cut++
+							mu.Unlock()
+							return
+						}
+						mu.Lock()
+						switch {
+						case err == nil && status == 200:
+							st.lists.ops++
+							st.lists.lat = append(st.lists.lat, lat)
+							if next == nil {
+								st.walks++
+							}
+						case err == nil && status == 503:
+							st.refused++
+							st.refusedLat = append(st.refusedLat, lat)
+						default:
+							st.failed++
+							st.failLat = append(st.failLat, lat)
+						}
+						mu.Unlock()
+						switch {
+						case status == 200 && next != nil:
+							query = "?before=" + url.QueryEscape(next.Before) + "&beforeId="
+						case status == 200:
+							query = ""
+						default:
+							select {
+							case <-phaseCtx.Done():
+							case <-time.After(100 * time.Millisecond):
+							}
+						}
+					}
+				})
+			}
+			time.Sleep(2 * time.Second) // let the listers fill the server before timing mints
+		}
+		var minting sync.WaitGroup
+		tick := time.NewTicker(time.Second / mintRate)
+		start := time.Now()
+		for i := 0; time.Since(start) < phase; i++ {
+			<-tick.C
+			minting.Go(func() {
+				rng := rand.New(rand.NewPCG(7, uint64(i)))
+				ctx, cancel := context.WithTimeout(context.Background(), api.RequestTimeout)
+				defer cancel()
+				t0 := time.Now()
+				err := mint(ctx, rng)
+				lat := time.Since(t0)
+				mu.Lock()
+				defer mu.Unlock()
+				if err != nil {
+					st.mintErrs++
+					return
+				}
+				st.mints.ops++
+				st.mints.lat = append(st.mints.lat, lat)
+			})
+		}
+		tick.Stop()
+		minting.Wait()
+		st.mints.wall = time.Since(start)
+		stop()
+		st.listWall = time.Since(listStart)
+		if counter != nil {
+			st.checks = counter.checks.Load() - checks0
+		}
+		listing.Wait()
+		if withListers {
+			time.Sleep(3 * time.Second) // let the server drop what the cut-off requests left running
+		}
+		return st
+	}
+
+	var phases []phaseStats
+	b.ResetTimer()
+	for range b.N {
+		phases = []phaseStats{
+			run("idle", s.srv.URL, 0, nil),
+			run("guarded", guardedSrv.URL, 40, guardedChecks),
+			run("idle again", s.srv.URL, 0, nil),
+			run("unguarded", unguardedSrv.URL, 40, unguardedChecks),
+			run("1 lister, guarded", guardedSrv.URL, 1, guardedChecks),
+			run("1 lister, unguarded", unguardedSrv.URL, 1, unguardedChecks),
+		}
+	}
+	b.StopTimer()
+	idle := phases[0].mints
+	idle.lat = append(slices.Clone(idle.lat), phases[2].mints.lat...)
+	limit := idle.pct(99)
+	for _, p := range phases {
+		b.Logf("%-19s mint n=%d err=%d p50 %.2f ms p99 %.2f ms (p99 ÷ idle p99 %.2f×) | lists 200=%d (p50 %.0f ms, p99 %.0f ms) 503=%d (p50 %.2f ms) failed=%d cut-off=%d, walks to the end %d, %d checks (%.0f/s)",
+			p.name, p.mints.ops, p.mintErrs, ms(p.mints.pct(50)), ms(p.mints.pct(99)), float64(p.mints.pct(99))/float64(limit),
+			p.lists.ops, ms(p.lists.pct(50)), ms(p.lists.pct(99)), p.refused, ms((&runStats{lat: p.refusedLat}).pct(50)), p.failed, p.cut, p.walks,
+			p.checks, float64(p.checks)/p.listWall.Seconds())
+	}
+	b.Logf("limit: idle mint p99 %.2f ms (both idle phases, %d mints)", ms(limit), len(idle.lat))
+	b.ReportMetric(ms(limit), "idle-p99-ms")
+	b.ReportMetric(ms(phases[1].mints.pct(50)), "guarded-p50-ms")
+	b.ReportMetric(ms(phases[1].mints.pct(99)), "guarded-p99-ms")
+	b.ReportMetric(ms(phases[3].mints.pct(50)), "unguarded-p50-ms")
+	b.ReportMetric(ms(phases[3].mints.pct(99)), "unguarded-p99-ms")
+	b.ReportMetric(float64(phases[1].mints.pct(99))/float64(limit), "guarded/idle-p99")
+	b.ReportMetric(float64(phases[3].mints.pct(99))/float64(limit), "unguarded/idle-p99")
+}
+
+// atomicCountingPerms counts the rows lists ask OpenFGA about, from any
+// number of requests at once.
+type atomicCountingPerms struct {
+	archive.Permissions
+	checks atomic.Int64
+}
+
+func (p *atomicCountingPerms) CanViewMany(ctx context.Context, subject string, orgs []string, ids []string) ([]bool, error) {
+	p.checks.Add(int64(len(ids)))
 	return p.Permissions.CanViewMany(ctx, subject, orgs, ids)
 }

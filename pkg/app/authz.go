@@ -92,7 +92,11 @@ func (a *App) Access(ctx context.Context) (*archive.Access, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &archive.Access{Perms: perms, Catalog: st, Signer: a.Blob(), Log: a.Log}, nil
+	return &archive.Access{
+		Perms: perms, Catalog: st, Signer: a.Blob(), Log: a.Log,
+		ScanLimit: a.Settings.ListCheckBudget, TimeBudget: a.Settings.ListTimeBudget,
+		Gate: archive.NewScanGate(archive.GateBounds{Lists: a.Settings.ListConcurrency, PerCaller: a.Settings.ListPerCaller, Checks: a.Settings.ListChecks}),
+	}, nil
 }
 
 // OutboxWriter delivers outbox tuples to OpenFGA.

@@ -28,6 +28,8 @@ type Permissions interface {
 type Catalog interface {
 	ArchiveLocation(ctx context.Context, id string) (bucket, key string, err error)
 	ArchivesBefore(ctx context.Context, cursor *postgres.ArchiveCursor, limit int) ([]ledger.Archive, error)
+	// ListCursorKey is the key resume tokens are sealed with (32 bytes).
+	ListCursorKey(ctx context.Context) ([]byte, error)
 }
 
 // Presigner signs GET URLs.
@@ -47,10 +49,23 @@ type Access struct {
 	Log     *slog.Logger
 	// PageSize is how many visible rows a page holds (default 50).
 	PageSize int
-	// ScanLimit bounds the rows examined for one page (default 5000); a
-	// page that hits it is returned short with Truncated set.
+	// ScanLimit is a list request's check budget: how many rows it may ask
+	// OpenFGA about (default 5000). A page that hits it is returned short
+	// with Truncated set and a token to resume from.
 	ScanLimit int
+	// TimeBudget bounds one list request's work (default 2 s): once it has
+	// passed, the request stops after the chunk of checks in hand, returned
+	// short with Truncated set. A request always checks at least one chunk,
+	// so resuming always moves forward.
+	TimeBudget time.Duration
+	// Gate bounds how many lists run at once and how many of their checks
+	// are in flight (nil: no bound, checks in chunks of 100). It is shared
+	// by every request of a server.
+	Gate *ScanGate
 }
+
+// DefaultTimeBudget is a list request's time budget when none is set.
+const DefaultTimeBudget = 2 * time.Second
 
 // SignedURL is a presigned GET for one archive.
 type SignedURL struct {
@@ -92,9 +107,14 @@ type Cursor = postgres.ArchiveCursor
 // Page is one page of visible archives.
 type Page struct {
 	Archives []ledger.Archive `json:"archives"`
-	// Next continues after this page; nil when the list is exhausted.
+	// Next continues after this page; nil when the list is exhausted. It can
+	// be a row the caller may not see: only Token leaves the process.
 	Next *Cursor `json:"-"`
-	// Truncated says the scan bound was hit before the page filled.
+	// Token is Next sealed for this caller (see SealCursor); "" when Next
+	// is nil.
+	Token string `json:"-"`
+	// Truncated says the check or time budget ended the request before the
+	// page filled; Token resumes it.
 	Truncated bool `json:"truncated"`
 	// Scanned is how many rows were examined (for benchmarks and logs).
 	Scanned int `json:"-"`
@@ -102,15 +122,47 @@ type Page struct {
 
 // List returns up to PageSize archives the caller may view, newest first,
 // after cursor. Rows are read in batches whose size adapts to how many of
-// the previous rows were visible, each batch checked in one BatchCheck, until
-// the page is full, the ledger is exhausted, or ScanLimit rows were examined.
+// the previous rows were visible, each batch checked in chunks, until the
+// page is full, the ledger is exhausted, or the request's check or time
+// budget is spent. It first passes the Gate (a *BusyError when full, before
+// any check), and seals Next into Token for this caller.
 func (a *Access) List(ctx context.Context, subject string, orgs []string, cursor *Cursor) (Page, error) {
+	budget := a.TimeBudget
+	if budget <= 0 {
+		budget = DefaultTimeBudget
+	}
+	if a.Gate != nil {
+		leave, busy := a.Gate.enter(subject)
+		if busy != nil {
+			busy.RetryAfter = budget
+			return Page{}, busy
+		}
+		defer leave()
+	}
+	page, err := a.scan(ctx, subject, orgs, cursor, time.Now().Add(budget))
+	if err != nil {
+		return Page{}, err
+	}
+	if page.Next != nil {
+		if page.Token, err = a.SealCursor(ctx, subject, orgs, page.Next); err != nil {
+			return Page{}, err
+		}
+	}
+	return page, nil
+}
+
+// scan is List's work, ending by deadline at the latest chunk boundary.
+func (a *Access) scan(ctx context.Context, subject string, orgs []string, cursor *Cursor, deadline time.Time) (Page, error) {
 	size, limit := a.PageSize, a.ScanLimit
 	if size <= 0 {
 		size = 50
 	}
 	if limit <= 0 {
 		limit = 5000
+	}
+	chunkSize := checkChunk
+	if a.Gate != nil {
+		chunkSize = a.Gate.bounds.Checks
 	}
 	page := Page{Archives: []ledger.Archive{}}
 	pos := cursor
@@ -134,14 +186,21 @@ func (a *Access) List(ctx context.Context, subject string, orgs []string, cursor
 		}
 		// Check the batch in chunks, in order, and stop once the page is
 		// full: a batch sized from a small sample can be far larger than
-		// what the page still needs.
-		for start := 0; start < len(rows); start += checkChunk {
-			chunk := rows[start:min(start+checkChunk, len(rows))]
+		// what the page still needs. Behind a gate, chunks are as small as
+		// its check lane and wait their turn in it.
+		for start := 0; start < len(rows); start += chunkSize {
+			chunk := rows[start:min(start+chunkSize, len(rows))]
 			ids := make([]string, len(chunk))
 			for i, r := range chunk {
 				ids[i] = r.ID
 			}
-			allowed, err := a.Perms.CanViewMany(ctx, subject, orgs, ids)
+			ask := func() ([]bool, error) { return a.Perms.CanViewMany(ctx, subject, orgs, ids) }
+			var allowed []bool
+			if a.Gate != nil {
+				allowed, err = a.Gate.check(ctx, ask)
+			} else {
+				allowed, err = ask()
+			}
 			if err != nil {
 				return Page{}, fmt.Errorf("batch check can_view: %w", err)
 			}
@@ -158,13 +217,13 @@ func (a *Access) List(ctx context.Context, subject string, orgs []string, cursor
 					return page, nil
 				}
 			}
-		}
-		if len(rows) < batch {
-			return page, nil // the ledger ended inside this batch
-		}
-		if page.Scanned >= limit {
-			page.Truncated, page.Next = true, pos
-			return page, nil
+			if start+chunkSize >= len(rows) && len(rows) < batch {
+				return page, nil // the ledger ended inside this batch
+			}
+			if page.Scanned >= limit || !time.Now().Before(deadline) {
+				page.Truncated, page.Next = true, pos
+				return page, nil
+			}
 		}
 	}
 }

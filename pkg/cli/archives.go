@@ -40,12 +40,12 @@ what someone can see; OpenFGA still decides.`,
 	list := &cobra.Command{
 		Use:     "list",
 		Short:   "List the archives the subject may view, newest first",
-		Example: "  ledgerctl archives list --as alice --org acme\n  ledgerctl archives list --as alice --org acme --json",
+		Example: "  ledgerctl archives list --as alice --org acme\n  ledgerctl archives list --as alice --org acme --json\n  ledgerctl archives list --as alice --org acme --before 2026-12-01T00:00:00Z",
 		Args:    cobra.NoArgs,
 		RunE:    func(cmd *cobra.Command, _ []string) error { return archivesListRun(cmd, opts) },
 	}
-	list.Flags().StringVar(&opts.Before, "before", "", "continue after this capturedAt (RFC 3339), from a previous page")
-	list.Flags().StringVar(&opts.BeforeID, "before-id", "", "continue after this archive id, with --before")
+	list.Flags().StringVar(&opts.Before, "before", "", "continue a previous page (the cursor it printed), or start before this time (RFC 3339)")
+	list.Flags().StringVar(&opts.BeforeID, "before-id", "", "with a time in --before: start after this archive id")
 	url := &cobra.Command{
 		Use:     "url ARCHIVE_ID",
 		Short:   "Mint a 300-second presigned URL for one archive",
@@ -85,7 +85,7 @@ func archivesListRun(cmd *cobra.Command, opts *ArchivesOptions) error {
 	}
 	cursor, err := api.ParseArchiveCursor(q)
 	if err != nil {
-		return usagef("%s", strings.NewReplacer("querystring/before", "--before", "querystring/beforeId", "--before-id").Replace(err.Error()))
+		return usagef("%s", strings.NewReplacer("querystring/beforeId", "--before-id", "querystring/before", "--before").Replace(err.Error()))
 	}
 	a, err := opts.f.App("DATABASE_URL", "CAPTURE_LEDGER_FGA_STORE_ID", "CAPTURE_LEDGER_FGA_MODEL_ID")
 	if err != nil {
@@ -95,7 +95,15 @@ func archivesListRun(cmd *cobra.Command, opts *ArchivesOptions) error {
 	if err != nil {
 		return err
 	}
-	page, err := access.List(cmd.Context(), subject, orgs, cursor)
+	at, err := cursor.Open(cmd.Context(), access, subject, orgs)
+	var bad *api.BadRequest
+	if errors.As(err, &bad) {
+		return usagef("%s", strings.Replace(bad.Message, "querystring/before", "--before", 1))
+	}
+	if err != nil {
+		return err
+	}
+	page, err := access.List(cmd.Context(), subject, orgs, at)
 	if err != nil {
 		return err
 	}
@@ -118,10 +126,11 @@ func archivesListRun(cmd *cobra.Command, opts *ArchivesOptions) error {
 		p.Table([]string{"id", "captured", "source", "labels", ""}, rows)
 	}
 	if body.Next != nil {
-		fmt.Fprintf(opts.f.Streams.Err, "more: --before %s --before-id %s\n", body.Next.Before, body.Next.BeforeID)
+		// The cursor opens only for this --as and these --org values.
+		fmt.Fprintf(opts.f.Streams.Err, "more: --before %s\n", body.Next.Before)
 	}
 	if page.Truncated {
-		fmt.Fprintln(opts.f.Streams.Err, "the scan bound was reached before the page filled; continue with the cursor above")
+		fmt.Fprintln(opts.f.Streams.Err, "the list's check or time budget ran out before the page filled; continue with the cursor above")
 	}
 	return nil
 }

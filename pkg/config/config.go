@@ -185,6 +185,10 @@ type Settings struct {
 	APIPort                                   int
 	DrainInterval                             time.Duration
 	OutboxMaxAttempts                         int
+	ListTimeBudget                            time.Duration
+	ListCheckBudget                           int
+	ListConcurrency, ListPerCaller            int
+	ListChecks                                int
 	CaptureFormats                            map[string]bool
 	CaptureSigning                            bool
 	BrowserHiveEndpoints                      []string
@@ -252,6 +256,11 @@ func (c *Config) Settings() (Settings, error) {
 		APIPort:           intIn("CAPTURE_LEDGER_API_PORT", 1, 65535),
 		DrainInterval:     ms("CAPTURE_LEDGER_DRAIN_INTERVAL_MS", 100, 3_600_000),
 		OutboxMaxAttempts: intIn("CAPTURE_LEDGER_OUTBOX_MAX_ATTEMPTS", 1, 1000),
+		ListTimeBudget:    ms("CAPTURE_LEDGER_LIST_TIME_BUDGET_MS", 100, 50_000),
+		ListCheckBudget:   intIn("CAPTURE_LEDGER_LIST_CHECK_BUDGET", 100, 1_000_000),
+		ListConcurrency:   intIn("CAPTURE_LEDGER_LIST_CONCURRENCY", 1, 10_000),
+		ListPerCaller:     intIn("CAPTURE_LEDGER_LIST_CONCURRENCY_PER_CALLER", 1, 10_000),
+		ListChecks:        intIn("CAPTURE_LEDGER_LIST_CHECK_CONCURRENCY", 1, 100),
 		CaptureSigning:    c.Get("CAPTURE_LEDGER_CAPTURE_SIGNING") == "1",
 		WebhookURL:        httpURL("CAPTURE_LEDGER_CRAWL_WEBHOOK_URL"),
 		WebhookToken:      c.Get("CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN"),

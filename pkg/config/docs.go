@@ -89,7 +89,7 @@ func sectionOf(name string) string {
 		return "OpenFGA (who may read what)"
 	case strings.Contains(name, "IDENTITY"), strings.Contains(name, "OIDC"), strings.Contains(name, "ISSUER"):
 		return "identity"
-	case strings.HasPrefix(name, "CAPTURE_LEDGER_API_"), strings.Contains(name, "DRAIN"), strings.Contains(name, "OUTBOX"):
+	case strings.HasPrefix(name, "CAPTURE_LEDGER_API_"), strings.Contains(name, "DRAIN"), strings.Contains(name, "OUTBOX"), strings.HasPrefix(name, "CAPTURE_LEDGER_LIST_"):
 		return "serve"
 	case strings.Contains(name, "CAPTURE_"), strings.Contains(name, "BROWSERHIVE"):
 		return "captures"

@@ -57,6 +57,11 @@ var Variables = []Var{
 	{Name: "CAPTURE_LEDGER_API_PORT", Default: "7070", Flag: "port", Help: "port `ledgerctl serve` listens on (1-65535)"},
 	{Name: "CAPTURE_LEDGER_DRAIN_INTERVAL_MS", Default: "5000", Flag: "drain-interval-ms", Help: "how often `serve` drains the OpenFGA outbox, in milliseconds"},
 	{Name: "CAPTURE_LEDGER_OUTBOX_MAX_ATTEMPTS", Default: "10", Help: "failed deliveries before an outbox row is dead-lettered"},
+	{Name: "CAPTURE_LEDGER_LIST_TIME_BUDGET_MS", Default: "2000", Help: "work one archive list request may do before it answers truncated with a cursor to resume, in milliseconds"},
+	{Name: "CAPTURE_LEDGER_LIST_CHECK_BUDGET", Default: "5000", Help: "archives one list request may ask OpenFGA about before it answers truncated with a cursor to resume"},
+	{Name: "CAPTURE_LEDGER_LIST_CONCURRENCY", Default: "4", Help: "archive lists `serve` runs at once; past it a list is answered 503 with Retry-After"},
+	{Name: "CAPTURE_LEDGER_LIST_CONCURRENCY_PER_CALLER", Default: "2", Help: "archive lists one caller may run at once; past it a list is answered 503 with Retry-After"},
+	{Name: "CAPTURE_LEDGER_LIST_CHECK_CONCURRENCY", Default: "2", Help: "can_view checks all archive lists together have in flight (1-100): the share of OpenFGA lists may take, so URL minting keeps its speed"},
 
 	{Name: "CAPTURE_LEDGER_CAPTURE_FORMATS", Default: "wacz", Help: "comma list of png,webp,html,links,mhtml,wacz"},
 	{Name: "CAPTURE_LEDGER_CAPTURE_SIGNING", Help: "\"1\" asks for signed WACZ (needs wacz in the formats)"},

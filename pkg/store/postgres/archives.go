@@ -11,8 +11,13 @@ import (
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 )
 
-// Store runs the ledger's queries on one pool.
-type Store struct{ Pool *pgxpool.Pool }
+// Store runs the ledger's queries on one pool. Use it by pointer: it caches
+// the list cursor key (see ListCursorKey).
+type Store struct {
+	Pool *pgxpool.Pool
+
+	cursorKey cursorKeyCache
+}
 
 // NewArchive is what admission inserts.
 type NewArchive struct {

@@ -1,0 +1,1 @@
+DROP TABLE IF EXISTS list_cursor_key;
