@@ -18,12 +18,13 @@ import (
 	"github.com/capture-ledger/ledgerctl/pkg/testenv"
 )
 
-// doAs is the fixture's request with the organizations header given.
+// doAs sends a request as subject of orgs through the dev headers (no
+// headers at all when subject is empty).
 func (f *crawlFixture) doAs(t *testing.T, method, path, subject, orgs, body string) (int, string) {
 	t.Helper()
 	req, _ := http.NewRequest(method, f.srv.URL+path, strings.NewReader(body))
-	req.Header.Set("X-Capture-ledger-Subject", subject)
-	if orgs != "" {
+	if subject != "" {
+		req.Header.Set("X-Capture-ledger-Subject", subject)
 		req.Header.Set("X-Capture-ledger-Organizations", orgs)
 	}
 	res, err := http.DefaultClient.Do(req)

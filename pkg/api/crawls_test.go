@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -77,18 +76,7 @@ func newCrawlFixture(t *testing.T) *crawlFixture {
 
 func (f *crawlFixture) do(t *testing.T, method, path, subject, body string) (int, string) {
 	t.Helper()
-	req, _ := http.NewRequest(method, f.srv.URL+path, strings.NewReader(body))
-	if subject != "" {
-		req.Header.Set("X-Capture-ledger-Subject", subject)
-		req.Header.Set("X-Capture-ledger-Organizations", "acme")
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
-	return res.StatusCode, strings.TrimSpace(string(b))
+	return f.doAs(t, method, path, subject, "acme", body)
 }
 
 // capture writes what a capture server leaves for one page of the running

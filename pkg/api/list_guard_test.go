@@ -18,74 +18,28 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/capture-ledger/ledgerctl/pkg/api"
 	"github.com/capture-ledger/ledgerctl/pkg/app"
 	"github.com/capture-ledger/ledgerctl/pkg/apptest"
 	"github.com/capture-ledger/ledgerctl/pkg/archive"
-	"github.com/capture-ledger/ledgerctl/pkg/authz"
 	"github.com/capture-ledger/ledgerctl/pkg/identity"
 	"github.com/capture-ledger/ledgerctl/pkg/testenv"
 )
 
 // listRow is one seeded archive.
-type listRow struct {
-	id  string
-	at  time.Time
-	org string
-}
+type listRow = apptest.Seeded
 
-// seedList inserts archives whose organization orgOf(i) decides, a third of
-// them sharing one captured_at, with their admission tuples in OpenFGA. It
-// returns every row in list order (newest first, ties by id descending).
+// seedList is apptest.SeedArchives.
 func seedList(t *testing.T, env *apptest.Env, n int, orgOf func(i int) string) []listRow {
 	t.Helper()
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, env.DSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	base := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
-	var out []listRow
-	var rows [][]any
-	var tuples []authz.Tuple
-	for i := range n {
-		id, task := uuid.NewString(), uuid.NewString()
-		at := base.Add(time.Duration(i)*time.Minute + time.Duration(i)*time.Microsecond)
-		if i%3 == 1 {
-			at = base.Add(24 * time.Hour) // many rows on one timestamp
-		}
-		org := orgOf(i)
-		out = append(out, listRow{id, at, org})
-		rows = append(rows, []any{id, task, env.Bucket, fmt.Sprintf("org/%s/%d.wacz", org, i), fmt.Sprintf("https://e.com/%d", i), at})
-		tuples = append(tuples,
-			authz.Tuple{User: "capture_job:" + task, Relation: "parent", Object: "archive:" + id},
-			authz.Tuple{User: "organization:" + org, Relation: "parent", Object: "capture_job:" + task})
-	}
-	if _, err := conn.CopyFrom(ctx, pgx.Identifier{"archives"}, []string{"id", "task_id", "bucket", "object_key", "source_url", "captured_at"}, pgx.CopyFromRows(rows)); err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i < len(tuples); i += 100 {
-		if err := env.FGA.Write(ctx, tuples[i:min(i+100, len(tuples))], nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if !out[i].at.Equal(out[j].at) {
-			return out[i].at.After(out[j].at)
-		}
-		return out[i].id > out[j].id
-	})
-	return out
+	return apptest.SeedArchives(t, env, n, orgOf)
 }
 
 // listServer serves the API over loopback with access (dev headers).
@@ -160,30 +114,30 @@ func leak(text string, rows []listRow, shown map[int64]bool) string {
 		}
 	}
 	for _, r := range rows {
-		u := uuid.MustParse(r.id)
+		u := uuid.MustParse(r.ID)
 		needles := map[string][]byte{
-			"id":                 []byte(r.id),
-			"id upper-case":      []byte(strings.ToUpper(r.id)),
+			"id":                 []byte(r.ID),
+			"id upper-case":      []byte(strings.ToUpper(r.ID)),
 			"id without dashes":  []byte(hex.EncodeToString(u[:])),
 			"id bytes":           u[:],
-			"timestamp RFC 3339": []byte(r.at.UTC().Format(time.RFC3339Nano)),
-			"timestamp (µs)":     []byte(r.at.UTC().Format("2006-01-02 15:04:05.999999")),
-			"unix seconds":       []byte(strconv.FormatInt(r.at.Unix(), 10)),
-			"unix ms":            []byte(strconv.FormatInt(r.at.UnixMilli(), 10)),
-			"unix µs":            []byte(strconv.FormatInt(r.at.UnixMicro(), 10)),
-			"unix ns":            []byte(strconv.FormatInt(r.at.UnixNano(), 10)),
+			"timestamp RFC 3339": []byte(r.At.UTC().Format(time.RFC3339Nano)),
+			"timestamp (µs)":     []byte(r.At.UTC().Format("2006-01-02 15:04:05.999999")),
+			"unix seconds":       []byte(strconv.FormatInt(r.At.Unix(), 10)),
+			"unix ms":            []byte(strconv.FormatInt(r.At.UnixMilli(), 10)),
+			"unix µs":            []byte(strconv.FormatInt(r.At.UnixMicro(), 10)),
+			"unix ns":            []byte(strconv.FormatInt(r.At.UnixNano(), 10)),
 		}
-		for name, v := range map[string]int64{"seconds": r.at.Unix(), "ms": r.at.UnixMilli(), "µs": r.at.UnixMicro(), "ns": r.at.UnixNano()} {
+		for name, v := range map[string]int64{"seconds": r.At.Unix(), "ms": r.At.UnixMilli(), "µs": r.At.UnixMicro(), "ns": r.At.UnixNano()} {
 			needles["unix "+name+" as 8 bytes big-endian"] = binary.BigEndian.AppendUint64(nil, uint64(v))
 			needles["unix "+name+" as 8 bytes little-endian"] = binary.LittleEndian.AppendUint64(nil, uint64(v))
 		}
-		if shown[r.at.UnixNano()] {
+		if shown[r.At.UnixNano()] {
 			needles = map[string][]byte{"id": needles["id"], "id upper-case": needles["id upper-case"], "id without dashes": needles["id without dashes"], "id bytes": needles["id bytes"]}
 		}
 		for _, b := range blobs {
 			for name, n := range needles {
 				if bytes.Contains(b, n) {
-					return fmt.Sprintf("%s of hidden archive %s (%s) in %q", name, r.id, r.at.Format(time.RFC3339Nano), text)
+					return fmt.Sprintf("%s of hidden archive %s (%s) in %q", name, r.ID, r.At.Format(time.RFC3339Nano), text)
 				}
 			}
 		}
@@ -204,10 +158,10 @@ func TestArchiveListCursorRevealsNoHiddenRow(t *testing.T) {
 	// caller may not see: the position the old cursor named in clear.
 	// The detector finds the old clear cursor, and the same in base64.
 	old := rows[42]
-	u := uuid.MustParse(old.id)
+	u := uuid.MustParse(old.ID)
 	for _, clear := range []string{
-		fmt.Sprintf(`{"next":{"before":%q,"beforeId":%q}}`, old.at.Format(time.RFC3339Nano), old.id),
-		base64.RawURLEncoding.EncodeToString(binary.BigEndian.AppendUint64(u[:], uint64(old.at.UnixMicro()))),
+		fmt.Sprintf(`{"next":{"before":%q,"beforeId":%q}}`, old.At.Format(time.RFC3339Nano), old.ID),
+		base64.RawURLEncoding.EncodeToString(binary.BigEndian.AppendUint64(u[:], uint64(old.At.UnixMicro()))),
 	} {
 		if leak(clear, rows, nil) == "" {
 			t.Fatalf("leak sees nothing in %s", clear)
@@ -271,12 +225,12 @@ func TestArchiveListCursorRevealsNoHiddenRow(t *testing.T) {
 			}
 		})
 	}
-	if a := getList(t, base, "?before="+url.QueryEscape(token)+"&beforeId="+rows[0].id, "carol", "nobody"); a.status != 400 || !strings.Contains(a.body, "beforeId must be empty") {
+	if a := getList(t, base, "?before="+url.QueryEscape(token)+"&beforeId="+rows[0].ID, "carol", "nobody"); a.status != 400 || !strings.Contains(a.body, "beforeId must be empty") {
 		t.Errorf("token with a beforeId: %d %s", a.status, a.body)
 	}
 	// A time the caller chose still works (it reveals nothing): from just
 	// before the newest contoso row, carol still sees nothing.
-	if a := getList(t, base, "?before="+url.QueryEscape(rows[0].at.Format(time.RFC3339Nano)), "carol", "nobody"); a.status != 200 || len(a.page.Archives) != 0 {
+	if a := getList(t, base, "?before="+url.QueryEscape(rows[0].At.Format(time.RFC3339Nano)), "carol", "nobody"); a.status != 200 || len(a.page.Archives) != 0 {
 		t.Errorf("a caller-chosen before: %d %s", a.status, a.body)
 	}
 	testenv.Unchanged(t, env.DSN, before)
@@ -297,9 +251,9 @@ func TestArchiveListBudgetResumesExactlyOnce(t *testing.T) {
 	var visible, hidden []listRow
 	shown := map[int64]bool{}
 	for _, r := range rows {
-		if r.org == "acme" {
+		if r.Org == "acme" {
 			visible = append(visible, r)
-			shown[r.at.UnixNano()] = true
+			shown[r.At.UnixNano()] = true
 		} else {
 			hidden = append(hidden, r)
 		}
@@ -358,8 +312,8 @@ func TestArchiveListBudgetResumesExactlyOnce(t *testing.T) {
 				t.Fatalf("listed %d archives, want the %d visible ones", len(got), len(visible))
 			}
 			for i, r := range visible {
-				if got[i] != r.id {
-					t.Fatalf("row %d: %s, want %s (order, or a skipped or repeated row)", i, got[i], r.id)
+				if got[i] != r.ID {
+					t.Fatalf("row %d: %s, want %s (order, or a skipped or repeated row)", i, got[i], r.ID)
 				}
 			}
 		})
@@ -460,7 +414,7 @@ func TestArchiveListConcurrencyBound(t *testing.T) {
 	default:
 	}
 	// Minting does not pass the list's gate.
-	req, _ := http.NewRequest("POST", base+"/api/archives/"+rows[len(rows)-1].id+"/url", nil)
+	req, _ := http.NewRequest("POST", base+"/api/archives/"+rows[len(rows)-1].ID+"/url", nil)
 	req.Header.Set(identity.SubjectHeader, "bob")
 	req.Header.Set(identity.OrganizationsHeader, "acme")
 	if res, err := http.DefaultClient.Do(req); err != nil || res.StatusCode != 200 {
@@ -477,7 +431,7 @@ func TestArchiveListConcurrencyBound(t *testing.T) {
 		}
 	}
 	// Places are given back: the refused callers list now.
-	if a := getList(t, base, "", "bob", "acme"); a.status != 200 || len(a.page.Archives) != 1 || a.page.Archives[0].ID != rows[len(rows)-1].id {
+	if a := getList(t, base, "", "bob", "acme"); a.status != 200 || len(a.page.Archives) != 1 || a.page.Archives[0].ID != rows[len(rows)-1].ID {
 		t.Errorf("bob after the lists ended: %d %s", a.status, a.body)
 	}
 	if a := getList(t, base, "", "mallory", "nobody"); a.status != 200 {

@@ -2,18 +2,12 @@ package archive_test
 
 import (
 	"context"
-	"fmt"
-	"sort"
 	"testing"
 	"time"
-
-	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/capture-ledger/ledgerctl/pkg/app"
 	"github.com/capture-ledger/ledgerctl/pkg/apptest"
 	"github.com/capture-ledger/ledgerctl/pkg/archive"
-	"github.com/capture-ledger/ledgerctl/pkg/authz"
 )
 
 type row struct {
@@ -26,46 +20,17 @@ type row struct {
 // contoso). It returns the visible ones in list order.
 func seed(t *testing.T, env *apptest.Env, n int) []row {
 	t.Helper()
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, env.DSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	base := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	var visible []row
-	var rows [][]any
-	var tuples []authz.Tuple
-	for i := 0; i < n; i++ {
-		id, task := uuid.NewString(), uuid.NewString()
-		at := base.Add(time.Duration(i) * time.Minute)
-		if i%3 == 1 {
-			at = base.Add(time.Hour * 24) // many rows on one timestamp
-		}
-		rows = append(rows, []any{id, task, "b", fmt.Sprintf("k/%d", i), "https://e.com/" + fmt.Sprint(i), at})
-		org := "contoso"
+	for _, r := range apptest.SeedArchives(t, env, n, func(i int) string {
 		if i%3 == 0 {
-			org = "acme"
-			visible = append(visible, row{id, at})
+			return "acme"
 		}
-		tuples = append(tuples,
-			authz.Tuple{User: "capture_job:" + task, Relation: "parent", Object: "archive:" + id},
-			authz.Tuple{User: "organization:" + org, Relation: "parent", Object: "capture_job:" + task})
-	}
-	if _, err := conn.CopyFrom(ctx, pgx.Identifier{"archives"}, []string{"id", "task_id", "bucket", "object_key", "source_url", "captured_at"}, pgx.CopyFromRows(rows)); err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i < len(tuples); i += 100 {
-		if err := env.FGA.Write(ctx, tuples[i:min(i+100, len(tuples))], nil); err != nil {
-			t.Fatal(err)
+		return "contoso"
+	}) {
+		if r.Org == "acme" {
+			visible = append(visible, row{r.ID, r.At})
 		}
 	}
-	sort.Slice(visible, func(i, j int) bool {
-		if !visible[i].at.Equal(visible[j].at) {
-			return visible[i].at.After(visible[j].at)
-		}
-		return visible[i].id > visible[j].id
-	})
 	return visible
 }
 

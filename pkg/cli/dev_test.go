@@ -54,14 +54,6 @@ func stackDir(t *testing.T) string {
 	return state
 }
 
-func portFree(port int) bool {
-	l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
-	if err != nil {
-		return false
-	}
-	l.Close()
-	return true
-}
 
 func readEnvFile(t *testing.T, path string) map[string]string {
 	t.Helper()
@@ -140,7 +132,7 @@ func TestDevStackKeepsPortsAcrossRestarts(t *testing.T) {
 		t.Fatal(err)
 	}
 	pgPort, _ := strconv.Atoi(u.Port())
-	if pgPort == 0 || !portFree(pgPort) {
+	if pgPort == 0 || !devstack.PortFree(pgPort) {
 		t.Fatalf("after down, PostgreSQL port %d (from %s) is not free", pgPort, env["DATABASE_URL"])
 	}
 
@@ -193,7 +185,7 @@ func TestDevStackFailedUpLeavesNothingRunning(t *testing.T) {
 			t.Errorf("%s: %s is left behind\n%s", name, pidFile, errs)
 		}
 		if m := pgUpLine.FindStringSubmatch(errs); m != nil {
-			if port, _ := strconv.Atoi(m[1]); !portFree(port) {
+			if port, _ := strconv.Atoi(m[1]); !devstack.PortFree(port) {
 				t.Errorf("%s: PostgreSQL still listens on 127.0.0.1:%d\n%s", name, port, errs)
 			}
 		}

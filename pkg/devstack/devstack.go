@@ -502,7 +502,7 @@ func stopVersitygw(dir string) error {
 // choosePort returns the recorded port when nothing holds it, else a free
 // one other than the other service's port, noting the move in st.Moved.
 func choosePort(st *Stack, service string, recorded int, log func(string, ...any), other int) (int, error) {
-	if recorded > 0 && portFree(recorded) {
+	if recorded > 0 && PortFree(recorded) {
 		return recorded, nil
 	}
 	port, err := freePort()
@@ -520,7 +520,8 @@ func choosePort(st *Stack, service string, recorded int, log func(string, ...any
 	return port, nil
 }
 
-func portFree(port int) bool {
+// PortFree reports whether nothing listens on 127.0.0.1:port.
+func PortFree(port int) bool {
 	l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
 	if err != nil {
 		return false

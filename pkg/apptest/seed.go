@@ -1,0 +1,67 @@
+package apptest
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/capture-ledger/ledgerctl/pkg/authz"
+)
+
+// Seeded is one archive SeedArchives inserted.
+type Seeded struct {
+	ID  string
+	At  time.Time
+	Org string
+}
+
+// SeedArchives inserts n archives whose organization orgOf(i) decides, a
+// third of them sharing one captured_at, with their admission tuples in
+// OpenFGA (written in batches of 100). It returns every row in list order:
+// newest first, ties by id descending.
+func SeedArchives(t testing.TB, env *Env, n int, orgOf func(i int) string) []Seeded {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, env.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	base := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	var out []Seeded
+	var rows [][]any
+	var tuples []authz.Tuple
+	for i := range n {
+		id, task := uuid.NewString(), uuid.NewString()
+		at := base.Add(time.Duration(i)*time.Minute + time.Duration(i)*time.Microsecond)
+		if i%3 == 1 {
+			at = base.Add(24 * time.Hour) // many rows on one timestamp
+		}
+		org := orgOf(i)
+		out = append(out, Seeded{id, at, org})
+		rows = append(rows, []any{id, task, env.Bucket, fmt.Sprintf("org/%s/%d.wacz", org, i), fmt.Sprintf("https://e.com/%d", i), at})
+		tuples = append(tuples,
+			authz.Tuple{User: "capture_job:" + task, Relation: "parent", Object: "archive:" + id},
+			authz.Tuple{User: "organization:" + org, Relation: "parent", Object: "capture_job:" + task})
+	}
+	if _, err := conn.CopyFrom(ctx, pgx.Identifier{"archives"}, []string{"id", "task_id", "bucket", "object_key", "source_url", "captured_at"}, pgx.CopyFromRows(rows)); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < len(tuples); i += 100 {
+		if err := env.FGA.Write(ctx, tuples[i:min(i+100, len(tuples))], nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].At.Equal(out[j].At) {
+			return out[i].At.After(out[j].At)
+		}
+		return out[i].ID > out[j].ID
+	})
+	return out
+}
