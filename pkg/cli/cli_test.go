@@ -5,12 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/capture-ledger/ledgerctl/pkg/config"
+	"github.com/capture-ledger/ledgerctl/pkg/store/postgres"
 	"github.com/capture-ledger/ledgerctl/pkg/testenv"
 )
 
@@ -169,12 +171,15 @@ func TestMigrateThroughCLI(t *testing.T) {
 	if st := status(); st["current"].(float64) < 1 || st["dirty"].(bool) {
 		t.Fatalf("after up: %v", st)
 	}
-	out, errs, code := run(t, dir, nil, "migrate", "down")
+	out, errs, code := run(t, dir, nil, "migrate", "down", "--verbose")
 	if code != 0 || !strings.Contains(out, "reverted") {
 		t.Fatalf("down: exit %d: %s %s", code, out, errs)
 	}
 	if !strings.Contains(errs, "config: .env (1 name)") {
-		t.Errorf("no config note on stderr: %q", errs)
+		t.Errorf("no config note on stderr with --verbose: %q", errs)
+	}
+	if _, errs, _ := run(t, dir, nil, "migrate", "status"); strings.Contains(errs, "config:") {
+		t.Errorf("config note without --verbose: %q", errs)
 	}
 }
 
@@ -190,5 +195,33 @@ func TestUnknownCommandIsUsage(t *testing.T) {
 	_, errs, code := run(t, t.TempDir(), nil, "frobnicate")
 	if code != ExitUsage || !strings.Contains(errs, "unknown command") {
 		t.Errorf("exit %d: %s", code, errs)
+	}
+}
+
+// TestMigrateDownAsksOnATerminal: on a terminal, down reverts only after a
+// yes; --yes skips the question; off a terminal nothing is asked.
+func TestMigrateDownAsksOnATerminal(t *testing.T) {
+	dir := t.TempDir()
+	env := map[string]string{"DATABASE_URL": testenv.Database(t)}
+	answer := func(yes bool, asked *string) func(*Factory) {
+		return func(f *Factory) {
+			f.confirm = func(q string) (bool, bool) { *asked = q; return true, yes }
+		}
+	}
+	var q string
+	_, errs, code := runCtx(context.Background(), t, dir, env, answer(false, &q), "migrate", "down")
+	if code != ExitFailure || !strings.Contains(errs, "not confirmed; nothing was reverted") || !strings.Contains(q, "Revert migration") {
+		t.Fatalf("declined: exit %d, asked %q: %s", code, q, errs)
+	}
+	out, _, _ := run(t, dir, env, "migrate", "status", "--json")
+	if !strings.Contains(out, fmt.Sprintf(`"current":%d`, len(postgres.Available()))) {
+		t.Fatalf("a declined down changed the schema: %s", out)
+	}
+	q = ""
+	if out, errs, code := runCtx(context.Background(), t, dir, env, answer(false, &q), "migrate", "down", "--yes"); code != 0 || q != "" || !strings.Contains(out, "reverted") {
+		t.Errorf("--yes: exit %d, asked %q: %s %s", code, q, out, errs)
+	}
+	if out, errs, code := runCtx(context.Background(), t, dir, env, answer(true, &q), "migrate", "down"); code != 0 || !strings.Contains(out, "reverted") {
+		t.Errorf("confirmed: exit %d: %s %s", code, out, errs)
 	}
 }

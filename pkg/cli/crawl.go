@@ -81,7 +81,7 @@ func newCmdCrawlStart(opts *CrawlOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "start",
 		Short: "Start a crawl from seeds or from the organization's capture targets",
-		Example: "  ledgerctl crawl start --as alice --org acme --seed https://www.example.com/ --rule follow:same-site --rule skip:ads.example.com\n" +
+		Example: "  ledgerctl crawl start --as alice --org acme --seed https://www.example.com/ --rule skip:ads.example.com --rule follow:same-site\n" +
 			"  ledgerctl crawl start --as alice --org acme --from-targets --limit 100",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -141,7 +141,7 @@ func newCmdCrawlStart(opts *CrawlOptions) *cobra.Command {
 	cmd.Flags().StringArrayVar(&seeds, "seed", nil, "a seed URL (repeatable)")
 	cmd.Flags().BoolVar(&fromTargets, "from-targets", false, "start from the organization's enabled capture targets")
 	cmd.Flags().IntVar(&limit, "limit", 0, "with --from-targets: at most this many targets")
-	cmd.Flags().StringArrayVar(&ruleSpecs, "rule", nil, "a rule ACTION:PATTERN, in order (default follow:same-origin); see `ledgerctl rules check`")
+	cmd.Flags().StringArrayVar(&ruleSpecs, "rule", nil, "a rule ACTION:PATTERN, in order (default follow:same-origin); see: ledgerctl rules check")
 	cmd.Flags().IntVar(&maxDepth, "max-depth", 2, "levels of links to follow (0-10; 0 with --from-targets)")
 	cmd.Flags().IntVar(&maxPages, "max-pages", 30, "pages in all, seeds included (1-10000; default max(30, seeds))")
 	cmd.Flags().IntVar(&perHostDelayMs, "per-host-delay-ms", 2000, "gap between two captures on one host (0-600000)")

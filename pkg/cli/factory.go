@@ -20,6 +20,12 @@ type Factory struct {
 
 	flags      *pflag.FlagSet
 	jsonErrors bool
+	// verbose prints which env files were read (names only) on stderr;
+	// serve always does, in its startup notes.
+	verbose bool
+	// confirm, when set, answers the questions commands ask on a terminal
+	// (tests); nil asks on stdin when stdin and stderr are a terminal.
+	confirm func(question string) (asked, yes bool)
 
 	cfgOnce sync.Once
 	cfg     *config.Config
@@ -48,12 +54,12 @@ func NewFactory(s Streams) *Factory {
 	return &Factory{Streams: s, Dir: dir}
 }
 
-// Config loads the configuration once and prints, on stderr, which env files
-// were read (names only, never values).
+// Config loads the configuration once. With --verbose it prints, on stderr,
+// which env files were read (names only, never values).
 func (f *Factory) Config() (*config.Config, error) {
 	f.cfgOnce.Do(func() {
 		f.cfg, f.cfgErr = config.Load(f.Dir, f.flags)
-		if f.cfgErr == nil {
+		if f.cfgErr == nil && f.verbose {
 			fmt.Fprintln(f.Streams.Err, f.cfg.Note())
 		}
 	})
@@ -68,6 +74,9 @@ func (f *Factory) Settings(require ...string) (config.Settings, error) {
 		return config.Settings{}, err
 	}
 	if err := c.Require(require...); err != nil {
+		if !f.verbose { // where the values were looked for helps here
+			fmt.Fprintln(f.Streams.Err, c.Note())
+		}
 		return config.Settings{}, err
 	}
 	return c.Settings()

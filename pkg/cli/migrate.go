@@ -1,9 +1,13 @@
 package cli
 
 import (
+	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -17,6 +21,8 @@ type MigrateOptions struct {
 	JSON   bool
 	Action string // up, down, status, force
 	Force  int
+	// Yes skips down's question on a terminal.
+	Yes bool
 }
 
 func newCmdMigrate(f *Factory) *cobra.Command {
@@ -28,7 +34,7 @@ func newCmdMigrate(f *Factory) *cobra.Command {
 
 up is idempotent; down reverts exactly one migration; force records a version
 without running anything, to recover after a failed migration was repaired.`,
-		Example: "  ledgerctl migrate up\n  ledgerctl migrate status --json\n  ledgerctl migrate down",
+		Example: "  ledgerctl migrate up\n  ledgerctl migrate status --json\n  ledgerctl migrate down --yes",
 	}
 	sub := func(use, short string, args cobra.PositionalArgs, prep func([]string) error) *cobra.Command {
 		action := use
@@ -50,9 +56,11 @@ without running anything, to recover after a failed migration was repaired.`,
 		c.Flags().BoolVar(&opts.JSON, "json", false, "print the resulting status as JSON")
 		return c
 	}
+	down := sub("down", "Revert the last applied migration (asks first on a terminal)", cobra.NoArgs, nil)
+	down.Flags().BoolVarP(&opts.Yes, "yes", "y", false, "revert without asking")
 	cmd.AddCommand(
 		sub("up", "Apply every pending migration", cobra.NoArgs, nil),
-		sub("down", "Revert the last applied migration", cobra.NoArgs, nil),
+		down,
 		sub("status", "Show the applied and available migrations", cobra.NoArgs, nil),
 		sub("force VERSION", "Record VERSION as applied and clean, running nothing", cobra.ExactArgs(1), func(args []string) error {
 			v, err := strconv.Atoi(args[0])
@@ -84,6 +92,13 @@ func migrateRun(cmd *cobra.Command, opts *MigrateOptions) error {
 	case "up":
 		err = m.Up()
 	case "down":
+		if before.Current == 0 {
+			return &ExitError{Code: ExitFailure, Err: errors.New("migrate down: no migration is applied")}
+		}
+		q := fmt.Sprintf("Revert migration %d of the ledger schema? Its tables and columns are dropped with their rows. [y/N] ", before.Current)
+		if asked, yes := opts.ask(q); asked && !yes {
+			return &ExitError{Code: ExitFailure, Err: errors.New("migrate down: not confirmed; nothing was reverted (--yes skips the question)")}
+		}
 		err = m.Down()
 	case "force":
 		err = m.Force(opts.Force)
@@ -121,4 +136,23 @@ func migrateRun(cmd *cobra.Command, opts *MigrateOptions) error {
 		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("schema is dirty at version %d", after.Current)}
 	}
 	return nil
+}
+
+// ask puts question to the operator when stdin and stderr are a terminal and
+// --yes was not given; asked is false when nobody was asked.
+func (o *MigrateOptions) ask(question string) (asked, yes bool) {
+	if o.Yes {
+		return false, true
+	}
+	if o.f.confirm != nil {
+		return o.f.confirm(question)
+	}
+	in, ok := o.f.Streams.In.(*os.File)
+	if !ok || !ui.IsTerminal(in) || !ui.IsTerminal(o.f.Streams.Err) {
+		return false, true
+	}
+	fmt.Fprint(o.f.Streams.Err, question)
+	line, _ := bufio.NewReader(in).ReadString('\n')
+	answer := strings.ToLower(strings.TrimSpace(line))
+	return true, answer == "y" || answer == "yes"
 }

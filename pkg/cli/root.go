@@ -31,6 +31,7 @@ Configuration comes from flags, then the shell, then .env.local, then .env
 	f.flags = root.PersistentFlags()
 	config.BindFlags(f.flags, "DATABASE_URL")
 	root.PersistentFlags().BoolVar(&f.jsonErrors, "json-errors", false, "print errors on stderr as one JSON object")
+	root.PersistentFlags().BoolVarP(&f.verbose, "verbose", "v", false, "say on stderr which env files were read (names only)")
 	root.AddCommand(
 		newCmdVersion(f),
 		newCmdMigrate(f),

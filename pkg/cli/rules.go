@@ -37,7 +37,7 @@ scope word (same-origin, same-host, same-site, any), a lowercase hostname
 
 --url decides any link with the rules: which rule, which action.
 Exit status 1 when the rules or seeds would be refused.`,
-		Example: "  ledgerctl rules check --seed https://www.example.com/ --rule follow:same-site --rule skip:ads.example.com\n" +
+		Example: "  ledgerctl rules check --seed https://www.example.com/ --rule skip:ads.example.com --rule follow:same-site\n" +
 			"  ledgerctl rules check --seed https://www.example.com/ --rule follow:same-origin --url https://www.example.com/search?q=1\n" +
 			"  ledgerctl rules check --seed https://www.example.com/ --json",
 		Args: cobra.NoArgs,

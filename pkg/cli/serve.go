@@ -56,6 +56,7 @@ func logLevel(s string) slog.Level {
 
 func serveRun(ctx context.Context, opts *ServeOptions) error {
 	f := opts.f
+	f.verbose = true // the startup notes say where the configuration came from
 	a, err := f.App(config.Required()...)
 	if err != nil {
 		return err

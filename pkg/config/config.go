@@ -74,7 +74,9 @@ func BindFlags(fs *pflag.FlagSet, names ...string) {
 		if !ok || va.Flag == "" || fs.Lookup(va.Flag) != nil {
 			continue
 		}
-		fs.String(va.Flag, "", fmt.Sprintf("%s (env %s)", va.Help, va.Name))
+		// pflag reads a `quoted` word in a usage as the flag's value name
+		// ("--host ledgerctl serve"); the help keeps its meaning without them.
+		fs.String(va.Flag, "", fmt.Sprintf("%s (env %s)", strings.ReplaceAll(va.Help, "`", ""), va.Name))
 	}
 }
 
