@@ -85,6 +85,7 @@ func (f *crawlFixture) victimCapture(t *testing.T, victimCrawl, url string) (map
 // evil's own crawl. Nothing of it may be admitted to evil, and acme can
 // still register it.
 func TestLevelReportCannotClaimAnotherOrganizationsCapture(t *testing.T) {
+	t.Parallel()
 	f := newCrawlFixture(t)
 	f.grant(t, "mallory", "submitter", "evil")
 
@@ -240,6 +241,7 @@ func TestLevelReportCannotClaimAnotherOrganizationsCapture(t *testing.T) {
 // absent crawl gets and writes nothing; the crawl's organization and the
 // scheduler that runs its crawls keep working.
 func TestCrawlBelongsToItsOrganization(t *testing.T) {
+	t.Parallel()
 	f := newCrawlFixture(t)
 	f.grant(t, "mallory", "submitter", "evil")
 	f.grant(t, "scheduler", "submitter", "acme")

@@ -114,6 +114,7 @@ func (f *crawlFixture) capture(t *testing.T, url string, links []map[string]any)
 }
 
 func TestCrawlAPI(t *testing.T) {
+	t.Parallel()
 	f := newCrawlFixture(t)
 
 	// Two concurrent starts: exactly one 202 and one 409 naming the running crawl.
@@ -242,6 +243,7 @@ func strip(s string) string {
 }
 
 func TestCrawlAPIRefusals(t *testing.T) {
+	t.Parallel()
 	f := newCrawlFixture(t)
 	for _, tc := range []struct {
 		name, method, path, subject, body string

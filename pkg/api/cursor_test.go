@@ -12,6 +12,7 @@ import (
 )
 
 func TestParseArchiveCursor(t *testing.T) {
+	t.Parallel()
 	seal := newSeal(t)
 	token, err := seal.Seal("bob", []string{"acme"}, &archive.Cursor{CapturedAt: time.Now(), ID: "0b6b2c4e-3f5a-4c1e-9d7a-2f1e0c9b8a71"})
 	if err != nil {
@@ -67,6 +68,7 @@ func TestParseArchiveCursor(t *testing.T) {
 // same set of organizations in any order), and any change to it, another
 // caller, or another key is ErrBadCursor.
 func TestCursorSeal(t *testing.T) {
+	t.Parallel()
 	seal := newSeal(t)
 	at := time.Date(2026, 11, 30, 23, 59, 59, 123456000, time.UTC)
 	pos := &archive.Cursor{CapturedAt: at, ID: "0b6b2c4e-3f5a-4c1e-9d7a-2f1e0c9b8a71"}

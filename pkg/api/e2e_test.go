@@ -139,6 +139,7 @@ func fetch(t *testing.T, url string) (int, []byte) {
 }
 
 func TestEndToEndPresignedURL(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil)
 	ctx := context.Background()
 
@@ -210,6 +211,7 @@ func TestEndToEndPresignedURL(t *testing.T) {
 }
 
 func TestAPIValidationOrder(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, nil)
 	cases := []struct {
 		name, method, path, subject, body string
@@ -241,6 +243,7 @@ func TestAPIValidationOrder(t *testing.T) {
 }
 
 func TestPickerEscapesAndChoosesView(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		cfg     api.PickerConfig
 		want    []string

@@ -41,6 +41,7 @@ func (f *crawlFixture) startCrawl(t *testing.T, seed string) string {
 // A NUL used to be a 500 (SQLSTATE 22021) that a runner resending it
 // turned into a crawl stalled for good.
 func TestHostileStringsInCrawlBodies(t *testing.T) {
+	t.Parallel()
 	f := newCrawlFixture(t)
 	seed := "https://www.example.com/"
 	id := f.startCrawl(t, seed)
@@ -89,6 +90,7 @@ func TestHostileStringsInCrawlBodies(t *testing.T) {
 // ignored (resending with another compiled is the same report); any other
 // unknown key is still refused.
 func TestSchedulerLevelReportWithCompiled(t *testing.T) {
+	t.Parallel()
 	f := newCrawlFixture(t)
 	seed := "https://www.example.com/"
 	id := f.startCrawl(t, seed)
@@ -135,6 +137,7 @@ func TestSchedulerLevelReportWithCompiled(t *testing.T) {
 // admitted through it. A manifest whose WACZ key climbs out is not admitted
 // (so never signed), and a links location with ".." is not followed.
 func TestLevelReportRefusesDotSegmentKeys(t *testing.T) {
+	t.Parallel()
 	f := newCrawlFixture(t)
 	ctx := context.Background()
 	seed := "https://www.example.com/"

@@ -146,6 +146,7 @@ func call(t *testing.T, base, method, path string, header http.Header, body io.R
 // headers, a subject or organizations OpenFGA refuses. Every route answers
 // exactly 401 {"error":"unauthenticated"} and nothing is written.
 func TestHostileDevHeadersAreUnauthenticated(t *testing.T) {
+	t.Parallel()
 	f := newIDFixture(t, identity.Headers{})
 	before := testenv.TakeSnapshot(t, f.env.DSN)
 	for _, h := range hostileIdentities() {
@@ -265,6 +266,7 @@ func withClaim(m map[string]any, k string, v any) map[string]any {
 // {"error":"unauthenticated"} on every route, and nothing is written. The
 // Bearer scheme is accepted in any case.
 func TestHostileJWTsAreUnauthenticated(t *testing.T) {
+	t.Parallel()
 	iss := newTestIssuer(t)
 	f := newIDFixture(t, identity.NewJWT(identity.JWTConfig{Issuer: iss.url, Audience: "capture-ledger"}))
 	before := testenv.TakeSnapshot(t, f.env.DSN)
@@ -324,6 +326,7 @@ func TestHostileJWTsAreUnauthenticated(t *testing.T) {
 // with Fastify's body, before identity and before anything is written,
 // whether its Content-Length announces it or it arrives chunked.
 func TestOversizedBodyIs413(t *testing.T) {
+	t.Parallel()
 	f := newIDFixture(t, identity.Headers{})
 	before := testenv.TakeSnapshot(t, f.env.DSN)
 	const want = `{"code":"FST_ERR_CTP_BODY_TOO_LARGE","error":"Payload Too Large","message":"Request body is too large: body must be at most 1024 bytes","statusCode":413}` + "\n"
@@ -358,6 +361,7 @@ func TestOversizedBodyIs413(t *testing.T) {
 // the crawl's requester nor a submitter of its organization is 404; the
 // requester's report is accepted.
 func TestLevelReportsInDevHeaderMode(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newIDFixture(t, identity.Headers{})
 	flowSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -30,6 +30,7 @@ func startIssuer(t *testing.T, audience string) *identity.Issuer {
 }
 
 func TestJWTThroughTheAPI(t *testing.T) {
+	t.Parallel()
 	good := startIssuer(t, "capture-ledger")
 	other := startIssuer(t, "capture-ledger")  // another key, another issuer URL
 	otherAud := startIssuer(t, "someone-else") // right key type, wrong audience

@@ -152,6 +152,7 @@ func leak(text string, rows []listRow, shown map[int64]bool) string {
 // one up. The cursor reveals nothing, every forged one is a 400 saying so,
 // and nothing is written.
 func TestArchiveListCursorRevealsNoHiddenRow(t *testing.T) {
+	t.Parallel()
 	env := apptest.New(t)
 	rows := seedList(t, env, 300, func(int) string { return "contoso" })
 	// A check budget well under the rows, so the scan stops at a row the
@@ -241,6 +242,7 @@ func TestArchiveListCursorRevealsNoHiddenRow(t *testing.T) {
 // truncated and carries an opaque cursor, and following the cursors lists
 // every visible row exactly once, in order, revealing no hidden one.
 func TestArchiveListBudgetResumesExactlyOnce(t *testing.T) {
+	t.Parallel()
 	env := apptest.New(t)
 	rows := seedList(t, env, 600, func(i int) string {
 		if i%7 == 0 {
@@ -348,6 +350,7 @@ func (p *pausingPerms) CanViewMany(ctx context.Context, subject string, orgs []s
 // server is busy — before any check; minting is not held up meanwhile; the
 // lists that were admitted finish; and nothing is written.
 func TestArchiveListConcurrencyBound(t *testing.T) {
+	t.Parallel()
 	env := apptest.New(t)
 	rows := seedList(t, env, 120, func(i int) string {
 		if i == 0 {
