@@ -39,6 +39,9 @@ type Server struct {
 	Picker     PickerConfig
 	Log        *slog.Logger
 
+	// Readiness answers /readyz; nil answers 503 (not ready).
+	Readiness Readiness
+
 	mux *http.ServeMux
 }
 
@@ -47,6 +50,7 @@ func (s *Server) Handler() http.Handler {
 	if s.mux == nil {
 		s.mux = http.NewServeMux()
 		s.mux.HandleFunc("GET /healthz", s.healthz)
+		s.mux.HandleFunc("GET /readyz", s.readyz)
 		s.mux.HandleFunc("GET /api/me", s.me)
 		s.mux.HandleFunc("POST /api/archives/{id}/url", s.archiveURL())
 		s.mux.HandleFunc("GET /api/archives", s.listArchives())

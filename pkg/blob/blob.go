@@ -86,6 +86,26 @@ func (c *Client) Get(ctx context.Context, bucket, key string) ([]byte, error) {
 	return io.ReadAll(out.Body)
 }
 
+// List returns every key of bucket that starts with prefix, in the order
+// S3 lists them (all pages). A missing bucket is ErrNotFound; errors are
+// classified like Get's.
+func (c *Client) List(ctx context.Context, bucket, prefix string) ([]string, error) {
+	var keys []string
+	p := s3.NewListObjectsV2Paginator(c.s3, &s3.ListObjectsV2Input{Bucket: &bucket, Prefix: &prefix})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, c.wrap(err, "list", bucket, prefix)
+		}
+		for _, o := range page.Contents {
+			if o.Key != nil {
+				keys = append(keys, *o.Key)
+			}
+		}
+	}
+	return keys, nil
+}
+
 // Put writes an object.
 func (c *Client) Put(ctx context.Context, bucket, key, contentType string, body []byte) error {
 	if contentType == "" {
@@ -106,6 +126,14 @@ func (c *Client) PresignGet(ctx context.Context, bucket, key string, ttl time.Du
 		return "", fmt.Errorf("presign %s/%s: %w", bucket, key, err)
 	}
 	return req.URL, nil
+}
+
+// HeadBucket asks whether bucket exists and the credentials may use it,
+// reading nothing: a missing bucket is ErrNotFound, a refusal ErrRejected,
+// no answer an *UnreachableError.
+func (c *Client) HeadBucket(ctx context.Context, bucket string) error {
+	_, err := c.s3.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: &bucket})
+	return c.wrap(err, "head bucket", bucket, "")
 }
 
 // CreateBucket creates bucket; one that already exists and is ours is fine.
@@ -197,7 +225,8 @@ func (e *UnreachableError) Is(target error) bool { return target == ledger.ErrUn
 // no answer at all, or a gateway failure, a timeout or throttling.
 func unanswered(err error) bool {
 	var hs interface{ HTTPStatusCode() int }
-	if errors.As(err, &hs) {
+	// The SDK wraps a failed dial in a response error of status 0: no answer.
+	if errors.As(err, &hs) && hs.HTTPStatusCode() != 0 {
 		switch hs.HTTPStatusCode() {
 		case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout,
 			http.StatusRequestTimeout, http.StatusTooManyRequests:

@@ -35,6 +35,7 @@ func TestErrorClasses(t *testing.T) {
 		{statusErr(429), false, true},
 		{fmt.Errorf("operation error S3: GetObject: %w", refused), false, true},
 		{context.DeadlineExceeded, false, true},
+		{zeroStatus{refused}, false, true}, // how the SDK reports a failed dial
 		{context.Canceled, false, false},
 		{errors.New("something else"), false, false},
 	} {
@@ -47,3 +48,10 @@ func TestErrorClasses(t *testing.T) {
 		}
 	}
 }
+
+// zeroStatus is a response error of status 0 around a network error.
+type zeroStatus struct{ err error }
+
+func (e zeroStatus) Error() string       { return "https response error StatusCode: 0: " + e.err.Error() }
+func (e zeroStatus) HTTPStatusCode() int { return 0 }
+func (e zeroStatus) Unwrap() error       { return e.err }

@@ -54,7 +54,6 @@ func stackDir(t *testing.T) string {
 	return state
 }
 
-
 func readEnvFile(t *testing.T, path string) map[string]string {
 	t.Helper()
 	f, err := os.Open(path)

@@ -44,6 +44,7 @@ Configuration comes from flags, then the shell, then .env.local, then .env
 		newCmdRules(f),
 		newCmdCrawl(f),
 		newCmdTargets(f),
+		newCmdDoctor(f),
 	)
 	root.CompletionOptions.HiddenDefaultCmd = false
 	// The completion command is built now rather than at Execute, so that

@@ -14,6 +14,7 @@ import (
 	"github.com/capture-ledger/ledgerctl/pkg/api"
 	"github.com/capture-ledger/ledgerctl/pkg/config"
 	"github.com/capture-ledger/ledgerctl/pkg/crawl"
+	"github.com/capture-ledger/ledgerctl/pkg/health"
 	"github.com/capture-ledger/ledgerctl/pkg/identity"
 	"github.com/capture-ledger/ledgerctl/pkg/outbox"
 )
@@ -95,7 +96,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	}
 	srv := &api.Server{
 		Access: access, Identity: resolver, Submitters: subs, Log: log,
-		Crawls: crawls,
+		Crawls: crawls, Readiness: &health.Checker{App: a},
 		Picker: api.PickerConfig{View: view, Issuer: s.OIDCIssuer, Host: s.APIHost, Port: s.APIPort, ReplayOrigin: s.ReplayOrigin},
 	}
 

@@ -1,0 +1,185 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/capture-ledger/ledgerctl/pkg/testenv"
+)
+
+type doctorJSON struct {
+	OK     bool `json:"ok"`
+	Checks []struct {
+		Check, Status, Detail, Hint string
+	} `json:"checks"`
+}
+
+func doctorChecks(t *testing.T, out string) (doctorJSON, map[string]int) {
+	t.Helper()
+	var d doctorJSON
+	if err := json.Unmarshal([]byte(out), &d); err != nil {
+		t.Fatalf("doctor --json is not JSON: %v: %s", err, out)
+	}
+	idx := map[string]int{}
+	for i, c := range d.Checks {
+		idx[c.Check] = i
+	}
+	return d, idx
+}
+
+// TestDoctor runs `ledgerctl doctor` against the real stack: healthy, then
+// with a dead outbox row, a database with its migrations pending, and S3 on
+// a closed port.
+func TestDoctor(t *testing.T) {
+	ctx := context.Background()
+	dsn := testenv.Database(t)
+	_, bucket, _ := testenv.Bucket(t)
+	dir := t.TempDir()
+	env := stackEnv(t, dsn, bucket)
+	env["CAPTURE_LEDGER_FGA_DATASTORE_URI"] = testenv.EmptyDatabase(t)
+	if out, errs, code := run(t, dir, env, "fga", "deploy"); code != 0 {
+		t.Fatalf("deploy: exit %d: %s %s", code, out, errs)
+	}
+	all := []string{"config", "postgres", "openfga", "s3", "fga-model", "migrations", "outbox", "clock"}
+
+	t.Run("healthy", func(t *testing.T) {
+		out, errs, code := run(t, dir, env, "doctor")
+		if code != 0 {
+			t.Fatalf("exit %d: %s %s", code, out, errs)
+		}
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		if len(lines) != len(all)+1 || !strings.HasPrefix(lines[0], "check") || !strings.Contains(lines[0], "hint") {
+			t.Fatalf("table: %s", out)
+		}
+		for i, name := range all {
+			if f := strings.Fields(lines[i+1]); len(f) < 2 || f[0] != name || f[1] != "ok" {
+				t.Errorf("row %d: want %s ok, got %q", i+1, name, lines[i+1])
+			}
+		}
+		if strings.Contains(out, "capture-ledger-secret") || strings.Contains(out, env["CAPTURE_LEDGER_S3_SECRET_ACCESS_KEY"]) {
+			t.Error("doctor printed the S3 secret")
+		}
+	})
+
+	t.Run("json", func(t *testing.T) {
+		out, errs, code := run(t, dir, env, "doctor", "--json")
+		if code != 0 {
+			t.Fatalf("exit %d: %s %s", code, out, errs)
+		}
+		d, idx := doctorChecks(t, out)
+		if !d.OK || len(d.Checks) != len(all) {
+			t.Fatalf("shape: %s", out)
+		}
+		for i, name := range all {
+			if c := d.Checks[i]; c.Check != name || c.Status != "ok" || c.Detail == "" || c.Hint != "" {
+				t.Errorf("check %d: %+v", i, c)
+			}
+		}
+		var raw map[string]any
+		_ = json.Unmarshal([]byte(out), &raw)
+		first := raw["checks"].([]any)[idx["postgres"]].(map[string]any)
+		for _, k := range []string{"check", "status", "detail"} {
+			if _, ok := first[k]; !ok {
+				t.Errorf("a check lacks %q: %v", k, first)
+			}
+		}
+	})
+
+	t.Run("dead outbox row warns", func(t *testing.T) {
+		conn, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, `INSERT INTO fga_outbox (payload, attempts, last_error, dead_at) VALUES ('{"writes":"nope"}', 1, 'malformed', now())`); err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Exec(ctx, `DELETE FROM fga_outbox`) //nolint:errcheck
+		out, errs, code := run(t, dir, env, "doctor", "--json")
+		if code != 0 {
+			t.Fatalf("a warn must exit 0: exit %d: %s %s", code, out, errs)
+		}
+		d, idx := doctorChecks(t, out)
+		c := d.Checks[idx["outbox"]]
+		if c.Status != "warn" || !strings.Contains(c.Detail, "dead 1") || !strings.Contains(c.Hint, "ledgerctl drain --status") || !d.OK {
+			t.Errorf("outbox: %+v (ok %v)", c, d.OK)
+		}
+	})
+
+	t.Run("pending migrations", func(t *testing.T) {
+		pending := map[string]string{}
+		for k, v := range env {
+			pending[k] = v
+		}
+		pending["DATABASE_URL"] = testenv.EmptyDatabase(t)
+		out, errs, code := run(t, dir, pending, "doctor")
+		if code != ExitFailure || !strings.Contains(errs, "migrations") {
+			t.Fatalf("exit %d: %s %s", code, out, errs)
+		}
+		var row string
+		for _, l := range strings.Split(out, "\n") {
+			if strings.HasPrefix(l, "migrations ") {
+				row = l
+			}
+		}
+		if f := strings.Fields(row); len(f) < 2 || f[1] != "fail" || !strings.Contains(row, "pending") || !strings.HasSuffix(row, "`ledgerctl migrate up`") {
+			t.Errorf("migrations row: %q\n%s", row, out)
+		}
+		out, _, _ = run(t, dir, pending, "doctor", "--json")
+		d, idx := doctorChecks(t, out)
+		if c := d.Checks[idx["migrations"]]; c.Status != "fail" || c.Hint != "`ledgerctl migrate up`" || d.OK {
+			t.Errorf("migrations: %+v", c)
+		}
+	})
+
+	t.Run("S3 on a closed port", func(t *testing.T) {
+		closed := map[string]string{}
+		for k, v := range env {
+			closed[k] = v
+		}
+		closed["CAPTURE_LEDGER_S3_ENDPOINT"] = fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
+		out, errs, code := run(t, dir, closed, "doctor", "--json")
+		if code != ExitUnreachable || !strings.Contains(errs, "unreachable: S3") {
+			t.Fatalf("exit %d: %s %s", code, out, errs)
+		}
+		d, _ := doctorChecks(t, out)
+		for _, c := range d.Checks {
+			want := "ok"
+			if c.Check == "s3" {
+				want = "fail"
+				if !strings.Contains(c.Hint, "make stack-up") || !strings.Contains(c.Detail, "cannot reach S3") {
+					t.Errorf("s3: %+v", c)
+				}
+			}
+			if c.Status != want {
+				t.Errorf("%s: %s, want %s (%s)", c.Check, c.Status, want, c.Detail)
+			}
+		}
+	})
+}
+
+// TestDoctorConfiguration: missing and invalid variables are all named in
+// the config check, and nothing else is tried (exit 2).
+func TestDoctorConfiguration(t *testing.T) {
+	out, errs, code := run(t, t.TempDir(), map[string]string{"CAPTURE_LEDGER_API_PORT": "99999"}, "doctor", "--json")
+	if code != ExitUsage {
+		t.Fatalf("exit %d: %s %s", code, out, errs)
+	}
+	d, _ := doctorChecks(t, out)
+	if len(d.Checks) != 1 || d.Checks[0].Check != "config" || d.Checks[0].Status != "fail" || d.OK {
+		t.Fatalf("checks: %s", out)
+	}
+	for _, want := range []string{"DATABASE_URL", "CAPTURE_LEDGER_S3_BUCKET", "CAPTURE_LEDGER_FGA_MODEL_ID", "CAPTURE_LEDGER_API_PORT"} {
+		if !strings.Contains(d.Checks[0].Detail, want) {
+			t.Errorf("config detail lacks %s: %s", want, d.Checks[0].Detail)
+		}
+	}
+	if !strings.Contains(d.Checks[0].Hint, ".env.example") {
+		t.Errorf("hint: %s", d.Checks[0].Hint)
+	}
+}
