@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/capture-ledger/ledgerctl/pkg/api"
+	"github.com/capture-ledger/ledgerctl/pkg/archive"
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 	"github.com/capture-ledger/ledgerctl/pkg/ui"
 )
@@ -53,8 +55,133 @@ what someone can see; OpenFGA still decides.`,
 		Args:    cobra.ExactArgs(1),
 		RunE:    func(cmd *cobra.Command, args []string) error { return archivesURLRun(cmd, opts, args[0]) },
 	}
-	cmd.AddCommand(list, url)
+	cmd.AddCommand(list, url, newCmdArchivesAdd(f, opts))
 	return cmd
+}
+
+// ArchivesAddOptions are the inputs of `ledgerctl archives add`.
+type ArchivesAddOptions struct {
+	*ArchivesOptions
+	Prefix      string
+	Concurrency int
+}
+
+func newCmdArchivesAdd(f *Factory, parent *ArchivesOptions) *cobra.Command {
+	opts := &ArchivesAddOptions{ArchivesOptions: parent}
+	cmd := &cobra.Command{
+		Use:   "add [MANIFEST_KEY...] --org ORG --as SUBJECT [--prefix PREFIX]",
+		Short: "Register archives already in the bucket from their manifests",
+		Long: `Reads each BrowserHive result manifest (.result.json) from the configured
+bucket, records its capture as submitted by --as for --org, and admits the
+archive with the same admission as level reports and reconcile: the
+submission, the archives row and the queued OpenFGA tuples are written in one
+transaction (deliver the tuples with ` + "`ledgerctl drain`" + ` or serve). See
+docs/manifests.md for the fields read.
+
+A key is a bare key or s3://<bucket>/<key> in the configured bucket; --prefix
+adds every key ending in .result.json under a prefix. Keys are held to the
+ledger's rules: no empty, "." or ".." segment, at most 1,024 bytes.
+
+Each manifest ends as registered, known (its archive is already in the
+ledger), no-archive (a failed capture: the submission is recorded, nothing
+else), refused (the task is recorded for another organization, or with
+another correlation: nothing is written), missing (no such object) or error
+(a key the ledger does not read, a key S3 refuses, a manifest that is not a
+report, a WACZ outside the bucket). Running the same add twice registers
+nothing new.
+
+Exit status 3 when some manifests were missing, refused or in error; 4 when
+S3 or PostgreSQL did not answer (the run stops; running it again is safe).`,
+		Example: "  ledgerctl archives add captures/2b9e63ec-4f1a-4c6e-9d2b-7a51c0e8f3d4_.result.json --org acme --as alice\n" +
+			"  ledgerctl archives add s3://browserhive/2b9e63ec-4f1a-4c6e-9d2b-7a51c0e8f3d4_.result.json --org acme --as alice\n" +
+			"  ledgerctl archives add --prefix captures/2026-11/ --org acme --as alice --json",
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return archivesAddRun(cmd, opts, args) },
+	}
+	cmd.Flags().StringVar(&opts.Prefix, "prefix", "", "add every .result.json under this prefix (a bare prefix or s3://bucket/prefix)")
+	cmd.Flags().IntVar(&opts.Concurrency, "concurrency", 8, "manifests handled at once")
+	return cmd
+}
+
+func archivesAddRun(cmd *cobra.Command, opts *ArchivesAddOptions, keys []string) error {
+	id, err := actingAs(opts.As, opts.Orgs, "the person the captures are recorded as submitted by (their owner)")
+	if err != nil {
+		return err
+	}
+	if len(id.Organizations) != 1 {
+		return usagef("--org: give exactly one organization, the one the archives are attributed to (got %d)", len(id.Organizations))
+	}
+	org := id.Organizations[0]
+	if cmd.Flags().Changed("prefix") && opts.Prefix == "" {
+		return usagef("--prefix: empty; give the prefix the manifests are under")
+	}
+	if len(keys) == 0 && opts.Prefix == "" {
+		return usagef("give at least one MANIFEST_KEY, or --prefix")
+	}
+	for _, k := range keys {
+		if k == "" {
+			return usagef("MANIFEST_KEY: an empty argument")
+		}
+	}
+	if opts.Concurrency < 1 || opts.Concurrency > 64 {
+		return usagef("--concurrency: must be between 1 and 64, got %d", opts.Concurrency)
+	}
+	a, err := opts.f.App(append([]string{"DATABASE_URL"}, s3Vars...)...)
+	if err != nil {
+		return err
+	}
+	bucket := a.Settings.S3Bucket
+	if opts.Prefix != "" {
+		if _, err := archive.ParsePrefix(opts.Prefix, bucket); err != nil {
+			return usagef("--prefix: %v", err)
+		}
+	}
+	ctx := cmd.Context()
+	st, err := a.Store(ctx)
+	if err != nil {
+		return err
+	}
+	bar := ui.NewProgress(opts.f.Streams.Err, "add", 0)
+	adder := &archive.Adder{Store: st, Objects: a.Blob(), Bucket: bucket, Log: a.Log, Concurrency: opts.Concurrency,
+		Start: bar.SetTotal, Progress: func() { bar.Add(1) }}
+	res, err := adder.Add(ctx, archive.AddRequest{Keys: keys, Prefix: opts.Prefix, Org: org, SubmittedBy: id.Subject})
+	bar.Done()
+	if errors.Is(err, ledger.ErrUnreachable) {
+		return &ExitError{Code: ExitUnreachable, Err: fmt.Errorf("archives add stopped (running it again is safe): %w", ledger.UnreachableCause(err))}
+	}
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		if err := json.NewEncoder(opts.f.Streams.Out).Encode(res); err != nil {
+			return err
+		}
+	} else {
+		if res.Manifests == 0 {
+			fmt.Fprintf(opts.f.Streams.Err, "no manifest (*%s) under %s\n", archive.ManifestSuffix, printable(opts.Prefix))
+		}
+		p := ui.New(opts.f.Streams.Out)
+		p.Table([]string{"manifests", "registered", "known", "no-archive", "refused", "missing", "errors"}, [][]string{{
+			strconv.Itoa(res.Manifests), strconv.Itoa(res.Registered), strconv.Itoa(res.Known), strconv.Itoa(res.NoArchive),
+			strconv.Itoa(res.Refused), strconv.Itoa(res.Missing), strconv.Itoa(res.Errored),
+		}})
+		for _, r := range res.Results {
+			switch r.Outcome {
+			case archive.AddMissing:
+				p.Printf("missing: %s\n", printable(r.Key))
+			case archive.AddRefused, archive.AddError:
+				p.Printf("%s: %s: %s\n", r.Outcome, printable(r.Key), printable(r.Reason))
+			}
+		}
+	}
+	if res.Registered > 0 {
+		fmt.Fprintf(opts.f.Streams.Err, "%d archive(s) registered for %s; their permissions reach OpenFGA with `ledgerctl drain` (or serve)\n", res.Registered, org)
+	}
+	if res.Incomplete() {
+		return &ExitError{Code: ExitIncomplete, Err: fmt.Errorf("%d manifest(s) missing, %d refused, %d in error; nothing of them was written",
+			res.Missing, res.Refused, res.Errored)}
+	}
+	return nil
 }
 
 func (o *ArchivesOptions) identity() (string, []string, error) {
