@@ -7,9 +7,6 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
-	"sync"
-
-	"golang.org/x/sync/errgroup"
 
 	"github.com/capture-ledger/ledgerctl/pkg/blob"
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
@@ -202,43 +199,25 @@ func (a *Adder) Add(ctx context.Context, req AddRequest) (AddResult, error) {
 	if a.Start != nil {
 		a.Start(len(todo))
 	}
-	n := a.Concurrency
-	if n <= 0 {
-		n = 8
-	}
-	var mu sync.Mutex
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(n)
-	for _, key := range todo {
-		g.Go(func() error {
-			one, err := a.one(gctx, key, req)
-			if err != nil {
-				return err
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			if a.Progress != nil {
-				a.Progress()
-			}
-			res.Results = append(res.Results, one)
-			switch one.Outcome {
-			case AddRegistered:
-				res.Registered++
-			case AddKnown:
-				res.Known++
-			case AddNoArchive:
-				res.NoArchive++
-			case AddRefused:
-				res.Refused++
-			case AddMissing:
-				res.Missing++
-			default:
-				res.Errored++
-			}
-			return nil
-		})
-	}
-	err := g.Wait()
+	err := each(ctx, a.Concurrency, todo, func(ctx context.Context, key string) (AddedManifest, error) {
+		return a.one(ctx, key, req)
+	}, func(_ string, one AddedManifest) {
+		res.Results = append(res.Results, one)
+		switch one.Outcome {
+		case AddRegistered:
+			res.Registered++
+		case AddKnown:
+			res.Known++
+		case AddNoArchive:
+			res.NoArchive++
+		case AddRefused:
+			res.Refused++
+		case AddMissing:
+			res.Missing++
+		default:
+			res.Errored++
+		}
+	}, a.Progress)
 	slices.SortFunc(res.Results, func(x, y AddedManifest) int { return strings.Compare(x.Key, y.Key) })
 	return res, err
 }

@@ -13,10 +13,7 @@ import (
 	"net"
 	"slices"
 	"strings"
-	"sync"
 	"time"
-
-	"golang.org/x/sync/errgroup"
 
 	"github.com/capture-ledger/ledgerctl/pkg/blob"
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
@@ -173,48 +170,28 @@ func (r *Reconciler) Reconcile(ctx context.Context, since *time.Time) (Reconcile
 	if r.Start != nil {
 		r.Start(len(subs))
 	}
-	n := r.Concurrency
-	if n <= 0 {
-		n = 8
-	}
-	var mu sync.Mutex
 	log := r.Admitter.logger()
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(n)
-	for _, sub := range subs {
-		g.Go(func() error {
-			row, err := r.one(gctx, sub)
-			if err != nil {
-				return err
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			if r.Progress != nil {
-				r.Progress()
-			}
-			problem := RowProblem{TaskID: sub.TaskID, Key: sub.ManifestKey, Reason: row.reason}
-			switch row.outcome {
-			case outcomeMissing:
-				res.Missing++
-				res.MissingKeys = append(res.MissingKeys, sub.ManifestKey)
-				log.Warn("Manifest is not where the capture reported writing it", "taskId", sub.TaskID, "key", sub.ManifestKey)
-			case outcomeRegistered:
-				res.Registered++
-			case outcomeRefused:
-				res.Refused++
-				res.Refusals = append(res.Refusals, problem)
-				log.Warn("Manifest is not this submission's capture; refusing it", "taskId", sub.TaskID, "key", sub.ManifestKey, "reason", row.reason)
-			case outcomeError:
-				res.Errored++
-				res.Errors = append(res.Errors, problem)
-				log.Warn("Could not reconcile this submission; it stays pending", "taskId", sub.TaskID, "key", sub.ManifestKey, "reason", row.reason)
-			default:
-				res.Skipped++
-			}
-			return nil
-		})
-	}
-	err = g.Wait()
+	err = each(ctx, r.Concurrency, subs, r.one, func(sub ledger.Submission, row rowOutcome) {
+		problem := RowProblem{TaskID: sub.TaskID, Key: sub.ManifestKey, Reason: row.reason}
+		switch row.outcome {
+		case outcomeMissing:
+			res.Missing++
+			res.MissingKeys = append(res.MissingKeys, sub.ManifestKey)
+			log.Warn("Manifest is not where the capture reported writing it", "taskId", sub.TaskID, "key", sub.ManifestKey)
+		case outcomeRegistered:
+			res.Registered++
+		case outcomeRefused:
+			res.Refused++
+			res.Refusals = append(res.Refusals, problem)
+			log.Warn("Manifest is not this submission's capture; refusing it", "taskId", sub.TaskID, "key", sub.ManifestKey, "reason", row.reason)
+		case outcomeError:
+			res.Errored++
+			res.Errors = append(res.Errors, problem)
+			log.Warn("Could not reconcile this submission; it stays pending", "taskId", sub.TaskID, "key", sub.ManifestKey, "reason", row.reason)
+		default:
+			res.Skipped++
+		}
+	}, r.Progress)
 	// The same order whatever the scheduling.
 	slices.Sort(res.MissingKeys)
 	byTask := func(a, b RowProblem) int { return strings.Compare(a.TaskID, b.TaskID) }
