@@ -16,8 +16,8 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		Short: "Keep the ledger of WACZ web archives and decide who may read them",
 		Long: `ledgerctl keeps the ledger of WACZ archives a capture server wrote into S3,
 decides who may read each one through OpenFGA relationships, hands out
-300-second presigned URLs, runs polite link-following crawls, reconciles
-captures whose registration failed, and indexes page text for search.
+300-second presigned URLs, drives link-following crawls (a runner captures
+each level), and reconciles captures whose registration failed.
 
 Configuration comes from flags, then the shell, then .env.local, then .env
 (see docs/configuration.md); an empty value counts as unset.`,

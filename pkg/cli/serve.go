@@ -106,7 +106,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	}
 	for _, n := range identity.StartupNotes(identity.Startup{
 		Mode: mode, Issuer: s.OIDCIssuer, DevIdentity: s.DevIdentity, Host: s.APIHost, Port: ln.Addr().(*net.TCPAddr).Port,
-		Crawls: s.WebhookURL != "", Search: s.OpenSearchURL != "",
+		Crawls: s.WebhookURL != "",
 	}) {
 		log.LogAttrs(ctx, n.Level, n.Message, n.Attrs...)
 	}

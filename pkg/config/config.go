@@ -180,26 +180,24 @@ type Settings struct {
 
 	FGAStoreID, FGAModelID, FGAStoreName, FGAAPIURL, FGAAPIToken, FGADatastoreURI string
 
-	DevIdentity                               bool
-	OIDCIssuer, OIDCAudience                  string
-	DevIssuerPort                             int
-	APIHost                                   string
-	APIPort                                   int
-	DrainInterval                             time.Duration
-	OutboxMaxAttempts                         int
-	ListTimeBudget                            time.Duration
-	ListCheckBudget                           int
-	ListConcurrency, ListPerCaller            int
-	ListChecks                                int
-	CaptureFormats                            map[string]bool
-	CaptureSigning                            bool
-	BrowserHiveEndpoints                      []string
-	WebhookURL, WebhookToken                  string
-	WebhookTimeout                            time.Duration
-	CrawlStallTimeout                         time.Duration
-	OpenSearchURL, OpenSearchIndex, SearchDir string
-	ReplayOrigin                              string
-	LogLevel                                  string
+	DevIdentity                    bool
+	OIDCIssuer, OIDCAudience       string
+	DevIssuerPort                  int
+	APIHost                        string
+	APIPort                        int
+	DrainInterval                  time.Duration
+	OutboxMaxAttempts              int
+	ListTimeBudget                 time.Duration
+	ListCheckBudget                int
+	ListConcurrency, ListPerCaller int
+	ListChecks                     int
+	CaptureFormats                 map[string]bool
+	CaptureSigning                 bool
+	WebhookURL, WebhookToken       string
+	WebhookTimeout                 time.Duration
+	CrawlStallTimeout              time.Duration
+	ReplayOrigin                   string
+	LogLevel                       string
 }
 
 // Settings parses and validates every value that is set, returning all the
@@ -268,9 +266,6 @@ func (c *Config) Settings() (Settings, error) {
 		WebhookToken:      c.Get("CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN"),
 		WebhookTimeout:    ms("CAPTURE_LEDGER_CRAWL_WEBHOOK_TIMEOUT_MS", 100, 600_000),
 		CrawlStallTimeout: ms("CAPTURE_LEDGER_CRAWL_STALL_TIMEOUT_MS", 1000, 7*24*3_600_000),
-		OpenSearchURL:     httpURL("CAPTURE_LEDGER_OPENSEARCH_URL"),
-		OpenSearchIndex:   c.Get("CAPTURE_LEDGER_OPENSEARCH_INDEX"),
-		SearchDir:         c.Get("CAPTURE_LEDGER_SEARCH_DIR"),
 		ReplayOrigin:      httpURL("REPLAY_ORIGIN"),
 		LogLevel:          strings.ToLower(c.Get("LOG_LEVEL")),
 	}
@@ -301,14 +296,6 @@ func (c *Config) Settings() (Settings, error) {
 	}
 	if (s.WebhookURL == "") != (s.WebhookToken == "") {
 		errs = append(errs, &InvalidError{Name: "CAPTURE_LEDGER_CRAWL_WEBHOOK_URL", Reason: "CAPTURE_LEDGER_CRAWL_WEBHOOK_URL and CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN must be set together (one without the other cannot dispatch a crawl)"})
-	}
-	for _, e := range splitList(c.Get("CAPTURE_LEDGER_BROWSERHIVE_ENDPOINTS")) {
-		u, err := url.Parse(e)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			errs = append(errs, &InvalidError{Name: "CAPTURE_LEDGER_BROWSERHIVE_ENDPOINTS", Value: e, Reason: "every endpoint must be an http(s) URL"})
-			continue
-		}
-		s.BrowserHiveEndpoints = append(s.BrowserHiveEndpoints, strings.TrimRight(e, "/"))
 	}
 	if s.FGADatastoreURI == "" && s.DatabaseURL != "" {
 		s.FGADatastoreURI = SiblingDatabase(s.DatabaseURL, "_fga")

@@ -139,7 +139,6 @@ func TestSettingsValidation(t *testing.T) {
 		{"webhook pair", map[string]string{"CAPTURE_LEDGER_CRAWL_WEBHOOK_URL": "http://w/x", "CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN": "t"}, nil},
 		{"dev identity true", map[string]string{"CAPTURE_LEDGER_DEV_IDENTITY": "true"}, []string{`CAPTURE_LEDGER_DEV_IDENTITY="true"`}},
 		{"endpoint not a url", map[string]string{"CAPTURE_LEDGER_S3_ENDPOINT": "localhost:8333"}, []string{"CAPTURE_LEDGER_S3_ENDPOINT"}},
-		{"bad browserhive", map[string]string{"CAPTURE_LEDGER_BROWSERHIVE_ENDPOINTS": "http://a:1,ftp://b"}, []string{`"ftp://b"`}},
 		{"two problems at once", map[string]string{"CAPTURE_LEDGER_API_PORT": "0", "LOG_LEVEL": "loud"}, []string{"CAPTURE_LEDGER_API_PORT", "LOG_LEVEL"}},
 	}
 	for _, tc := range cases {

@@ -65,16 +65,11 @@ var Variables = []Var{
 
 	{Name: "CAPTURE_LEDGER_CAPTURE_FORMATS", Default: "wacz", Help: "comma list of png,webp,html,links,mhtml,wacz"},
 	{Name: "CAPTURE_LEDGER_CAPTURE_SIGNING", Help: "\"1\" asks for signed WACZ (needs wacz in the formats)"},
-	{Name: "CAPTURE_LEDGER_BROWSERHIVE_ENDPOINTS", Help: "comma list of BrowserHive URLs; unset uses the built-in capturer"},
 
-	{Name: "CAPTURE_LEDGER_CRAWL_WEBHOOK_URL", Help: "Windmill flow webhook; set with _TOKEN to drive crawls from Windmill instead of the embedded runner"},
+	{Name: "CAPTURE_LEDGER_CRAWL_WEBHOOK_URL", Help: "Windmill flow webhook; set with _TOKEN to run crawls (without a runner the crawl routes are not served)"},
 	{Name: "CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN", Help: "bearer token for the crawl webhook", Secret: true},
 	{Name: "CAPTURE_LEDGER_CRAWL_WEBHOOK_TIMEOUT_MS", Default: "10000", Help: "timeout of one webhook call, in milliseconds"},
 	{Name: "CAPTURE_LEDGER_CRAWL_STALL_TIMEOUT_MS", Default: "1800000", Help: "a running crawl with no progress for this long is closed failed, in milliseconds"},
-
-	{Name: "CAPTURE_LEDGER_OPENSEARCH_URL", Help: "OpenSearch URL; unset uses the embedded Bleve index"},
-	{Name: "CAPTURE_LEDGER_OPENSEARCH_INDEX", Default: "capture-pages", Help: "OpenSearch index name"},
-	{Name: "CAPTURE_LEDGER_SEARCH_DIR", Default: ".ledgerctl/search", Help: "folder of the embedded Bleve index"},
 
 	{Name: "REPLAY_ORIGIN", Default: "http://127.0.0.1:8899", Help: "WACZ replay viewer the picker links to"},
 	{Name: "LOG_LEVEL", Default: "info", Help: "serve log level: debug, info, warn or error"},

@@ -219,8 +219,8 @@ func TestStartupNotesAttrs(t *testing.T) {
 		}
 		return m
 	}
-	got := attrs(Startup{Mode: ModeJWT, Issuer: "https://idp.example", Host: "0.0.0.0", Port: 7070, Crawls: true, Search: true})
-	want := map[string]any{"host": "0.0.0.0", "port": int64(7070), "identity": "jwt", "issuer": "https://idp.example", "crawls": true, "search": true, "crawlLevelReports": "ready"}
+	got := attrs(Startup{Mode: ModeJWT, Issuer: "https://idp.example", Host: "0.0.0.0", Port: 7070, Crawls: true})
+	want := map[string]any{"host": "0.0.0.0", "port": int64(7070), "identity": "jwt", "issuer": "https://idp.example", "crawls": true, "crawlLevelReports": "ready"}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("attrs = %v, want %v", got, want)
 	}

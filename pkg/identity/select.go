@@ -109,12 +109,8 @@ type Startup struct {
 	Host        string
 	Port        int
 	// Crawls is true when crawl level reports arrive over HTTP from
-	// containers (the Windmill webhook is configured). The embedded runner
-	// reports in-process and does not count.
+	// containers (the Windmill webhook is configured).
 	Crawls bool
-	// Search is true when the search routes are served (structured field
-	// only).
-	Search bool
 }
 
 // Crawl level report states of the startup line.
@@ -184,7 +180,6 @@ func StartupNotes(s Startup) []Note {
 	}
 	attrs = append(attrs,
 		slog.Bool("crawls", s.Crawls),
-		slog.Bool("search", s.Search),
 		slog.String("crawlLevelReports", reports),
 	)
 	notes = append(notes, Note{
