@@ -14,6 +14,7 @@ import (
 
 	"github.com/capture-ledger/ledgerctl/pkg/crawl"
 	"github.com/capture-ledger/ledgerctl/pkg/crawl/rules"
+	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 	"github.com/capture-ledger/ledgerctl/pkg/ui"
 )
 
@@ -128,7 +129,7 @@ func newCmdCrawlStart(opts *CrawlOptions) *cobra.Command {
 			}
 			id, err := svc.Start(cmd.Context(), c, req)
 			if err != nil {
-				return crawlError(err)
+				return crawlError(err, opts.JSON, mayNotStart(c))
 			}
 			if opts.JSON {
 				return opts.print(map[string]string{"crawlId": id})
@@ -161,13 +162,18 @@ func camel(flag string) string {
 // flagNames rewrites the API's body/… paths into the flags that set them.
 func flagNames(msg string) string {
 	return strings.NewReplacer("body/maxDepth", "--max-depth", "body/maxPages", "--max-pages", "body/perHostDelayMs", "--per-host-delay-ms",
-		"body/hostParallelism", "--host-parallelism", "body/fromTargets/limit", "--limit", "body/seeds", "--seed", "body/rules", "--rule").Replace(msg)
+		"body/hostParallelism", "--host-parallelism", "body/fromTargets/limit", "--limit", "body/seeds", "--seed", "body/rules", "--rule",
+		"body/reason", "--reason", "params/id", "CRAWL_ID", "querystring/domain", "--domain", "querystring/days", "--days",
+		"querystring/action", "--action", "querystring/state", "--state", `must match format "uuid"`, "must be a crawl id (a UUID, as crawl list prints it)").Replace(msg)
 }
 
-// crawlError turns the service's 400/409 bodies into CLI errors.
-func crawlError(err error) error {
+// crawlError turns a crawl use-case error into what the CLI says. With
+// --json the API's body is the message (the machine shape); otherwise a
+// sentence naming the flag or argument at fault. absent is the sentence for
+// "absent, or not allowed" (the two look the same, as in the API).
+func crawlError(err error, jsonOut bool, absent string) error {
 	var bodied interface{ Body() any }
-	if errors.As(err, &bodied) {
+	if jsonOut && errors.As(err, &bodied) {
 		b, _ := json.Marshal(bodied.Body())
 		code := ExitUsage
 		if errors.Is(err, crawl.ErrConflict) {
@@ -175,7 +181,63 @@ func crawlError(err error) error {
 		}
 		return &ExitError{Code: code, Err: fmt.Errorf("%s", b)}
 	}
-	return notFound(err)
+	var (
+		valid  *crawl.ValidationError
+		req    *crawl.RequestError
+		active *crawl.ActiveCrawlError
+	)
+	switch {
+	case errors.As(err, &valid):
+		return usagef("%s", flagNames(valid.Error()))
+	case errors.As(err, &req):
+		switch req.Message {
+		case crawl.MsgSeedsXorTargets:
+			return usagef("give either --seed URL (repeatable) or --from-targets, not both and not neither")
+		case crawl.MsgNoTargets:
+			return usagef("this organization has no enabled capture targets; add some with: ledgerctl targets add URL... --org ORG")
+		}
+		return usagef("%s", flagNames(req.Error()))
+	case errors.As(err, &active):
+		if active.CrawlID == "" {
+			return &ExitError{Code: ExitFailure, Err: errors.New("a crawl is already in progress (one runs at a time); try again when it has ended")}
+		}
+		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("crawl %s is already in progress (started %s); wait for it, or close it with: ledgerctl crawl fail %s",
+			active.CrawlID, active.StartedAt.Local().Format(time.DateTime+" MST"), active.CrawlID)}
+	case errors.Is(err, crawl.ErrInvalid), errors.Is(err, crawl.ErrConflict):
+		code := ExitUsage
+		if errors.Is(err, crawl.ErrConflict) {
+			code = ExitFailure
+		}
+		return &ExitError{Code: code, Err: err}
+	case errors.Is(err, ledger.ErrNotFound):
+		return &ExitError{Code: ExitFailure, Err: errors.New(absent)}
+	}
+	return err
+}
+
+// mayNotStart is the sentence for a start refused as "not found": the
+// caller has no can_submit on the organization the crawl would belong to.
+func mayNotStart(c crawl.Caller) string {
+	org := "ORG"
+	if len(c.Orgs) > 0 {
+		org = c.Orgs[0]
+	}
+	return fmt.Sprintf("%s may not start crawls for %s (no can_submit on it; a crawl belongs to the first --org); an administrator can allow it with: ledgerctl fga grant submitter %s %s",
+		c.Subject, org, c.Subject, org)
+}
+
+// noCrawl is the sentence for a crawl the caller cannot see.
+func noCrawl(c crawl.Caller, id string) string {
+	return fmt.Sprintf("no crawl %s that %s may see (absent, or not a crawl of %s that %s requested or may submit for)",
+		id, c.Subject, orgList(c.Orgs), c.Subject)
+}
+
+// orgList names organizations for a sentence.
+func orgList(orgs []string) string {
+	if len(orgs) == 0 {
+		return "any organization (no --org given)"
+	}
+	return strings.Join(orgs, ", ")
 }
 
 func newCmdCrawlStatus(opts *CrawlOptions) *cobra.Command {
@@ -198,7 +260,7 @@ func newCmdCrawlStatus(opts *CrawlOptions) *cobra.Command {
 			for {
 				v, err := svc.Get(cmd.Context(), c, args[0])
 				if err != nil {
-					return crawlError(err)
+					return crawlError(err, opts.JSON, noCrawl(c, args[0]))
 				}
 				if watch && v.State == crawl.StateRunning {
 					if bar == nil {
@@ -268,7 +330,7 @@ func newCmdCrawlList(opts *CrawlOptions) *cobra.Command {
 			}
 			list, err := svc.List(cmd.Context(), c, state, nil)
 			if err != nil {
-				return crawlError(err)
+				return crawlError(err, opts.JSON, c.Subject+" may not list crawls")
 			}
 			if opts.JSON {
 				return opts.print(list)
@@ -327,7 +389,7 @@ that hostname and its subdomains (label boundaries), newest crawl first.`,
 			if domain != "" {
 				d, err := svc.DecisionsByDomain(cmd.Context(), c, q.Domain, q.Days, q.Action)
 				if err != nil {
-					return crawlError(err)
+					return crawlError(err, opts.JSON, fmt.Sprintf("%s may not read crawl decisions: it needs can_submit on one of %s", c.Subject, orgList(c.Orgs)))
 				}
 				if opts.JSON {
 					return opts.print(d)
@@ -348,7 +410,7 @@ that hostname and its subdomains (label boundaries), newest crawl first.`,
 			}
 			v, err := svc.Decisions(cmd.Context(), c, args[0])
 			if err != nil {
-				return crawlError(err)
+				return crawlError(err, opts.JSON, noCrawl(c, args[0]))
 			}
 			if opts.JSON {
 				return opts.print(v)
@@ -404,13 +466,15 @@ func newCmdCrawlFail(opts *CrawlOptions) *cobra.Command {
 			}
 			res, err := svc.Fail(cmd.Context(), c, args[0], req)
 			if err != nil {
-				return crawlError(err)
+				return crawlError(err, opts.JSON, noCrawl(c, args[0]))
 			}
 			if opts.JSON {
 				return opts.print(res)
 			}
-			b, _ := json.Marshal(res)
-			fmt.Fprintln(opts.f.Streams.Out, string(b))
+			if !res.Closed {
+				return &ExitError{Code: ExitFailure, Err: fmt.Errorf("crawl %s is not running; nothing was changed", args[0])}
+			}
+			fmt.Fprintf(opts.f.Streams.Out, "crawl %s closed as failed\n", args[0])
 			return nil
 		},
 	}

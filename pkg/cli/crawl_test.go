@@ -98,8 +98,27 @@ func TestCrawlCommands(t *testing.T) {
 			t.Errorf("%v: exit %d %s", bad, code, errs)
 		}
 	}
-	if _, errs, code := run(t, dir, env, "crawl", "start", "--as", "bob", "--org", "acme", "--seed", "https://www.example.com/"); code != ExitFailure || !strings.Contains(errs, "not found") {
+	if _, errs, code := run(t, dir, env, "crawl", "start", "--as", "bob", "--org", "acme", "--seed", "https://www.example.com/"); code != ExitFailure || !strings.Contains(errs, "bob may not start crawls for acme") || !strings.Contains(errs, "ledgerctl fga grant submitter bob acme") {
 		t.Errorf("bob may not start: exit %d %s", code, errs)
+	}
+	// Plain mode speaks sentences naming the flag or argument at fault;
+	// --json keeps the API's machine shape.
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"crawl", "start", "--as", "alice", "--org", "acme", "--seed", "https://www.example.com/", "--from-targets"}, ExitUsage, "give either --seed URL (repeatable) or --from-targets, not both"},
+		{[]string{"crawl", "start", "--as", "alice", "--org", "acme", "--from-targets"}, ExitUsage, "no enabled capture targets; add some with: ledgerctl targets add"},
+		{[]string{"crawl", "status", "nope", "--as", "alice", "--org", "acme"}, ExitUsage, "CRAWL_ID must be a crawl id (a UUID"},
+		{[]string{"crawl", "status", "nope", "--as", "alice", "--org", "acme", "--json"}, ExitUsage, `"code":"FST_ERR_VALIDATION"`},
+		{[]string{"crawl", "status", "5b0a3c1e-0000-4000-8000-000000000000", "--as", "alice", "--org", "acme"}, ExitFailure, "no crawl 5b0a3c1e-0000-4000-8000-000000000000 that alice may see"},
+		{[]string{"targets", "disable", "99", "--org", "acme"}, ExitFailure, "no capture target 99 in organization acme"},
+	} {
+		_, errs, code := run(t, dir, env, tc.args...)
+		if code != tc.code || !strings.Contains(errs, tc.want) || (!strings.Contains(tc.want, "FST") && strings.Contains(errs, "{")) {
+			t.Errorf("%v: exit %d, stderr %q", tc.args, code, errs)
+		}
 	}
 	out, errs, code := run(t, dir, env, "crawl", "start", "--as", "alice", "--org", "acme", "--seed", "https://www.example.com/", "--rule", "follow:same-site", "--max-depth", "1")
 	id := strings.TrimSpace(out)
@@ -122,8 +141,15 @@ func TestCrawlCommands(t *testing.T) {
 		t.Errorf("decisions: %d %s", code, out)
 	}
 	out, _, code = run(t, dir, env, "crawl", "fail", id, "--as", "alice", "--org", "acme", "--reason", "testing")
-	if code != 0 || !strings.Contains(out, `"closed":true`) {
+	if code != 0 || out != "crawl "+id+" closed as failed\n" {
 		t.Errorf("fail: %d %s", code, out)
+	}
+	// Nothing to close: a failure in plain mode, the API's shape in --json.
+	if _, errs, code := run(t, dir, env, "crawl", "fail", id, "--as", "alice", "--org", "acme"); code != ExitFailure || !strings.Contains(errs, "is not running; nothing was changed") {
+		t.Errorf("fail again: %d %s", code, errs)
+	}
+	if out, _, code := run(t, dir, env, "crawl", "fail", id, "--as", "alice", "--org", "acme", "--json"); code != 0 || strings.TrimSpace(out) != `{"closed":false}` {
+		t.Errorf("fail again --json: %d %s", code, out)
 	}
 	out, _, _ = run(t, dir, env, "crawl", "status", id, "--as", "alice", "--org", "acme")
 	if !strings.Contains(out, "state: failed") || !strings.Contains(out, "error: testing") {

@@ -134,10 +134,3 @@ func isCobraUsage(err error) bool {
 	return false
 }
 
-// notFound turns "absent or not allowed" into a plain failure message.
-func notFound(err error) error {
-	if errors.Is(err, ledger.ErrNotFound) {
-		return &ExitError{Code: ExitFailure, Err: errors.New(`not found (absent, or the subject may not see it: {"error":"not found"})`)}
-	}
-	return err
-}

@@ -77,7 +77,7 @@ per line from standard input (blank lines and # comments skipped).`,
 			}
 			added, err := svc.AddTargets(cmd.Context(), opts.Org, urls, labels)
 			if err != nil {
-				return crawlError(err)
+				return crawlError(err, opts.JSON, "organization "+opts.Org+" was not found")
 			}
 			if opts.JSON {
 				return json.NewEncoder(f.Streams.Out).Encode(added)
@@ -107,7 +107,7 @@ per line from standard input (blank lines and # comments skipped).`,
 			}
 			ts, err := svc.ListTargets(cmd.Context(), opts.Org)
 			if err != nil {
-				return crawlError(err)
+				return crawlError(err, opts.JSON, "organization "+opts.Org+" was not found")
 			}
 			if opts.JSON {
 				return json.NewEncoder(f.Streams.Out).Encode(ts)
@@ -138,7 +138,7 @@ per line from standard input (blank lines and # comments skipped).`,
 				}
 				t, err := svc.SetTargetEnabled(cmd.Context(), opts.Org, id, enabled)
 				if err != nil {
-					return crawlError(err)
+					return crawlError(err, opts.JSON, fmt.Sprintf("no capture target %d in organization %s", id, opts.Org))
 				}
 				if opts.JSON {
 					return json.NewEncoder(f.Streams.Out).Encode(t)
@@ -160,7 +160,7 @@ per line from standard input (blank lines and # comments skipped).`,
 				return err
 			}
 			if err := svc.RemoveTarget(cmd.Context(), opts.Org, id); err != nil {
-				return crawlError(err)
+				return crawlError(err, opts.JSON, fmt.Sprintf("no capture target %d in organization %s", id, opts.Org))
 			}
 			if opts.JSON {
 				return json.NewEncoder(f.Streams.Out).Encode(map[string]any{"removed": id})
