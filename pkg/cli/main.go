@@ -133,4 +133,3 @@ func isCobraUsage(err error) bool {
 	}
 	return false
 }
-
