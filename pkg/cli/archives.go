@@ -30,8 +30,9 @@ type ArchivesOptions struct {
 func newCmdArchives(f *Factory) *cobra.Command {
 	opts := &ArchivesOptions{f: f}
 	cmd := &cobra.Command{
-		Use:   "archives",
-		Short: "List archives or mint a URL as a given person, without a server",
+		Use:     "archives",
+		Example: "  ledgerctl archives list --as alice --org acme\n  ledgerctl archives url ARCHIVE_ID --as alice --org acme\n  ledgerctl archives add s3://captures/a/b.result.json --as alice --org acme",
+		Short:   "List archives or mint a URL as a given person, without a server",
 		Long: `Runs the same functions as GET /api/archives and POST /api/archives/{id}/url,
 with the identity given on the command line instead of a token. Useful to check
 what someone can see; OpenFGA still decides.`,

@@ -59,8 +59,9 @@ func (o *CrawlOptions) print(v any) error {
 func newCmdCrawl(f *Factory) *cobra.Command {
 	opts := &CrawlOptions{f: f}
 	cmd := &cobra.Command{
-		Use:   "crawl",
-		Short: "Start, watch and explain crawls, without a server",
+		Use:     "crawl",
+		Example: "  ledgerctl crawl start --as alice --org acme --seed https://www.example.com/\n  ledgerctl crawl list --as alice --org acme",
+		Short:   "Start, watch and explain crawls, without a server",
 		Long: `The same operations as the /api/crawls routes, acting as --as (a subject with
 can_submit on one of --org; OpenFGA decides). A crawl's organization is the
 first --org. Only one crawl runs at a time, across every organization.`,

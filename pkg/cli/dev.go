@@ -17,8 +17,9 @@ import (
 
 func newCmdDev(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "dev",
-		Short: "Local development helpers (never for production)",
+		Use:     "dev",
+		Example: "  ledgerctl dev stack up --env-local\n  ledgerctl dev issuer",
+		Short:   "Local development helpers (never for production)",
 	}
 	cmd.AddCommand(newCmdDevStack(f), newCmdDevIssuer(f), newCmdDevToken(f))
 	return cmd
@@ -39,8 +40,9 @@ type DevStackOptions struct {
 func newCmdDevStack(f *Factory) *cobra.Command {
 	opts := &DevStackOptions{f: f}
 	cmd := &cobra.Command{
-		Use:   "stack",
-		Short: "Start or stop the single-machine PostgreSQL and versitygw",
+		Use:     "stack",
+		Example: "  ledgerctl dev stack up --env-local\n  ledgerctl dev stack down",
+		Short:   "Start or stop the single-machine PostgreSQL and versitygw",
 		Long: `Starts a private PostgreSQL cluster and a versitygw S3 gateway on 127.0.0.1,
 both under one state folder (default .state, git-ignored). The first start
 picks free ports and records them in <dir>/stack.env; every later start of the
@@ -68,9 +70,10 @@ stops whatever it had started.`,
 	up.Flags().StringVar(&opts.Database, "database", "capture_ledger", "database created with --env-local")
 	up.Flags().StringVar(&opts.Bucket, "bucket", "browserhive", "bucket created with --env-local")
 	down := &cobra.Command{
-		Use:   "down",
-		Short: "Stop the stack's services",
-		Args:  cobra.NoArgs,
+		Use:     "down",
+		Example: "  ledgerctl dev stack down\n  ledgerctl dev stack down --dir .state",
+		Short:   "Stop the stack's services",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := devstack.Down(devstack.Options{Dir: opts.Dir}); err != nil {
 				return err

@@ -43,6 +43,7 @@ without running anything, to recover after a failed migration was repaired.`,
 		}
 		c := &cobra.Command{
 			Use: use, Short: short, Args: args,
+			Example: "  ledgerctl migrate " + strings.Replace(use, "VERSION", "2", 1),
 			RunE: func(cmd *cobra.Command, args []string) error {
 				if prep != nil {
 					if err := prep(args); err != nil {

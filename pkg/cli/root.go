@@ -53,6 +53,9 @@ Configuration comes from flags, then the shell, then .env.local, then .env
 	root.SetOut(f.Streams.Out)
 	root.SetErr(f.Streams.Err)
 	root.InitDefaultCompletionCmd()
+	if c, _, err := root.Find([]string{"completion"}); err == nil && c != root {
+		c.Example = "  ledgerctl completion bash > /etc/bash_completion.d/ledgerctl\n  ledgerctl completion zsh > \"${fpath[1]}/_ledgerctl\"\n  ledgerctl completion fish > ~/.config/fish/completions/ledgerctl.fish"
+	}
 	for _, c := range root.Commands() {
 		refuseUnknownSubcommands(c)
 	}

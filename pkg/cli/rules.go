@@ -23,7 +23,8 @@ type RulesCheckOptions struct {
 }
 
 func newCmdRules(f *Factory) *cobra.Command {
-	cmd := &cobra.Command{Use: "rules", Short: "Check crawl scope rules before starting a crawl"}
+	cmd := &cobra.Command{Use: "rules", Short: "Check crawl scope rules before starting a crawl",
+		Example: "  ledgerctl rules check --seed https://www.example.com/ --rule skip:ads.example.com --rule follow:same-site"}
 	opts := &RulesCheckOptions{f: f}
 	check := &cobra.Command{
 		Use:   "check",

@@ -36,8 +36,9 @@ func (o *TargetsOptions) service(ctx context.Context) (*crawl.Service, error) {
 func newCmdTargets(f *Factory) *cobra.Command {
 	opts := &TargetsOptions{f: f}
 	cmd := &cobra.Command{
-		Use:   "targets",
-		Short: "Manage an organization's capture targets (the seeds of fromTargets crawls)",
+		Use:     "targets",
+		Example: "  ledgerctl targets add https://www.example.com/ --org acme\n  ledgerctl targets list --org acme",
+		Short:   "Manage an organization's capture targets (the seeds of fromTargets crawls)",
 		Long: `Capture targets are the URLs a scheduled crawl starts from (POST /api/crawls
 {"fromTargets":{}}). These commands write the database directly and ask no
 one's permission: they are for operators.`,
@@ -97,9 +98,10 @@ per line from standard input (blank lines and # comments skipped).`,
 	}
 	add.Flags().StringArrayVar(&labels, "label", nil, "a label for every URL added (repeatable)")
 	list := &cobra.Command{
-		Use:   "list",
-		Short: "List the organization's targets",
-		Args:  cobra.NoArgs,
+		Use:     "list",
+		Example: "  ledgerctl targets list --org acme\n  ledgerctl targets list --org acme --json",
+		Short:   "List the organization's targets",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			svc, err := opts.service(cmd.Context())
 			if err != nil {
@@ -127,6 +129,7 @@ per line from standard input (blank lines and # comments skipped).`,
 	setEnabled := func(use, short string, enabled bool) *cobra.Command {
 		return &cobra.Command{
 			Use: use + " ID", Short: short, Args: cobra.ExactArgs(1),
+			Example: "  ledgerctl targets " + use + " 12 --org acme",
 			RunE: func(cmd *cobra.Command, args []string) error {
 				id, err := targetID(args[0])
 				if err != nil {
@@ -150,6 +153,7 @@ per line from standard input (blank lines and # comments skipped).`,
 	}
 	rm := &cobra.Command{
 		Use: "rm ID", Short: "Remove a target", Args: cobra.ExactArgs(1),
+		Example: "  ledgerctl targets rm 12 --org acme",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id, err := targetID(args[0])
 			if err != nil {

@@ -44,9 +44,10 @@ func buildInfo() BuildInfo {
 func newCmdVersion(f *Factory) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "version",
-		Short: "Print the version, commit and build date",
-		Args:  cobra.NoArgs,
+		Use:     "version",
+		Example: "  ledgerctl version\n  ledgerctl version --json",
+		Short:   "Print the version, commit and build date",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			b := buildInfo()
 			if asJSON {
