@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/spf13/cobra"
@@ -249,7 +248,7 @@ func archivesListRun(cmd *cobra.Command, opts *ArchivesOptions) error {
 			if ar.WaczComplete != nil && !*ar.WaczComplete {
 				complete = "incomplete"
 			}
-			rows[i] = []string{ar.ID, ar.CapturedAt.Local().Format(time.DateTime), ar.SourceURL, strings.Join(ar.Labels, ","), complete}
+			rows[i] = []string{ar.ID, ui.Time(ar.CapturedAt), ar.SourceURL, strings.Join(ar.Labels, ","), complete}
 		}
 		p.Table([]string{"id", "captured", "source", "labels", ""}, rows)
 	}

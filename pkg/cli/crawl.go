@@ -203,7 +203,7 @@ func crawlError(err error, jsonOut bool, absent string) error {
 			return &ExitError{Code: ExitFailure, Err: errors.New("a crawl is already in progress (one runs at a time); try again when it has ended")}
 		}
 		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("crawl %s is already in progress (started %s); wait for it, or close it with: ledgerctl crawl fail %s",
-			active.CrawlID, active.StartedAt.Local().Format(time.DateTime+" MST"), active.CrawlID)}
+			active.CrawlID, ui.Time(active.StartedAt), active.CrawlID)}
 	case errors.Is(err, crawl.ErrInvalid), errors.Is(err, crawl.ErrConflict):
 		code := ExitUsage
 		if errors.Is(err, crawl.ErrConflict) {
@@ -342,7 +342,7 @@ func newCmdCrawlList(opts *CrawlOptions) *cobra.Command {
 				if cr.StopReason != nil {
 					stop = *cr.StopReason
 				}
-				rows[i] = []string{cr.CrawlID, cr.StartedAt.Local().Format(time.DateTime), cr.OrgID, cr.State, stop, strconv.Itoa(cr.PagesCaptured), strconv.Itoa(cr.WaczCount)}
+				rows[i] = []string{cr.CrawlID, ui.Time(cr.StartedAt), cr.OrgID, cr.State, stop, strconv.Itoa(cr.PagesCaptured), strconv.Itoa(cr.WaczCount)}
 			}
 			ui.New(opts.f.Streams.Out).Table([]string{"crawl", "started", "org", "state", "stop", "captured", "wacz"}, rows)
 			return nil
@@ -401,7 +401,7 @@ that hostname and its subdomains (label boundaries), newest crawl first.`,
 					if x.Pattern != nil {
 						pattern = *x.Pattern
 					}
-					rows[i] = []string{x.CrawlID, x.StartedAt.Local().Format(time.DateTime), strconv.Itoa(x.Depth), fmt.Sprintf("%d %s", x.Rule, pattern), x.Action, x.Hostname, strconv.Itoa(x.Links)}
+					rows[i] = []string{x.CrawlID, ui.Time(x.StartedAt), strconv.Itoa(x.Depth), fmt.Sprintf("%d %s", x.Rule, pattern), x.Action, x.Hostname, strconv.Itoa(x.Links)}
 				}
 				p.Table([]string{"crawl", "started", "depth", "rule", "action", "hostname", "links"}, rows)
 				if d.Truncated {

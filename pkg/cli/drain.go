@@ -84,7 +84,7 @@ func drainRun(cmd *cobra.Command, opts *DrainOptions) error {
 		if len(dead) > 0 {
 			rows := make([][]string, len(dead))
 			for i, d := range dead {
-				rows[i] = []string{strconv.FormatInt(d.ID, 10), d.DeadAt.Format("2006-01-02 15:04:05Z07:00"), strconv.Itoa(d.Attempts), d.LastError}
+				rows[i] = []string{strconv.FormatInt(d.ID, 10), ui.Time(d.DeadAt), strconv.Itoa(d.Attempts), d.LastError}
 			}
 			p.Println()
 			p.Table([]string{"id", "dead since", "attempts", "last error"}, rows)

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -120,7 +119,7 @@ per line from standard input (blank lines and # comments skipped).`,
 				if !t.Enabled {
 					state = "disabled"
 				}
-				rows[i] = []string{strconv.FormatInt(t.ID, 10), state, t.URL, strings.Join(t.Labels, ","), t.UpdatedAt.Local().Format(time.DateTime)}
+				rows[i] = []string{strconv.FormatInt(t.ID, 10), state, t.URL, strings.Join(t.Labels, ","), ui.Time(t.UpdatedAt)}
 			}
 			ui.New(f.Streams.Out).Table([]string{"id", "state", "url", "labels", "updated"}, rows)
 			return nil

@@ -166,3 +166,7 @@ func (p *Progress) Done() {
 		fmt.Fprint(p.w, "\r\033[K")
 	}
 }
+
+// Time shows t in the local time zone with the zone's name, the way every
+// table of the CLI shows a moment ("2026-12-02 17:45:19 UTC").
+func Time(t time.Time) string { return t.Local().Format(time.DateTime + " MST") }
