@@ -104,7 +104,9 @@ type pageWork struct {
 	archive *manifest.ArchiveRow // the manifest is an admissible success
 	// refused says why this result is not this crawl's to report (one of
 	// the Refuse* reasons); such a result admits nothing.
-	refused  string
+	refused string
+	// bound says the manifest was read and belongs to this page and crawl.
+	bound    bool
 	linksRun bool // the links were read and decided
 	links    []rules.LinkDecision
 }
@@ -298,6 +300,7 @@ func (s *Service) readPage(ctx context.Context, cr postgres.Crawl, set *rules.Se
 			log.Warn("the manifest is not this page's capture; the result is refused", "taskId", pw.rep.TaskID, "reason", pw.refused)
 			return nil
 		}
+		pw.bound = ok
 		if ok {
 			row, err := m.Archive(s.Bucket)
 			switch {
@@ -507,7 +510,7 @@ func (s *Service) apply(ctx context.Context, tx *postgres.LevelTx, cr postgres.C
 		if corr == "" {
 			corr = cr.ID
 		}
-		sub := postgres.NewSubmission{
+		sub := postgres.NewSubmission{Verified: pw.bound,
 			TaskID: pw.rep.TaskID, CorrelationID: &corr, OrgID: cr.OrgID, SubmittedBy: &requestedBy,
 			ManifestKey: strPtr(pw.outcome.Key), ManifestError: strPtr(pw.outcome.Error), SubmittedAt: now,
 		}

@@ -554,10 +554,16 @@ type NewSubmission struct {
 	ManifestKey   *string
 	ManifestError *string
 	SubmittedAt   time.Time
+	// Verified says the manifest was read and bound to the reporting crawl
+	// (task, correlation, URL). A verified row replaces a row of the same
+	// task recorded under another correlation: that one was a claim nobody
+	// could check when it was made (its manifest was not there yet).
+	Verified bool
 }
 
-// InsertSubmissions records capture submissions; a task already recorded is
-// left as it is.
+// InsertSubmissions records capture submissions. A task already recorded is
+// left as it is, unless the new row is verified and the recorded one has
+// another correlation (see NewSubmission.Verified).
 func (t *LevelTx) InsertSubmissions(ctx context.Context, subs []NewSubmission) error {
 	if len(subs) == 0 {
 		return nil
@@ -566,15 +572,31 @@ func (t *LevelTx) InsertSubmissions(ctx context.Context, subs []NewSubmission) e
 	task, org := make([]string, n), make([]string, n)
 	corr, by, key, merr := make([]*string, n), make([]*string, n), make([]*string, n), make([]*string, n)
 	at := make([]time.Time, n)
+	verified := make([]bool, n)
 	for i, s := range subs {
-		task[i], org[i], corr[i], by[i], key[i], merr[i], at[i] = s.TaskID, s.OrgID, s.CorrelationID, s.SubmittedBy, s.ManifestKey, s.ManifestError, s.SubmittedAt
+		task[i], org[i], corr[i], by[i], key[i], merr[i], at[i], verified[i] = s.TaskID, s.OrgID, s.CorrelationID, s.SubmittedBy, s.ManifestKey, s.ManifestError, s.SubmittedAt, s.Verified
 	}
-	_, err := t.tx.Exec(ctx, `
-		INSERT INTO capture_submissions (task_id, correlation_id, org_id, submitted_by, manifest_key, manifest_error, submitted_at)
-		SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[])
-		ON CONFLICT (task_id) DO NOTHING`, task, corr, org, by, key, merr, at)
-	if err != nil {
-		return fmt.Errorf("record capture submissions: %w", err)
+	// Unverified rows never replace anything; verified ones replace a row of
+	// another correlation. Two statements keep each rule plain.
+	for _, v := range []bool{false, true} {
+		onConflict := `DO NOTHING`
+		if v {
+			onConflict = `DO UPDATE
+			SET correlation_id = EXCLUDED.correlation_id, org_id = EXCLUDED.org_id, submitted_by = EXCLUDED.submitted_by,
+			    manifest_key = EXCLUDED.manifest_key, manifest_error = EXCLUDED.manifest_error, submitted_at = EXCLUDED.submitted_at
+			WHERE c.correlation_id IS DISTINCT FROM EXCLUDED.correlation_id`
+		}
+		_, err := t.tx.Exec(ctx, `
+			INSERT INTO capture_submissions AS c (task_id, correlation_id, org_id, submitted_by, manifest_key, manifest_error, submitted_at)
+			SELECT x.task_id, x.correlation_id, x.org_id, x.submitted_by, x.manifest_key, x.manifest_error, x.submitted_at
+			FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[], $8::bool[])
+			     AS x(task_id, correlation_id, org_id, submitted_by, manifest_key, manifest_error, submitted_at, verified)
+			WHERE x.verified = $9
+			ON CONFLICT (task_id) `+onConflict,
+			task, corr, org, by, key, merr, at, verified, v)
+		if err != nil {
+			return fmt.Errorf("record capture submissions: %w", err)
+		}
 	}
 	return nil
 }

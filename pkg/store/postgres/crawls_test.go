@@ -277,3 +277,51 @@ func TestCrawlRobotsAndDecisions(t *testing.T) {
 	}
 	_, _ = conn.Exec(ctx, `RESET enable_seqscan`)
 }
+
+// TestInsertSubmissionsVerifiedReplacesAClaim: an unverified submission
+// never replaces a recorded task; a verified one (its manifest bound to the
+// reporting crawl) replaces a row of another correlation, and only that.
+func TestInsertSubmissionsVerifiedReplacesAClaim(t *testing.T) {
+	t.Parallel()
+	s, _, ctx := crawlStore(t)
+	id, _, err := s.InsertCrawl(ctx, newCrawl("https://a.example/"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := "0192f0c4-5d7e-7a3b-9c1d-00000000abcd"
+	str := func(v string) *string { return &v }
+	insert := func(org, corr string, verified bool) {
+		t.Helper()
+		err := s.InLevelTx(ctx, id, func(tx *postgres.LevelTx) error {
+			return tx.InsertSubmissions(ctx, []postgres.NewSubmission{{
+				TaskID: task, CorrelationID: str(corr), OrgID: org, SubmittedBy: str("x"),
+				ManifestKey: str("k/" + corr), SubmittedAt: time.Now(), Verified: verified,
+			}})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	owner := func() string {
+		t.Helper()
+		var org, corr string
+		if err := s.Pool.QueryRow(ctx, `SELECT org_id, correlation_id FROM capture_submissions WHERE task_id = $1`, task).Scan(&org, &corr); err != nil {
+			t.Fatal(err)
+		}
+		return org + "/" + corr
+	}
+	insert("evil", "crawl-e", false)
+	insert("acme", "crawl-a", false)
+	if got := owner(); got != "evil/crawl-e" {
+		t.Fatalf("an unverified row replaced a claim: %s", got)
+	}
+	insert("acme", "crawl-a", true)
+	if got := owner(); got != "acme/crawl-a" {
+		t.Fatalf("a verified row did not replace a claim of another correlation: %s", got)
+	}
+	insert("acme", "crawl-a", true) // same correlation: nothing to replace
+	insert("evil", "crawl-e", false)
+	if got := owner(); got != "acme/crawl-a" {
+		t.Fatalf("after a later unverified claim: %s", got)
+	}
+}
