@@ -77,9 +77,19 @@ type Client interface {
 	// ReadModel returns the bound model, or the store's latest when none is
 	// bound.
 	ReadModel(ctx context.Context) (Model, error)
+	// ReadTuples returns one page of the tuples stored in the bound store
+	// (conditions and their stored context included) and the continuation
+	// token of the next page, "" after the last. Start with "".
+	ReadTuples(ctx context.Context, continuation string) (tuples []Tuple, next string, err error)
 	// FindOrCreateStore binds the client to the store named name, creating
 	// it when there is none.
 	FindOrCreateStore(ctx context.Context, name string) (storeID string, err error)
+	// FindStore returns the id of the store named name, "" when there is
+	// none. It neither creates a store nor moves the binding.
+	FindStore(ctx context.Context, name string) (storeID string, err error)
+	// UseStore binds the client to a known store and model ("" for the
+	// store's latest).
+	UseStore(storeID, modelID string)
 	// Target is the store and model the client is bound to.
 	Target() (storeID, modelID string)
 	// Close releases the client (and, when embedded, the datastore).

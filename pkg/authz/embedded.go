@@ -61,6 +61,13 @@ func (t *target) setStore(id string) {
 	}
 }
 
+// UseStore binds the client to storeID and modelID.
+func (t *target) UseStore(storeID, modelID string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.storeID, t.modelID = storeID, modelID
+}
+
 func (t *target) setModel(id string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -269,7 +276,28 @@ func (e *Embedded) ReadModel(ctx context.Context) (Model, error) {
 	return Model{ID: m.GetId(), DSL: dsl}, nil
 }
 
-func (e *Embedded) FindOrCreateStore(ctx context.Context, name string) (string, error) {
+func (e *Embedded) ReadTuples(ctx context.Context, continuation string) ([]Tuple, string, error) {
+	store, err := e.store()
+	if err != nil {
+		return nil, "", err
+	}
+	res, err := e.srv.Read(ctx, &openfgav1.ReadRequest{
+		StoreId:           store,
+		PageSize:          wrapperspb.Int32(readPageSize),
+		ContinuationToken: continuation,
+		Consistency:       openfgav1.ConsistencyPreference_HIGHER_CONSISTENCY,
+	})
+	if err != nil {
+		return nil, "", fromStatus("read", err)
+	}
+	out := make([]Tuple, 0, len(res.GetTuples()))
+	for _, t := range res.GetTuples() {
+		out = append(out, fromTupleKey(t.GetKey()))
+	}
+	return out, res.GetContinuationToken(), nil
+}
+
+func (e *Embedded) FindStore(ctx context.Context, name string) (string, error) {
 	token := ""
 	for {
 		res, err := e.srv.ListStores(ctx, &openfgav1.ListStoresRequest{Name: name, ContinuationToken: token, PageSize: wrapperspb.Int32(100)})
@@ -278,13 +306,23 @@ func (e *Embedded) FindOrCreateStore(ctx context.Context, name string) (string, 
 		}
 		for _, s := range res.GetStores() {
 			if s.GetName() == name {
-				e.setStore(s.GetId())
 				return s.GetId(), nil
 			}
 		}
 		if token = res.GetContinuationToken(); token == "" {
-			break
+			return "", nil
 		}
+	}
+}
+
+func (e *Embedded) FindOrCreateStore(ctx context.Context, name string) (string, error) {
+	id, err := e.FindStore(ctx, name)
+	if err != nil {
+		return "", err
+	}
+	if id != "" {
+		e.setStore(id)
+		return id, nil
 	}
 	res, err := e.srv.CreateStore(ctx, &openfgav1.CreateStoreRequest{Name: name})
 	if err != nil {

@@ -7,3 +7,7 @@ import "context"
 func WriteOneByOne(ctx context.Context, c Client, writes, deletes []Tuple) error {
 	return writeOneByOne(ctx, c.(writer), writes, deletes)
 }
+
+// MigrationMarker is the tuple Deploy keeps in the new store while it copies
+// the legacy store.
+var MigrationMarker = migrationMarker

@@ -65,6 +65,18 @@ type Deployment struct {
 	// Reused says the store's latest model already was this model, so no
 	// new model was written and the pinned id stays valid.
 	Reused bool `json:"reused"`
+	// MigratedFrom is the legacy store whose tuples were copied into this
+	// one (left as it was), nil when nothing was migrated.
+	MigratedFrom *StoreRef `json:"migratedFrom,omitempty"`
+	// MigratedTuples is how many tuples were copied from MigratedFrom (all
+	// of its tuples, also when the copy resumed an earlier one).
+	MigratedTuples int `json:"migratedTuples"`
+}
+
+// StoreRef names an OpenFGA store.
+type StoreRef struct {
+	Name string `json:"name"`
+	ID   string `json:"id"`
 }
 
 // SameModel says whether two DSL texts define the same model (comments and
@@ -83,20 +95,39 @@ func SameModel(a, b string) bool {
 // writes the model dsl there. Models are immutable and every write makes a
 // new id, which callers pin; when the store's latest model already is dsl,
 // its id is returned and nothing is written, so deploying twice is a no-op.
+//
+// When storeName is DefaultStoreName, no store has that name and a store
+// named LegacyStoreName exists, Deploy creates the new store, writes the
+// model and copies every tuple of the legacy store into it (see
+// copyLegacyTuples); the legacy store is only read. A copy that stopped (a
+// *MigrationError) is resumed by the next Deploy; a finished one is never
+// repeated.
 func Deploy(ctx context.Context, c Client, storeName, dsl string) (Deployment, error) {
 	if _, err := ParseModel(dsl); err != nil {
+		return Deployment{}, err
+	}
+	legacy, err := pendingMigration(ctx, c, storeName)
+	if err != nil {
 		return Deployment{}, err
 	}
 	storeID, err := c.FindOrCreateStore(ctx, storeName)
 	if err != nil {
 		return Deployment{}, err
 	}
+	d := Deployment{StoreName: storeName, StoreID: storeID}
 	if latest, err := c.ReadModel(ctx); err == nil && SameModel(latest.DSL, dsl) {
-		return Deployment{StoreName: storeName, StoreID: storeID, ModelID: latest.ID, Reused: true}, nil
+		d.ModelID, d.Reused = latest.ID, true
+	} else {
+		if d.ModelID, err = c.WriteModel(ctx, dsl); err != nil {
+			return Deployment{}, err
+		}
 	}
-	modelID, err := c.WriteModel(ctx, dsl)
-	if err != nil {
-		return Deployment{}, err
+	if legacy != nil {
+		n, err := copyLegacyTuples(ctx, c, *legacy, StoreRef{Name: storeName, ID: storeID}, d.ModelID)
+		if err != nil {
+			return Deployment{}, err
+		}
+		d.MigratedFrom, d.MigratedTuples = legacy, n
 	}
-	return Deployment{StoreName: storeName, StoreID: storeID, ModelID: modelID}, nil
+	return d, nil
 }

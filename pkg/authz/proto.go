@@ -31,6 +31,22 @@ func toTupleKey(t Tuple) (*openfgav1.TupleKey, error) {
 	return tk, nil
 }
 
+// readPageSize is the page of ReadTuples: OpenFGA's maximum, which is also
+// the most tuples one Write may carry.
+const readPageSize = 100
+
+// fromTupleKey is the Tuple of a stored tuple key, with its condition.
+func fromTupleKey(tk *openfgav1.TupleKey) Tuple {
+	t := Tuple{User: tk.GetUser(), Relation: tk.GetRelation(), Object: tk.GetObject()}
+	if c := tk.GetCondition(); c != nil && c.GetName() != "" {
+		t.Condition = &Condition{Name: c.GetName()}
+		if c.GetContext() != nil && len(c.GetContext().GetFields()) > 0 {
+			t.Condition.Context = c.GetContext().AsMap()
+		}
+	}
+	return t
+}
+
 func toTupleKeys(ts []Tuple) ([]*openfgav1.TupleKey, error) {
 	out := make([]*openfgav1.TupleKey, 0, len(ts))
 	for _, t := range ts {

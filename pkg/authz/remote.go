@@ -370,7 +370,37 @@ func (r *Remote) ReadModel(ctx context.Context) (Model, error) {
 	return Model{ID: m.Id, DSL: dsl}, nil
 }
 
-func (r *Remote) FindOrCreateStore(ctx context.Context, name string) (string, error) {
+func (r *Remote) ReadTuples(ctx context.Context, continuation string) ([]Tuple, string, error) {
+	store, err := r.store()
+	if err != nil {
+		return nil, "", err
+	}
+	consistency := openfga.CONSISTENCYPREFERENCE_HIGHER_CONSISTENCY
+	pageSize := int32(readPageSize)
+	res, _, err := r.api.OpenFgaApi.Read(ctx, store).Body(openfga.ReadRequest{
+		PageSize:          &pageSize,
+		ContinuationToken: optional(continuation),
+		Consistency:       &consistency,
+	}).Execute()
+	if err != nil {
+		return nil, "", r.fail("read", err)
+	}
+	out := make([]Tuple, 0, len(res.Tuples))
+	for _, t := range res.Tuples {
+		k := t.Key
+		tu := Tuple{User: k.User, Relation: k.Relation, Object: k.Object}
+		if k.Condition != nil && k.Condition.Name != "" {
+			tu.Condition = &Condition{Name: k.Condition.Name}
+			if k.Condition.Context != nil && len(*k.Condition.Context) > 0 {
+				tu.Condition.Context = *k.Condition.Context
+			}
+		}
+		out = append(out, tu)
+	}
+	return out, res.ContinuationToken, nil
+}
+
+func (r *Remote) FindStore(ctx context.Context, name string) (string, error) {
 	token := ""
 	for {
 		req := r.api.OpenFgaApi.ListStores(ctx).Name(name).PageSize(100)
@@ -383,13 +413,23 @@ func (r *Remote) FindOrCreateStore(ctx context.Context, name string) (string, er
 		}
 		for _, s := range res.Stores {
 			if s.Name == name {
-				r.setStore(s.Id)
 				return s.Id, nil
 			}
 		}
 		if token = res.ContinuationToken; token == "" {
-			break
+			return "", nil
 		}
+	}
+}
+
+func (r *Remote) FindOrCreateStore(ctx context.Context, name string) (string, error) {
+	id, err := r.FindStore(ctx, name)
+	if err != nil {
+		return "", err
+	}
+	if id != "" {
+		r.setStore(id)
+		return id, nil
 	}
 	res, _, err := r.api.OpenFgaApi.CreateStore(ctx).Body(openfga.CreateStoreRequest{Name: name}).Execute()
 	if err != nil {

@@ -43,7 +43,7 @@ var Variables = []Var{
 
 	{Name: "CAPTURE_LEDGER_FGA_STORE_ID", Required: true, Help: "OpenFGA store id (written to .env.local by `ledgerctl fga deploy`)", Source: FromDeploy},
 	{Name: "CAPTURE_LEDGER_FGA_MODEL_ID", Required: true, Help: "OpenFGA authorization model id, pinned on purpose (written by `ledgerctl fga deploy`)", Source: FromDeploy},
-	{Name: "CAPTURE_LEDGER_FGA_STORE_NAME", Default: "wacz-validator", Help: "store name `ledgerctl fga deploy` finds or creates"},
+	{Name: "CAPTURE_LEDGER_FGA_STORE_NAME", Default: "capture-ledger", Help: "store name `ledgerctl fga deploy` finds or creates (a deploy with the default name copies the tuples of a store named wacz-validator, the old default, into it once)"},
 	{Name: "CAPTURE_LEDGER_FGA_API_URL", Help: "remote OpenFGA HTTP API; unset runs OpenFGA embedded in-process"},
 	{Name: "CAPTURE_LEDGER_FGA_API_TOKEN", Help: "preshared key for the remote OpenFGA API", Secret: true},
 	{Name: "CAPTURE_LEDGER_FGA_DATASTORE_URI", Help: "PostgreSQL URL of the embedded OpenFGA datastore (default: a database named <ledger db>_fga next to DATABASE_URL)", Secret: true},

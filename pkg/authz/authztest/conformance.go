@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -277,6 +278,102 @@ func RunConformance(t *testing.T, newClient func(t *testing.T) authz.Client) {
 		}
 	})
 
+	t.Run("ReadTuplesPagesWithConditions", func(t *testing.T) {
+		c := setup(t)
+		want := map[string]authz.Tuple{}
+		for _, tu := range fixture {
+			want[TupleKey(tu)] = tu
+		}
+		var extra []authz.Tuple
+		for i := range 230 { // more than two pages of 100
+			tu := authz.Tuple{User: fmt.Sprintf("user:reader-%03d", i), Relation: "submitter", Object: "organization:acme"}
+			if i%7 == 0 {
+				tu = authz.Tuple{User: fmt.Sprintf("user:reader-%03d", i), Relation: "viewer", Object: "archive:arch-1", Condition: &authz.Condition{
+					Name: "non_expired_grant", Context: map[string]any{"grant_time": "2026-07-29T00:00:00Z", "grant_duration": fmt.Sprintf("%dh", 24+i)}}}
+			}
+			extra = append(extra, tu)
+			want[TupleKey(tu)] = tu
+		}
+		for start := 0; start < len(extra); start += 100 {
+			if err := c.Write(ctx, extra[start:min(start+100, len(extra))], nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := c.Write(ctx, []authz.Tuple{share}, nil); err != nil {
+			t.Fatal(err)
+		}
+		want[TupleKey(share)] = share
+		got, pages, err := ReadAll(ctx, c)
+		if err != nil {
+			t.Fatalf("ReadTuples: %v", err)
+		}
+		if pages < 3 {
+			t.Errorf("%d tuples came in %d pages, want pages of at most 100", len(got), pages)
+		}
+		if diff := DiffTuples(got, want); diff != "" {
+			t.Error(diff)
+		}
+		// The conditional tuple comes back with its condition and context.
+		g, ok := got[TupleKey(share)]
+		if !ok || g.Condition == nil || g.Condition.Name != "non_expired_grant" ||
+			g.Condition.Context["grant_time"] != "2026-07-29T00:00:00Z" || g.Condition.Context["grant_duration"] != "168h" {
+			t.Errorf("conditional tuple read back as %+v (condition %+v)", g, g.Condition)
+		}
+		// Written back into another store, it still grants and expires.
+		copyStore := newClient(t)
+		if _, err := copyStore.FindOrCreateStore(ctx, storeName()); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := copyStore.WriteModel(ctx, fga.Model); err != nil {
+			t.Fatal(err)
+		}
+		if err := copyStore.Write(ctx, []authz.Tuple{g}, nil); err != nil {
+			t.Fatalf("write the read tuple back: %v", err)
+		}
+		check(t, copyStore, authz.ArchiveCheck("dave", nil, "arch-1", time.Date(2026, 7, 30, 0, 0, 0, 0, time.UTC)), true)
+		check(t, copyStore, authz.ArchiveCheck("dave", nil, "arch-1", time.Date(2026, 8, 5, 0, 0, 0, 0, time.UTC)), false)
+		// An empty store has one empty last page.
+		empty := newClient(t)
+		if _, err := empty.FindOrCreateStore(ctx, storeName()); err != nil {
+			t.Fatal(err)
+		}
+		if ts, next, err := empty.ReadTuples(ctx, ""); err != nil || len(ts) != 0 || next != "" {
+			t.Errorf("empty store: %v %q %v", ts, next, err)
+		}
+		if _, _, err := newClient(t).ReadTuples(ctx, ""); !errors.Is(err, authz.ErrNoStore) {
+			t.Errorf("ReadTuples without a store: %v, want ErrNoStore", err)
+		}
+	})
+
+	t.Run("FindStoreDoesNotCreate", func(t *testing.T) {
+		c := newClient(t)
+		name := storeName()
+		if id, err := c.FindStore(ctx, name); err != nil || id != "" {
+			t.Fatalf("FindStore of a missing store: %q %v", id, err)
+		}
+		if s, _ := c.Target(); s != "" {
+			t.Errorf("FindStore bound the client to %q", s)
+		}
+		id, err := c.FindOrCreateStore(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		other, err := c.FindOrCreateStore(ctx, storeName())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := c.FindStore(ctx, name); err != nil || got != id {
+			t.Errorf("FindStore: %q %v, want %q", got, err, id)
+		}
+		if s, _ := c.Target(); s != other {
+			t.Errorf("FindStore moved the binding to %q, want %q", s, other)
+		}
+		c.UseStore("", "")
+		if s, m := c.Target(); s != "" || m != "" {
+			t.Errorf("UseStore: bound to %q %q", s, m)
+		}
+	})
+
 	t.Run("MaySubmit", func(t *testing.T) {
 		c := setup(t)
 		may := func(sub string, orgs []string, want bool) {
@@ -315,6 +412,81 @@ var fixture = []authz.Tuple{
 var share = authz.Tuple{
 	User: "user:dave", Relation: "viewer", Object: "archive:arch-1",
 	Condition: &authz.Condition{Name: "non_expired_grant", Context: map[string]any{"grant_time": "2026-07-29T00:00:00Z", "grant_duration": "168h"}},
+}
+
+// TupleKey identifies a tuple in a set: user, relation and object.
+func TupleKey(t authz.Tuple) string { return t.User + " " + t.Relation + " " + t.Object }
+
+// ReadAll reads every tuple of c's store with ReadTuples, keyed by TupleKey,
+// and the number of pages it took.
+func ReadAll(ctx context.Context, c authz.Client) (map[string]authz.Tuple, int, error) {
+	out := map[string]authz.Tuple{}
+	token, pages := "", 0
+	for {
+		page, next, err := c.ReadTuples(ctx, token)
+		if err != nil {
+			return nil, pages, err
+		}
+		pages++
+		if len(page) > 100 {
+			return nil, pages, fmt.Errorf("a page of %d tuples", len(page))
+		}
+		for _, t := range page {
+			if _, dup := out[TupleKey(t)]; dup {
+				return nil, pages, fmt.Errorf("%s read twice", t)
+			}
+			out[TupleKey(t)] = t
+		}
+		if next == "" {
+			return out, pages, nil
+		}
+		if pages > 10000 {
+			return nil, pages, errors.New("ReadTuples does not end")
+		}
+		token = next
+	}
+}
+
+// DiffTuples describes how got and want differ (conditions and their
+// context included), "" when they are the same set.
+func DiffTuples(got, want map[string]authz.Tuple) string {
+	var b strings.Builder
+	for k, w := range want {
+		g, ok := got[k]
+		switch {
+		case !ok:
+			fmt.Fprintf(&b, "missing %s\n", k)
+		case !sameCondition(g.Condition, w.Condition):
+			fmt.Fprintf(&b, "%s: condition %s, want %s\n", k, describeCondition(g.Condition), describeCondition(w.Condition))
+		}
+	}
+	for k := range got {
+		if _, ok := want[k]; !ok {
+			fmt.Fprintf(&b, "unexpected %s\n", k)
+		}
+	}
+	return b.String()
+}
+
+func sameCondition(a, b *authz.Condition) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return a.Name == b.Name && reflect.DeepEqual(normalContext(a.Context), normalContext(b.Context))
+}
+
+func normalContext(m map[string]any) map[string]any {
+	if len(m) == 0 {
+		return nil
+	}
+	return m
+}
+
+func describeCondition(c *authz.Condition) string {
+	if c == nil {
+		return "none"
+	}
+	return fmt.Sprintf("%s%v", c.Name, c.Context)
 }
 
 func at(ts string) map[string]any { return map[string]any{"current_time": ts} }
