@@ -249,7 +249,7 @@ func TestPickerEscapesAndChoosesView(t *testing.T) {
 		want    []string
 		notWant []string
 	}{
-		{api.PickerConfig{View: api.ViewNone}, []string{"全員 401"}, []string{"<script>\n(function"}},
+		{api.PickerConfig{View: api.ViewNone}, []string{"everyone gets 401"}, []string{"<script>\n(function"}},
 		{api.PickerConfig{View: api.ViewToken, Issuer: `http://x/"><script>alert(1)</script>`, ReplayOrigin: "http://r"}, []string{"&lt;script&gt;alert(1)", "capture-ui.token"}, []string{"<script>alert(1)"}},
 		{api.PickerConfig{View: api.ViewNames, Host: "0.0.0.0", Port: 7070, ReplayOrigin: `http://r/'"</script>`}, []string{"0.0.0.0:7070", "capture-ui.subject"}, []string{`'"</script>`}},
 	} {

@@ -2,10 +2,10 @@ package api
 
 import (
 	"html/template"
-	"net"
 	"net/http"
-	"strconv"
+	"strings"
 
+	"github.com/capture-ledger/ledgerctl/pkg/i18n"
 	"github.com/capture-ledger/ledgerctl/pkg/identity"
 )
 
@@ -32,8 +32,10 @@ type PickerConfig struct {
 const pickerDocs = "https://uraitakahito.github.io/capture-ledger/ja/picker/"
 
 // pickerData is what the template sees; html/template escapes every value
-// by context (text, attribute, JavaScript string).
+// by context (text, attribute, JavaScript string or object).
 type pickerData struct {
+	Lang         string
+	T            pickerText
 	View         string
 	Notice       string
 	Warn         string
@@ -43,42 +45,52 @@ type pickerData struct {
 	Docs         string
 }
 
-func (c PickerConfig) data() pickerData {
-	d := pickerData{View: string(c.View), ReplayOrigin: c.ReplayOrigin, Docs: pickerDocs}
+func (c PickerConfig) data(lang i18n.Lang) pickerData {
+	t := textFor(lang)
+	d := pickerData{Lang: lang.String(), T: t, View: string(c.View), ReplayOrigin: c.ReplayOrigin, Docs: pickerDocs}
 	switch c.View {
 	case ViewNames:
-		d.Prompt = "subject を入れて「読み込む」"
-		d.Unauthorized = "401 — subject が空（この API は開発用ヘッダで名乗る設定）"
-		d.Notice = "この API は開発用ヘッダで名乗る設定。入れた subject と組織をそのまま信じる —— 誰でも誰にでもなれる。"
+		d.Prompt = t.NamesPrompt
+		d.Unauthorized = t.NamesUnauthorized
+		d.Notice = t.NamesNotice
 		if !identity.IsLoopback(c.Host) {
-			d.Warn = "この API は " + net.JoinHostPort(c.Host, strconv.Itoa(c.Port)) + " で待ちながら、名乗りをそのまま信じる —— 同じネットワークの誰もが、誰にでもなれる。127.0.0.1 で待たせる（CAPTURE_LEDGER_API_HOST=127.0.0.1）か、JWT の設定（CAPTURE_LEDGER_OIDC_ISSUER）に戻す"
+			d.Warn = t.NamesWarnBefore + listenAddr(c.Host, c.Port) + t.NamesWarnAfter
 		}
 	case ViewToken:
-		d.Prompt = "トークンを貼って「読み込む」"
-		d.Unauthorized = "401 — このトークンは通らない（期限切れ・issuer を起こし直した後・別の issuer のもの）。取り直して貼る"
-		d.Notice = "この API は JWT で名乗る設定（" + c.Issuer + "）。その issuer が刷ったトークンを貼る"
+		d.Prompt = t.TokenPrompt
+		d.Unauthorized = t.TokenUnauthorized
+		d.Notice = t.TokenNoticeBefore + c.Issuer + t.TokenNoticeAfter
 	default:
 		d.View = string(ViewNone)
-		d.Notice = "この API には名乗りの設定が無く、誰の一覧も出せない（全員 401）—— .env に CAPTURE_LEDGER_OIDC_ISSUER か CAPTURE_LEDGER_DEV_IDENTITY=1 を書いて、API を起こし直す"
+		d.Notice = t.NoneNotice
 	}
 	return d
 }
 
-func (s *Server) picker(w http.ResponseWriter, _ *http.Request) {
+// pickerLang is the reader's language, from Accept-Language (every such
+// header, in order): Japanese when it prefers Japanese, English otherwise.
+func pickerLang(r *http.Request) i18n.Lang {
+	return i18n.FromAcceptLanguage(strings.Join(r.Header.Values("Accept-Language"), ","))
+}
+
+func (s *Server) picker(w http.ResponseWriter, r *http.Request) {
+	lang := pickerLang(r)
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Content-Language", lang.String())
+	w.Header().Add("Vary", "Accept-Language")
 	w.Header().Set("Content-Security-Policy", "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
-	if err := pickerTemplate.Execute(w, s.Picker.data()); err != nil {
+	if err := pickerTemplate.Execute(w, s.Picker.data(lang)); err != nil {
 		s.logger().Error("picker render failed", "error", err.Error())
 	}
 }
 
 var pickerTemplate = template.Must(template.New("picker").Parse(`<!doctype html>
-<html lang="ja">
+<html lang="{{.Lang}}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>アーカイブを選ぶ — capture-ledger</title>
+<title>{{.T.Title}}</title>
 <style>
 body { font: 15px/1.5 system-ui, sans-serif; margin: 2rem auto; max-width: 60rem; padding: 0 1rem; color: #222; }
 .notice { background: #f4f4f4; padding: .6rem .8rem; border-radius: 4px; }
@@ -96,26 +108,26 @@ footer { margin-top: 2rem; color: #666; font-size: 13px; }
 </style>
 </head>
 <body data-view="{{.View}}">
-<h1>アーカイブを選ぶ</h1>
+<h1>{{.T.Heading}}</h1>
 <p class="notice" id="notice">{{.Notice}}</p>
 {{if .Warn}}<p class="warn">{{.Warn}}</p>{{end}}
 {{if eq .View "names"}}
-<form id="who"><label>subject <input id="subject" name="subject" placeholder="alice" autocomplete="off"></label><label>組織（カンマ区切り） <input id="orgs" name="orgs" placeholder="acme" autocomplete="off"></label><button>読み込む</button></form>
+<form id="who"><label>subject <input id="subject" name="subject" placeholder="alice" autocomplete="off"></label><label>{{.T.Organizations}} <input id="orgs" name="orgs" placeholder="acme" autocomplete="off"></label><button>{{.T.Load}}</button></form>
 {{else if eq .View "token"}}
-<form id="who"><label>トークン <input id="token" name="token" placeholder="eyJ…" autocomplete="off"></label><button>読み込む</button></form>
-<p class="notice">トークンの刷り方: <code>ledgerctl dev token --subject "$(whoami)" --org acme</code></p>
+<form id="who"><label>{{.T.Token}} <input id="token" name="token" placeholder="eyJ…" autocomplete="off"></label><button>{{.T.Load}}</button></form>
+<p class="notice">{{.T.TokenHowTo}} <code>ledgerctl dev token --subject "$(whoami)" --org acme</code></p>
 {{end}}
 {{if ne .View "none"}}
 <p id="status" aria-live="polite">{{.Prompt}}</p>
 <ul id="rows"></ul>
-<button id="more" hidden>さらに読む</button>
+<button id="more" hidden>{{.T.More}}</button>
 {{end}}
-<footer>絞り込まれるのは一覧だけ。<code>/wacz/&lt;key&gt;</code> の読み出し（replay）には認可が無い。<a href="{{.Docs}}">picker の説明</a></footer>
+<footer>{{.T.FooterBefore}}<code>/wacz/&lt;key&gt;</code>{{.T.FooterAfter}}<a href="{{.Docs}}" hreflang="ja">{{.T.FooterDocs}}</a></footer>
 {{if ne .View "none"}}
 <script>
 (function () {
   "use strict";
-  var view = {{.View}}, replay = {{.ReplayOrigin}}, unauthorized = {{.Unauthorized}};
+  var view = {{.View}}, replay = {{.ReplayOrigin}}, unauthorized = {{.Unauthorized}}, text = {{.T.Script}};
   var rows = document.getElementById("rows"), more = document.getElementById("more"), status = document.getElementById("status");
   var cursor = null, sent = null, generation = 0, busy = false;
   function $(id) { return document.getElementById(id); }
@@ -143,6 +155,11 @@ footer { margin-top: 2rem; color: #666; font-size: 13px; }
     $("orgs").value = store.getItem("capture-ui.orgs") || "";
     return $("subject").value !== "";
   }
+  // fill("{n} — …", {n: 503}): the values are the API's, shown as text.
+  function fill(s, values) {
+    return s.replace(/\{(\w+)\}/g, function (m, k) { return Object.prototype.hasOwnProperty.call(values, k) ? String(values[k]) : m; });
+  }
+  // Time stamps in the page's language, with their time zone (the reader's).
   var when = { year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit", second: "2-digit", timeZoneName: "short" };
   // Every value from the API goes in through textContent or an attribute
   // setter, never as markup: captured URLs and labels are outside input.
@@ -153,10 +170,10 @@ footer { margin-top: 2rem; color: #666; font-size: 13px; }
     link.textContent = a.sourceUrl;
     li.appendChild(link);
     var t = document.createElement("time");
-    t.dateTime = a.capturedAt; t.textContent = new Date(a.capturedAt).toLocaleString(undefined, when);
+    t.dateTime = a.capturedAt; t.title = a.capturedAt; t.textContent = new Date(a.capturedAt).toLocaleString(text.dateLanguage, when);
     li.appendChild(t);
     (a.labels || []).forEach(function (l) { var c = document.createElement("span"); c.className = "chip"; c.textContent = l; li.appendChild(c); });
-    if (a.waczComplete === false) { var x = document.createElement("span"); x.className = "incomplete"; x.textContent = "欠けあり"; li.appendChild(x); }
+    if (a.waczComplete === false) { var x = document.createElement("span"); x.className = "incomplete"; x.textContent = text.incomplete; li.appendChild(x); }
     return li;
   }
   function setBusy(b) { busy = b; more.disabled = b; rows.setAttribute("aria-busy", b ? "true" : "false"); }
@@ -164,18 +181,24 @@ footer { margin-top: 2rem; color: #666; font-size: 13px; }
     if (reset) {
       generation++; rows.textContent = ""; cursor = null; more.hidden = true; sent = identity();
       if (view !== "token" && sent["X-Capture-ledger-Subject"] === "") { status.textContent = unauthorized; return; }
-      if (!ascii(sent)) { status.textContent = "subject と組織は半角英数字で（ブラウザはヘッダに日本語などを入れられない）"; return; }
+      if (!ascii(sent)) { status.textContent = text.notAscii; return; }
     } else if (busy) {
       return;
     }
     var mine = generation;
     var url = "/api/archives" + (cursor ? "?before=" + encodeURIComponent(cursor.before) + "&beforeId=" + encodeURIComponent(cursor.beforeId) : "");
-    status.textContent = "読み込み中…";
+    status.textContent = text.loading;
     setBusy(true);
     fetch(url, { headers: sent }).then(function (r) {
       if (mine !== generation) { return null; }
       if (r.status === 401) { status.textContent = unauthorized; more.hidden = true; return null; }
-      if (!r.ok) { status.textContent = r.status + " — 一覧を取れなかった"; more.hidden = true; return null; }
+      if (r.status === 503) {
+        // Busy: nothing is wrong with the request; the same one works later
+        // ("load more" stays, the form reloads the first page).
+        status.textContent = fill(text.busy, { n: parseInt(r.headers.get("Retry-After"), 10) || 1 });
+        more.hidden = !cursor; return null;
+      }
+      if (!r.ok) { status.textContent = fill(text.failed, { n: r.status }); more.hidden = true; return null; }
       return r.json();
     }).then(function (body) {
       if (!body || mine !== generation) { return; }
@@ -183,20 +206,20 @@ footer { margin-top: 2rem; color: #666; font-size: 13px; }
       cursor = body.next;
       more.hidden = !cursor;
       if (body.truncated) {
-        status.textContent = "見えるアーカイブを探す途中で区切った —「さらに読む」で続きを探す";
+        status.textContent = text.truncated;
       } else {
-        status.textContent = rows.children.length === 0 ? "見えるアーカイブが無い" : "";
+        status.textContent = rows.children.length === 0 ? text.empty : "";
       }
       if (view === "token" && !body.truncated && rows.children.length === body.archives.length) { whoami(); }
     }).catch(function () {
-      if (mine === generation) { status.textContent = "0 — 一覧を取れなかった"; }
+      if (mine === generation) { status.textContent = fill(text.failed, { n: 0 }); }
     }).then(function () { if (mine === generation) { setBusy(false); } });
   }
   function whoami() {
     fetch("/api/me", { headers: sent }).then(function (r) { return r.ok ? r.json() : null; }).then(function (me) {
       if (!me) { return; }
-      var orgs = me.organizations.length ? me.organizations.join(", ") : "組織なし";
-      $("notice").textContent = me.subject + "（" + orgs + "）として見ている";
+      var orgs = me.organizations.length ? me.organizations.join(", ") : text.noOrgs;
+      $("notice").textContent = fill(text.viewingAs, { subject: me.subject, orgs: orgs });
     });
   }
   $("who").addEventListener("submit", function (e) { e.preventDefault(); remember(); load(true); });

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode"
+
+	"github.com/capture-ledger/ledgerctl/pkg/i18n"
 )
 
 // GrantRelations are the organization relations `ledgerctl fga grant` and
@@ -37,51 +39,123 @@ func ValidateGrant(relation, subject, org string) error {
 	return nil
 }
 
-// Done says what grant/revoke found and did.
+// Done says, in stable English for machines, what grant/revoke did to the
+// tuple: written, removed, or unchanged (it was already so).
 type Done string
 
+// The three outcomes for the tuple.
 const (
-	Wrote          Done = "書いた"    // the tuple was written
-	AlreadyPresent Done = "もう在った"  // the tuple was already there
-	Deleted        Done = "消した"    // the tuple was deleted
-	AlreadyAbsent  Done = "もう無かった" // the tuple was already gone
+	Written   Done = "written"   // grant wrote the tuple
+	Removed   Done = "removed"   // revoke deleted the tuple
+	Unchanged Done = "unchanged" // the tuple was already present (grant) or absent (revoke)
 )
 
-// Notes appended inside the parentheses of the sentence.
+// The DoneCode values: what was found and done, one word per case.
 const (
-	NoteOtherRelation = "ほかの関係で許されています"
-	NoteNotEffective  = "書いたのに Check が通りません —— CAPTURE_LEDGER_FGA_MODEL_ID が古い model を指していないか"
+	CodeWrote          = "wrote"
+	CodeAlreadyPresent = "already-present"
+	CodeDeleted        = "deleted"
+	CodeAlreadyAbsent  = "already-absent"
+)
+
+// Note codes: what the sentence adds inside its parentheses.
+const (
+	// NoteOtherRelation: a revoke left the subject able to submit through
+	// another relation (admin after submitter was deleted, or the reverse).
+	NoteOtherRelation = "other-relation"
+	// NoteNotEffective: a grant was written but can_submit still says no.
+	NoteNotEffective = "not-effective"
 )
 
 // RoleChange is the outcome of a grant or revoke: what was done, and the
-// answer to the API's own question (MaySubmit) asked again afterwards.
+// answer to the API's own question (MaySubmit) asked again afterwards. Its
+// JSON is stable English whatever the reader's language; Sentence says it
+// for people.
 type RoleChange struct {
 	Action    string `json:"action"` // grant or revoke
 	Subject   string `json:"subject"`
 	Org       string `json:"organization"`
 	Relation  string `json:"relation"`
 	Tuple     string `json:"tuple"`
-	Done      Done   `json:"done"`
+	Done      Done   `json:"done"`     // written, removed, unchanged
 	DoneCode  string `json:"doneCode"` // wrote, already-present, deleted, already-absent
 	CanSubmit bool   `json:"canSubmit"`
-	Note      string `json:"note,omitempty"`
+	Note      string `json:"note,omitempty"` // other-relation, not-effective
 }
 
 // Effective is false when a grant did not make the subject able to submit.
 func (r RoleChange) Effective() bool { return r.Action != "grant" || r.CanSubmit }
 
-// Sentence is the one line grant/revoke print, e.g.
-// "alice は acme のクロールを始められます (書いた: user:alice submitter organization:acme)".
-func (r RoleChange) Sentence() string {
-	verb := "始められます"
-	if !r.CanSubmit {
-		verb = "始められません"
+// sentenceWords are the parts of the sentence in one language.
+type sentenceWords struct {
+	may, mayStill, mayNot string            // "%[1]s … %[2]s": subject, organization; mayStill after a revoke
+	done                  map[string]string // by DoneCode
+	notes                 map[string]string // by note code
+	noteSep               string
+}
+
+var words = map[i18n.Lang]sentenceWords{
+	i18n.English: {
+		may:      "%s may now start crawls for %s",
+		mayStill: "%s may still start crawls for %s",
+		mayNot:   "%s may not start crawls for %s",
+		done: map[string]string{
+			CodeWrote: "wrote", CodeAlreadyPresent: "already there",
+			CodeDeleted: "deleted", CodeAlreadyAbsent: "already gone",
+		},
+		notes: map[string]string{
+			NoteOtherRelation: "still allowed through another relation",
+			NoteNotEffective:  "written, yet Check does not pass — is CAPTURE_LEDGER_FGA_MODEL_ID pointing at an old model?",
+		},
+		noteSep: "; ",
+	},
+	// The seed's sentence (DESIGN §2), word for word.
+	i18n.Japanese: {
+		may:      "%s は %s のクロールを始められます",
+		mayStill: "%s は %s のクロールを始められます",
+		mayNot:   "%s は %s のクロールを始められません",
+		done: map[string]string{
+			CodeWrote: "書いた", CodeAlreadyPresent: "もう在った",
+			CodeDeleted: "消した", CodeAlreadyAbsent: "もう無かった",
+		},
+		notes: map[string]string{
+			NoteOtherRelation: "ほかの関係で許されています",
+			NoteNotEffective:  "書いたのに Check が通りません —— CAPTURE_LEDGER_FGA_MODEL_ID が古い model を指していないか",
+		},
+		noteSep: "。",
+	},
+}
+
+// Sentence is the one line grant/revoke print for people, in lang (English
+// for any language it does not speak), e.g.
+//
+//	alice may now start crawls for acme (wrote: user:alice submitter organization:acme)
+//	alice は acme のクロールを始められます (書いた: user:alice submitter organization:acme)
+func (r RoleChange) Sentence(lang i18n.Lang) string {
+	w, ok := words[lang]
+	if !ok {
+		w = words[i18n.English]
+	}
+	head := w.mayNot
+	switch {
+	case r.CanSubmit && r.Action == "revoke":
+		head = w.mayStill
+	case r.CanSubmit:
+		head = w.may
+	}
+	done := w.done[r.DoneCode]
+	if done == "" {
+		done = r.DoneCode
 	}
 	note := ""
 	if r.Note != "" {
-		note = "。" + r.Note
+		n := w.notes[r.Note]
+		if n == "" {
+			n = r.Note
+		}
+		note = w.noteSep + n
 	}
-	return fmt.Sprintf("%s は %s のクロールを%s (%s: %s%s)", r.Subject, r.Org, verb, r.Done, r.Tuple, note)
+	return fmt.Sprintf(head, r.Subject, r.Org) + fmt.Sprintf(" (%s: %s%s)", done, r.Tuple, note)
 }
 
 // Grant stores subject's relation (submitter or admin) on org, directly
@@ -103,16 +177,16 @@ func changeRole(ctx context.Context, c Client, action, relation, subject, org st
 	r := RoleChange{Action: action, Subject: subject, Org: org, Relation: relation, Tuple: t.String()}
 	var err error
 	if action == "grant" {
-		r.Done, r.DoneCode = Wrote, "wrote"
+		r.Done, r.DoneCode = Written, CodeWrote
 		err = c.Write(ctx, []Tuple{t}, nil)
 		if errors.Is(err, ErrAlreadyInState) {
-			r.Done, r.DoneCode, err = AlreadyPresent, "already-present", nil
+			r.Done, r.DoneCode, err = Unchanged, CodeAlreadyPresent, nil
 		}
 	} else {
-		r.Done, r.DoneCode = Deleted, "deleted"
+		r.Done, r.DoneCode = Removed, CodeDeleted
 		err = c.Write(ctx, nil, []Tuple{t})
 		if errors.Is(err, ErrAlreadyInState) {
-			r.Done, r.DoneCode, err = AlreadyAbsent, "already-absent", nil
+			r.Done, r.DoneCode, err = Unchanged, CodeAlreadyAbsent, nil
 		}
 	}
 	if err != nil {

@@ -2,11 +2,16 @@ package authz_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/capture-ledger/ledgerctl/fga"
 	"github.com/capture-ledger/ledgerctl/pkg/authz"
+	"github.com/capture-ledger/ledgerctl/pkg/i18n"
 )
 
 func TestGrantRevokeSentences(t *testing.T) {
@@ -21,14 +26,34 @@ func TestGrantRevokeSentences(t *testing.T) {
 	}
 	steps := []struct {
 		action, relation string
-		want             string
+		en, ja           string
+		done             authz.Done
+		code, note       string
 	}{
-		{"grant", "submitter", "alice は acme のクロールを始められます (書いた: user:alice submitter organization:acme)"},
-		{"grant", "submitter", "alice は acme のクロールを始められます (もう在った: user:alice submitter organization:acme)"},
-		{"grant", "admin", "alice は acme のクロールを始められます (書いた: user:alice admin organization:acme)"},
-		{"revoke", "submitter", "alice は acme のクロールを始められます (消した: user:alice submitter organization:acme。ほかの関係で許されています)"},
-		{"revoke", "admin", "alice は acme のクロールを始められません (消した: user:alice admin organization:acme)"},
-		{"revoke", "admin", "alice は acme のクロールを始められません (もう無かった: user:alice admin organization:acme)"},
+		{"grant", "submitter",
+			"alice may now start crawls for acme (wrote: user:alice submitter organization:acme)",
+			"alice は acme のクロールを始められます (書いた: user:alice submitter organization:acme)",
+			authz.Written, "wrote", ""},
+		{"grant", "submitter",
+			"alice may now start crawls for acme (already there: user:alice submitter organization:acme)",
+			"alice は acme のクロールを始められます (もう在った: user:alice submitter organization:acme)",
+			authz.Unchanged, "already-present", ""},
+		{"grant", "admin",
+			"alice may now start crawls for acme (wrote: user:alice admin organization:acme)",
+			"alice は acme のクロールを始められます (書いた: user:alice admin organization:acme)",
+			authz.Written, "wrote", ""},
+		{"revoke", "submitter",
+			"alice may still start crawls for acme (deleted: user:alice submitter organization:acme; still allowed through another relation)",
+			"alice は acme のクロールを始められます (消した: user:alice submitter organization:acme。ほかの関係で許されています)",
+			authz.Removed, "deleted", "other-relation"},
+		{"revoke", "admin",
+			"alice may not start crawls for acme (deleted: user:alice admin organization:acme)",
+			"alice は acme のクロールを始められません (消した: user:alice admin organization:acme)",
+			authz.Removed, "deleted", ""},
+		{"revoke", "admin",
+			"alice may not start crawls for acme (already gone: user:alice admin organization:acme)",
+			"alice は acme のクロールを始められません (もう無かった: user:alice admin organization:acme)",
+			authz.Unchanged, "already-absent", ""},
 	}
 	for _, s := range steps {
 		change := authz.Grant
@@ -39,8 +64,24 @@ func TestGrantRevokeSentences(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s %s: %v", s.action, s.relation, err)
 		}
-		if got := r.Sentence(); got != s.want {
-			t.Errorf("%s %s:\n got %s\nwant %s", s.action, s.relation, got, s.want)
+		for _, w := range []struct {
+			lang i18n.Lang
+			want string
+		}{{i18n.English, s.en}, {i18n.Japanese, s.ja}, {"fr", s.en}} {
+			if got := r.Sentence(w.lang); got != w.want {
+				t.Errorf("%s %s (%s):\n got %s\nwant %s", s.action, s.relation, w.lang, got, w.want)
+			}
+		}
+		if r.Done != s.done || r.DoneCode != s.code || r.Note != s.note {
+			t.Errorf("%s %s: done %q, doneCode %q, note %q; want %q, %q, %q", s.action, s.relation, r.Done, r.DoneCode, r.Note, s.done, s.code, s.note)
+		}
+		// The JSON is for machines: stable English, whatever the reader reads.
+		b, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !utf8.ValidString(string(b)) || strings.ContainsFunc(string(b), func(r rune) bool { return r > unicode.MaxASCII }) {
+			t.Errorf("%s %s: JSON is not plain ASCII: %s", s.action, s.relation, b)
 		}
 	}
 }

@@ -108,3 +108,23 @@ func TestHelpExamplesAreAccepted(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryCommandHasExamples: every command a person runs shows at least
+// one example in its --help.
+func TestEveryCommandHasExamples(t *testing.T) {
+	var buf bytes.Buffer
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, sub := range c.Commands() {
+			if !sub.IsAvailableCommand() || sub.Name() == "help" {
+				continue
+			}
+			// cobra's own completion subcommands explain themselves at length.
+			if sub.Example == "" && sub.Parent().Name() != "completion" {
+				t.Errorf("%s has no example", sub.CommandPath())
+			}
+			walk(sub)
+		}
+	}
+	walk(NewRootCmd(NewFactory(Streams{In: strings.NewReader(""), Out: &buf, Err: &buf})))
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/capture-ledger/ledgerctl/fga"
 	"github.com/capture-ledger/ledgerctl/pkg/authz"
 	"github.com/capture-ledger/ledgerctl/pkg/config"
+	"github.com/capture-ledger/ledgerctl/pkg/i18n"
 	"github.com/capture-ledger/ledgerctl/pkg/ui"
 )
 
@@ -28,6 +29,7 @@ assertions; both are built into ledgerctl.
 OpenFGA runs embedded in-process on its own PostgreSQL database
 (CAPTURE_LEDGER_FGA_DATASTORE_URI, default <ledger db>_fga) unless
 CAPTURE_LEDGER_FGA_API_URL points at an OpenFGA cluster.`,
+		Example: "  ledgerctl fga test\n  ledgerctl fga deploy\n  ledgerctl fga grant submitter alice acme",
 	}
 	cmd.AddCommand(newCmdFGATest(f), newCmdFGADeploy(f), newCmdFGARole(f, "grant"), newCmdFGARole(f, "revoke"))
 	return cmd
@@ -225,15 +227,23 @@ func fgaDeployRun(ctx context.Context, opts *FGADeployOptions) error {
 	sort.Strings(changed)
 	sort.Strings(same)
 	if opts.JSON {
-		if err := json.NewEncoder(f.Streams.Out).Encode(map[string]any{
+		out := map[string]any{
 			"storeName": d.StoreName, "storeId": d.StoreID, "modelId": d.ModelID, "envFile": path, "changed": changed, "reused": d.Reused,
-		}); err != nil {
+		}
+		if d.MigratedFrom != nil {
+			out["migratedFrom"], out["migratedTuples"] = d.MigratedFrom, d.MigratedTuples
+		}
+		if err := json.NewEncoder(f.Streams.Out).Encode(out); err != nil {
 			return err
 		}
 	} else {
 		fmt.Fprintf(f.Streams.Out, "CAPTURE_LEDGER_FGA_STORE_ID=%s\nCAPTURE_LEDGER_FGA_MODEL_ID=%s\n", d.StoreID, d.ModelID)
 	}
 	errw := f.Streams.Err
+	if d.MigratedFrom != nil {
+		fmt.Fprintf(errw, "moved %d tuples from store %q (%s) to %q (%s); the old store is left as it was\n",
+			d.MigratedTuples, d.MigratedFrom.Name, d.MigratedFrom.ID, d.StoreName, d.StoreID)
+	}
 	switch {
 	case d.Reused && len(changed) == 0:
 		fmt.Fprintf(errw, "the model in store %q of %s is already this one; %s is up to date\n", d.StoreName, authz.Where(s), path)
@@ -278,7 +288,16 @@ func newCmdFGARole(f *Factory, action string) *cobra.Command {
 through the outbox), then asks can_submit exactly as the API does and prints
 the answer in one sentence:
 
+  alice may now start crawls for acme (wrote: user:alice submitter organization:acme)
+
+or in Japanese when LC_ALL, else LC_MESSAGES, else LANG starts with ja:
+
   alice は acme のクロールを始められます (書いた: user:alice submitter organization:acme)
+
+A revoke that leaves USER allowed through the other relation says so.
+--json is the same in every locale: stable English keys and values
+(done: written, removed or unchanged; doneCode; canSubmit; note:
+other-relation or not-effective; sentence in English).
 
 RELATION is submitter or admin. member is refused: membership comes from the
 identity token on every request and is never stored.`,
@@ -326,14 +345,15 @@ func fgaRoleRun(ctx context.Context, opts *FGARoleOptions, relation, user, org s
 		return fgaError(err)
 	}
 	if opts.JSON {
+		// Machines read the JSON: English whatever the locale.
 		if err := json.NewEncoder(f.Streams.Out).Encode(struct {
 			authz.RoleChange
 			Sentence string `json:"sentence"`
-		}{r, r.Sentence()}); err != nil {
+		}{r, r.Sentence(i18n.English)}); err != nil {
 			return err
 		}
 	} else {
-		fmt.Fprintln(f.Streams.Out, r.Sentence())
+		fmt.Fprintln(f.Streams.Out, r.Sentence(f.Lang()))
 	}
 	if !r.Effective() {
 		return &ExitError{Code: ExitFailure}

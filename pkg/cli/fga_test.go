@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/jackc/pgx/v5"
 
@@ -212,38 +213,110 @@ func TestFGADeployGrantRevokeThroughCLI(t *testing.T) {
 		t.Errorf("second deploy of the same model: store %s→%s, model %s→%s (want both unchanged)", store1, store2, model1, model2)
 	}
 
+	// English unless the locale says Japanese; the test's own LANG must not leak in.
+	english := map[string]string{"LC_ALL": "", "LC_MESSAGES": "", "LANG": ""}
+	japanese := map[string]string{"LC_ALL": "", "LC_MESSAGES": "", "LANG": "ja_JP.UTF-8"}
 	steps := []struct {
-		args []string
-		want string
+		args   []string
+		en, ja string
 	}{
-		{[]string{"grant", "submitter", "alice", "acme"}, "alice は acme のクロールを始められます (書いた: user:alice submitter organization:acme)"},
-		{[]string{"grant", "submitter", "alice", "acme"}, "alice は acme のクロールを始められます (もう在った: user:alice submitter organization:acme)"},
-		{[]string{"revoke", "submitter", "alice", "acme"}, "alice は acme のクロールを始められません (消した: user:alice submitter organization:acme)"},
-		{[]string{"revoke", "submitter", "alice", "acme"}, "alice は acme のクロールを始められません (もう無かった: user:alice submitter organization:acme)"},
-		{[]string{"grant", "submitter", "alice", "acme"}, "alice は acme のクロールを始められます (書いた: user:alice submitter organization:acme)"},
-		{[]string{"grant", "admin", "alice", "acme"}, "alice は acme のクロールを始められます (書いた: user:alice admin organization:acme)"},
-		{[]string{"revoke", "submitter", "alice", "acme"}, "alice は acme のクロールを始められます (消した: user:alice submitter organization:acme。ほかの関係で許されています)"},
-		{[]string{"grant", "submitter", "bob", "contoso"}, "bob は contoso のクロールを始められます (書いた: user:bob submitter organization:contoso)"},
-		{[]string{"revoke", "admin", "alice", "acme"}, "alice は acme のクロールを始められません (消した: user:alice admin organization:acme)"},
+		{[]string{"grant", "submitter", "alice", "acme"},
+			"alice may now start crawls for acme (wrote: user:alice submitter organization:acme)",
+			"alice は acme のクロールを始められます (書いた: user:alice submitter organization:acme)"},
+		{[]string{"grant", "submitter", "alice", "acme"},
+			"alice may now start crawls for acme (already there: user:alice submitter organization:acme)",
+			"alice は acme のクロールを始められます (もう在った: user:alice submitter organization:acme)"},
+		{[]string{"revoke", "submitter", "alice", "acme"},
+			"alice may not start crawls for acme (deleted: user:alice submitter organization:acme)",
+			"alice は acme のクロールを始められません (消した: user:alice submitter organization:acme)"},
+		{[]string{"revoke", "submitter", "alice", "acme"},
+			"alice may not start crawls for acme (already gone: user:alice submitter organization:acme)",
+			"alice は acme のクロールを始められません (もう無かった: user:alice submitter organization:acme)"},
+		{[]string{"grant", "submitter", "alice", "acme"},
+			"alice may now start crawls for acme (wrote: user:alice submitter organization:acme)",
+			"alice は acme のクロールを始められます (書いた: user:alice submitter organization:acme)"},
+		{[]string{"grant", "admin", "alice", "acme"},
+			"alice may now start crawls for acme (wrote: user:alice admin organization:acme)",
+			"alice は acme のクロールを始められます (書いた: user:alice admin organization:acme)"},
+		{[]string{"revoke", "submitter", "alice", "acme"},
+			"alice may still start crawls for acme (deleted: user:alice submitter organization:acme; still allowed through another relation)",
+			"alice は acme のクロールを始められます (消した: user:alice submitter organization:acme。ほかの関係で許されています)"},
+		{[]string{"grant", "submitter", "bob", "contoso"},
+			"bob may now start crawls for contoso (wrote: user:bob submitter organization:contoso)",
+			"bob は contoso のクロールを始められます (書いた: user:bob submitter organization:contoso)"},
+		{[]string{"revoke", "admin", "alice", "acme"},
+			"alice may not start crawls for acme (deleted: user:alice admin organization:acme)",
+			"alice は acme のクロールを始められません (消した: user:alice admin organization:acme)"},
+		{[]string{"revoke", "submitter", "bob", "contoso"}, // back to no tuples, for the second round
+			"bob may not start crawls for contoso (deleted: user:bob submitter organization:contoso)",
+			"bob は contoso のクロールを始められません (消した: user:bob submitter organization:contoso)"},
 	}
-	for _, s := range steps {
-		out, errs, code := run(t, dir, nil, append([]string{"fga"}, s.args...)...)
-		if code != ExitOK || out != s.want+"\n" {
-			t.Errorf("fga %s: exit %d\n got %q\nwant %q\n%s", strings.Join(s.args, " "), code, out, s.want, errs)
+	// The same story twice: in English by default, then in the seed's
+	// Japanese under LANG=ja_JP.UTF-8.
+	for _, round := range []struct {
+		name string
+		env  map[string]string
+		ja   bool
+	}{{"default locale", english, false}, {"LANG=ja_JP.UTF-8", japanese, true}} {
+		for _, s := range steps {
+			want := s.en
+			if round.ja {
+				want = s.ja
+			}
+			out, errs, code := run(t, dir, round.env, append([]string{"fga"}, s.args...)...)
+			if code != ExitOK || out != want+"\n" {
+				t.Errorf("%s: fga %s: exit %d\n got %q\nwant %q\n%s", round.name, strings.Join(s.args, " "), code, out, want, errs)
+			}
 		}
 	}
+	// LC_ALL beats LANG (POSIX), and C is English.
+	out, errs, code := run(t, dir, map[string]string{"LC_ALL": "C", "LC_MESSAGES": "", "LANG": "ja_JP.UTF-8"}, "fga", "grant", "submitter", "dave", "acme")
+	if want := "dave may now start crawls for acme (wrote: user:dave submitter organization:acme)\n"; code != ExitOK || out != want {
+		t.Errorf("LC_ALL=C LANG=ja_JP.UTF-8: exit %d\n got %q\nwant %q\n%s", code, out, want, errs)
+	}
 
-	out, errs, code := run(t, dir, nil, "fga", "grant", "admin", "carol", "acme", "--json")
-	if code != ExitOK {
-		t.Fatalf("--json: exit %d: %s", code, errs)
+	// --json is for machines: the same stable English in every locale.
+	jsonIn := func(env map[string]string, args ...string) string {
+		t.Helper()
+		out, errs, code := run(t, dir, env, append(append([]string{"fga"}, args...), "--json")...)
+		if code != ExitOK {
+			t.Fatalf("fga %s --json: exit %d: %s", strings.Join(args, " "), code, errs)
+		}
+		if strings.ContainsFunc(out, func(r rune) bool { return r > unicode.MaxASCII }) {
+			t.Errorf("fga %s --json is not plain English: %s", strings.Join(args, " "), out)
+		}
+		return out
 	}
+	enGrant := jsonIn(english, "grant", "admin", "carol", "acme")
 	var got map[string]any
-	if err := json.Unmarshal([]byte(out), &got); err != nil {
-		t.Fatalf("%v: %s", err, out)
+	if err := json.Unmarshal([]byte(enGrant), &got); err != nil {
+		t.Fatalf("%v: %s", err, enGrant)
 	}
-	if got["canSubmit"] != true || got["doneCode"] != "wrote" || got["tuple"] != "user:carol admin organization:acme" || got["action"] != "grant" ||
-		got["sentence"] != "carol は acme のクロールを始められます (書いた: user:carol admin organization:acme)" {
+	if got["canSubmit"] != true || got["done"] != "written" || got["doneCode"] != "wrote" || got["tuple"] != "user:carol admin organization:acme" || got["action"] != "grant" ||
+		got["sentence"] != "carol may now start crawls for acme (wrote: user:carol admin organization:acme)" || got["note"] != nil {
 		t.Errorf("--json: %v", got)
+	}
+	jaRevoke := jsonIn(japanese, "revoke", "admin", "carol", "acme")
+	if err := json.Unmarshal([]byte(jaRevoke), &got); err != nil {
+		t.Fatalf("%v: %s", err, jaRevoke)
+	}
+	if got["canSubmit"] != false || got["done"] != "removed" || got["doneCode"] != "deleted" ||
+		got["sentence"] != "carol may not start crawls for acme (deleted: user:carol admin organization:acme)" {
+		t.Errorf("--json under LANG=ja_JP.UTF-8: %v", got)
+	}
+	if jaGrant := jsonIn(map[string]string{"LC_ALL": "ja_JP.UTF-8", "LANG": "ja_JP.UTF-8"}, "grant", "admin", "carol", "acme"); jaGrant != enGrant {
+		t.Errorf("--json depends on the locale:\n en %s\n ja %s", enGrant, jaGrant)
+	}
+	// dave is a submitter since the LC_ALL=C step; as admin too, a revoke of
+	// submitter leaves him allowed, and the note is a code.
+	jsonIn(japanese, "grant", "admin", "dave", "acme")
+	note := jsonIn(japanese, "revoke", "submitter", "dave", "acme")
+	if err := json.Unmarshal([]byte(note), &got); err != nil {
+		t.Fatalf("%v: %s", err, note)
+	}
+	if got["note"] != "other-relation" || got["canSubmit"] != true || got["done"] != "removed" ||
+		got["sentence"] != "dave may still start crawls for acme (deleted: user:dave submitter organization:acme; still allowed through another relation)" {
+		t.Errorf("--json of a revoke another relation still allows: %v", got)
 	}
 }
 

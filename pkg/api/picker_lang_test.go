@@ -1,0 +1,146 @@
+package api_test
+
+import (
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"unicode"
+
+	"github.com/capture-ledger/ledgerctl/pkg/api"
+)
+
+// pickerPage renders the picker for cfg with the given Accept-Language
+// headers (none when empty).
+func pickerPage(t testing.TB, cfg api.PickerConfig, acceptLanguage ...string) (*httptest.ResponseRecorder, string) {
+	t.Helper()
+	s := &api.Server{Picker: cfg}
+	req := httptest.NewRequest("GET", "/", nil)
+	for _, h := range acceptLanguage {
+		req.Header.Add("Accept-Language", h)
+	}
+	rec := httptest.NewRecorder()
+	s.Handler().ServeHTTP(rec, req)
+	if rec.Code != 200 {
+		t.Fatalf("picker: %d", rec.Code)
+	}
+	return rec, rec.Body.String()
+}
+
+func isJapanese(r rune) bool {
+	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana) || (r >= 0xFF00 && r <= 0xFFEF) || (r >= 0x3000 && r <= 0x303F)
+}
+
+func TestPickerSpeaksTheReadersLanguage(t *testing.T) {
+	t.Parallel()
+	views := []api.PickerConfig{
+		{View: api.ViewNames, Host: "0.0.0.0", Port: 7070, ReplayOrigin: "http://127.0.0.1:8899"},
+		{View: api.ViewToken, Issuer: "http://127.0.0.1:7071", ReplayOrigin: "http://127.0.0.1:8899"},
+		{View: api.ViewNone},
+	}
+	// Strings only the English page has, and only the Japanese one.
+	english := map[api.PickerView][]string{
+		api.ViewNames: {"<title>Choose an archive — capture-ledger</title>", "<h1>Choose an archive</h1>", "Organizations (comma-separated)", ">Load</button>", ">Load more</button>",
+			"anyone can be anyone", "This API listens on 0.0.0.0:7070", `"loading":"Loading…"`, "could not load the list", "the server is busy. Try again in {n} s.", `"dateLanguage":"en"`, "Only the list is filtered"},
+		api.ViewToken: {"Paste a token", "This API takes the caller\u0026#39;s name from a JWT (http://127.0.0.1:7071)", "To mint a token:", "this token is not accepted", "Viewing as {subject} ({orgs})"},
+		api.ViewNone:  {"everyone gets 401", "<h1>Choose an archive</h1>"},
+	}
+	japanese := map[api.PickerView][]string{
+		api.ViewNames: {"<title>アーカイブを選ぶ — capture-ledger</title>", "<h1>アーカイブを選ぶ</h1>", "組織（カンマ区切り）", ">読み込む</button>", ">さらに読む</button>",
+			"誰でも誰にでもなれる", "この API は 0.0.0.0:7070 で待ちながら", `"loading":"読み込み中…"`, "一覧を取れなかった", "{n} 秒ほど置いてからもう一度", `"dateLanguage":"ja"`, "絞り込まれるのは一覧だけ"},
+		api.ViewToken: {"トークンを貼って「読み込む」", "この API は JWT で名乗る設定（http://127.0.0.1:7071）", "トークンの刷り方:", "このトークンは通らない", "{subject}（{orgs}）として見ている"},
+		api.ViewNone:  {"全員 401", "<h1>アーカイブを選ぶ</h1>"},
+	}
+	for _, tc := range []struct {
+		name   string
+		header []string
+		lang   string
+	}{
+		{"no header", nil, "en"},
+		{"en", []string{"en"}, "en"},
+		{"en-US", []string{"en-US,en;q=0.9,ja;q=0.8"}, "en"},
+		{"*", []string{"*"}, "en"},
+		{"fr", []string{"fr-FR, de;q=0.5"}, "en"},
+		{"ja;q=0", []string{"ja;q=0, fr"}, "en"},
+		{"ja-JP", []string{"ja-JP,ja;q=0.9"}, "ja"},
+		{"ja", []string{"ja"}, "ja"},
+		{"ja preferred", []string{"en;q=0.5, ja-JP;q=0.8"}, "ja"},
+		{"two headers", []string{"fr", "ja;q=0.9"}, "ja"},
+	} {
+		for _, cfg := range views {
+			rec, body := pickerPage(t, cfg, tc.header...)
+			what := tc.name + ", view " + string(cfg.View)
+			if got := rec.Header().Get("Content-Language"); got != tc.lang {
+				t.Errorf("%s: Content-Language %q, want %q", what, got, tc.lang)
+			}
+			if vary := strings.Join(rec.Header().Values("Vary"), ","); !strings.Contains(vary, "Accept-Language") {
+				t.Errorf("%s: Vary %q lacks Accept-Language", what, vary)
+			}
+			if !strings.Contains(body, `<html lang="`+tc.lang+`">`) {
+				t.Errorf("%s: <html lang> is not %q", what, tc.lang)
+			}
+			want, other := english[cfg.View], japanese[cfg.View]
+			if tc.lang == "ja" {
+				want, other = other, want
+			}
+			for _, w := range want {
+				if !strings.Contains(body, w) {
+					t.Errorf("%s: lacks %q", what, w)
+				}
+			}
+			for _, w := range other {
+				if strings.Contains(body, w) {
+					t.Errorf("%s: has the other language's %q", what, w)
+				}
+			}
+			if tc.lang == "en" && strings.ContainsFunc(body, isJapanese) {
+				i := strings.IndexFunc(body, isJapanese)
+				t.Errorf("%s: the English page has Japanese: …%s…", what, body[max(0, i-40):min(len(body), i+40)])
+			}
+			// Time stamps carry their time zone in either language.
+			if cfg.View != api.ViewNone && !strings.Contains(body, `timeZoneName: "short"`) {
+				t.Errorf("%s: time stamps without a time zone", what)
+			}
+		}
+	}
+}
+
+// The picker escapes every value it puts into HTML in both languages.
+func TestPickerEscapesInEveryLanguage(t *testing.T) {
+	t.Parallel()
+	for _, lang := range []string{"", "ja"} {
+		for _, cfg := range []api.PickerConfig{
+			{View: api.ViewToken, Issuer: `http://x/"><script>alert(1)</script>`, ReplayOrigin: `http://r/'"</script>`},
+			{View: api.ViewNames, Host: `<b>h</b>`, Port: 7070, ReplayOrigin: `http://r/'"</script><script>alert(2)</script>`},
+		} {
+			var header []string
+			if lang != "" {
+				header = []string{lang}
+			}
+			_, body := pickerPage(t, cfg, header...)
+			for _, bad := range []string{"<script>alert(", `'"</script>`, "<b>h</b>"} {
+				if strings.Contains(body, bad) {
+					t.Errorf("lang %q, view %s: unescaped %q", lang, cfg.View, bad)
+				}
+			}
+			if strings.Contains(body, "innerHTML") {
+				t.Error("the picker must not use innerHTML")
+			}
+		}
+	}
+}
+
+// FuzzPickerAcceptLanguage: any Accept-Language header gives the page, in
+// English or Japanese, saying which.
+func FuzzPickerAcceptLanguage(f *testing.F) {
+	for _, s := range []string{"", "ja", "ja-JP,ja;q=0.9", "en", "*", "ja;q=0", "ja;q=abc", ",;=", "日本語;q=1"} {
+		f.Add(s)
+	}
+	cfg := api.PickerConfig{View: api.ViewNames, Host: "127.0.0.1", Port: 7070, ReplayOrigin: "http://r"}
+	f.Fuzz(func(t *testing.T, header string) {
+		rec, body := pickerPage(t, cfg, header)
+		lang := rec.Header().Get("Content-Language")
+		if (lang != "en" && lang != "ja") || !strings.Contains(body, `<html lang="`+lang+`">`) {
+			t.Fatalf("%q: Content-Language %q", header, lang)
+		}
+	})
+}
