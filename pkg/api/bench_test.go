@@ -379,23 +379,7 @@ func BenchmarkMintURL(b *testing.B) {
 		b.Fatalf("mint a hidden archive: %d %v", st, err)
 	}
 
-	mint := func(ctx context.Context, rng *rand.Rand) error {
-		id := visible[rng.IntN(len(visible))]
-		req, err := s.request(ctx, "POST", "/api/archives/"+id+"/url", subject, orgs)
-		if err != nil {
-			return err
-		}
-		res, err := s.client.Do(req)
-		if err != nil {
-			return err
-		}
-		_, err = io.Copy(io.Discard, res.Body)
-		res.Body.Close()
-		if err == nil && res.StatusCode != 200 {
-			err = fmt.Errorf("mint %s: status %d", id, res.StatusCode)
-		}
-		return err
-	}
+	mint := s.mintOp(visible, subject, orgs)
 	limit := func(ctx context.Context, rng *rand.Rand) error {
 		id := visible[rng.IntN(len(visible))]
 		var bucket, key string
@@ -637,23 +621,7 @@ func BenchmarkListGuard(b *testing.B) {
 	guardedSrv := httptest.NewServer((&api.Server{Access: guarded, Identity: identity.Headers{}, Submitters: s.perms}).Handler())
 	b.Cleanup(guardedSrv.Close)
 
-	mint := func(ctx context.Context, rng *rand.Rand) error {
-		id := visible[rng.IntN(len(visible))]
-		req, err := s.request(ctx, "POST", "/api/archives/"+id+"/url", "bob", []string{"acme"})
-		if err != nil {
-			return err
-		}
-		res, err := s.client.Do(req)
-		if err != nil {
-			return err
-		}
-		_, err = io.Copy(io.Discard, res.Body)
-		res.Body.Close()
-		if err == nil && res.StatusCode != 200 {
-			err = fmt.Errorf("mint %s: status %d", id, res.StatusCode)
-		}
-		return err
-	}
+	mint := s.mintOp(visible, "bob", []string{"acme"})
 	warmUp(b, 2, 5*time.Second, mint)
 
 	// A sparse lister sees nothing, so every answer must be empty.
@@ -835,4 +803,26 @@ type atomicCountingPerms struct {
 func (p *atomicCountingPerms) CanViewMany(ctx context.Context, subject string, orgs []string, ids []string) ([]bool, error) {
 	p.checks.Add(int64(len(ids)))
 	return p.Permissions.CanViewMany(ctx, subject, orgs, ids)
+}
+
+// mintOp mints a URL for a random archive of visible over HTTP as subject of
+// orgs; anything but a 200 is an error.
+func (s *benchStack) mintOp(visible []string, subject string, orgs []string) benchOp {
+	return func(ctx context.Context, rng *rand.Rand) error {
+		id := visible[rng.IntN(len(visible))]
+		req, err := s.request(ctx, "POST", "/api/archives/"+id+"/url", subject, orgs)
+		if err != nil {
+			return err
+		}
+		res, err := s.client.Do(req)
+		if err != nil {
+			return err
+		}
+		_, err = io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		if err == nil && res.StatusCode != 200 {
+			err = fmt.Errorf("mint %s: status %d", id, res.StatusCode)
+		}
+		return err
+	}
 }
