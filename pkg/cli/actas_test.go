@@ -8,6 +8,7 @@ import (
 // TestActingAsHostileIdentityIsUsage: what the API answers 401 for is a
 // usage error offline (exit 2), before any configuration is read.
 func TestActingAsHostileIdentityIsUsage(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		args []string
 		want string

@@ -51,6 +51,7 @@ func fixture(t *testing.T, name, fromBucket, bucket, dir string) []byte {
 // keys and missing manifests are listed (exit 3); bad identities are usage
 // errors; and after a drain the archives are listed for the organization.
 func TestArchivesAdd(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dsn := testenv.Database(t)
 	objects, bucket, _ := testenv.Bucket(t)
@@ -303,6 +304,7 @@ func TestArchivesAdd(t *testing.T) {
 // TestArchivesAddStopsWhenADependencyDoesNotAnswer: S3 or PostgreSQL not
 // answering stops the run with exit 4 and nothing written.
 func TestArchivesAddStopsWhenADependencyDoesNotAnswer(t *testing.T) {
+	t.Parallel()
 	dsn := testenv.Database(t)
 	_, bucket, _ := testenv.Bucket(t)
 	before := testenv.TakeSnapshot(t, dsn)

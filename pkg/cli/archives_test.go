@@ -20,6 +20,7 @@ import (
 // takes it back with --before; it opens only for the same --as and --org,
 // and a changed one is a usage error that names the flag.
 func TestArchivesListResumesWithOpaqueCursor(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dsn := testenv.Database(t)
 	_, bucket, _ := testenv.Bucket(t)

@@ -5,13 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"maps"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/capture-ledger/ledgerctl/pkg/config"
 	"github.com/capture-ledger/ledgerctl/pkg/store/postgres"
 	"github.com/capture-ledger/ledgerctl/pkg/testenv"
 )
@@ -34,16 +34,13 @@ func runStdin(t *testing.T, dir string, env map[string]string, stdin string, arg
 // runCtx is run with a context and an optional hook on the factory.
 func runCtx(ctx context.Context, t *testing.T, dir string, env map[string]string, hook func(*Factory), args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	for _, v := range config.Variables {
-		t.Setenv(v.Name, "")
-		os.Unsetenv(v.Name)
-	}
-	for k, v := range env {
-		t.Setenv(k, v)
-	}
 	var out, errb bytes.Buffer
 	f := NewFactory(Streams{In: strings.NewReader(""), Out: &out, Err: &errb})
 	f.Dir = dir
+	// Each run reads only env, never the process's environment, so the
+	// tests can run in parallel.
+	own := maps.Clone(env)
+	f.Env = func(name string) (string, bool) { v, ok := own[name]; return v, ok }
 	if hook != nil {
 		hook(f)
 	}
@@ -65,6 +62,7 @@ func runCtx(ctx context.Context, t *testing.T, dir string, env map[string]string
 }
 
 func TestHelpShowsTreeWithoutConfig(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	// A broken .env must not matter to help: help never reads configuration.
 	if err := os.WriteFile(filepath.Join(dir, ".env"), []byte("this is not an env file\n"), 0o600); err != nil {
@@ -85,6 +83,7 @@ func TestHelpShowsTreeWithoutConfig(t *testing.T) {
 }
 
 func TestCompletionsAreCurrent(t *testing.T) {
+	t.Parallel()
 	for shell, file := range map[string]string{"bash": "ledgerctl.bash", "zsh": "_ledgerctl", "fish": "ledgerctl.fish"} {
 		t.Run(shell, func(t *testing.T) {
 			out, errs, code := run(t, t.TempDir(), nil, "completion", shell)
@@ -112,6 +111,7 @@ func TestCompletionsAreCurrent(t *testing.T) {
 }
 
 func TestMigrateStatusUnreachable(t *testing.T) {
+	t.Parallel()
 	out, errs, code := run(t, t.TempDir(), map[string]string{"DATABASE_URL": "postgres://u:secretpw@127.0.0.1:1/ledger?sslmode=disable"}, "migrate", "status")
 	if code != ExitUnreachable {
 		t.Errorf("exit %d, want %d", code, ExitUnreachable)
@@ -130,6 +130,7 @@ func TestMigrateStatusUnreachable(t *testing.T) {
 }
 
 func TestMigrateMissingDatabaseURL(t *testing.T) {
+	t.Parallel()
 	_, errs, code := run(t, t.TempDir(), nil, "migrate", "up")
 	if code != ExitUsage || !strings.Contains(errs, "DATABASE_URL") || !strings.Contains(errs, "cp -n .env.example .env") {
 		t.Errorf("exit %d: %s", code, errs)
@@ -137,6 +138,7 @@ func TestMigrateMissingDatabaseURL(t *testing.T) {
 }
 
 func TestMigrateForceRejectsGarbage(t *testing.T) {
+	t.Parallel()
 	_, errs, code := run(t, t.TempDir(), map[string]string{"DATABASE_URL": "postgres://x@127.0.0.1:1/x"}, "migrate", "force", "abc")
 	if code != ExitUsage || !strings.Contains(errs, `"abc"`) {
 		t.Errorf("exit %d: %s", code, errs)
@@ -144,6 +146,7 @@ func TestMigrateForceRejectsGarbage(t *testing.T) {
 }
 
 func TestMigrateThroughCLI(t *testing.T) {
+	t.Parallel()
 	dsn := testenv.EmptyDatabase(t)
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, ".env"), []byte("DATABASE_URL="+dsn+"\n"), 0o600); err != nil {
@@ -184,6 +187,7 @@ func TestMigrateThroughCLI(t *testing.T) {
 }
 
 func TestVersion(t *testing.T) {
+	t.Parallel()
 	out, _, code := run(t, t.TempDir(), nil, "version", "--json")
 	var b BuildInfo
 	if code != 0 || json.Unmarshal([]byte(out), &b) != nil || b.Version == "" || b.Go == "" {
@@ -192,6 +196,7 @@ func TestVersion(t *testing.T) {
 }
 
 func TestUnknownCommandIsUsage(t *testing.T) {
+	t.Parallel()
 	_, errs, code := run(t, t.TempDir(), nil, "frobnicate")
 	if code != ExitUsage || !strings.Contains(errs, "unknown command") {
 		t.Errorf("exit %d: %s", code, errs)
@@ -201,6 +206,7 @@ func TestUnknownCommandIsUsage(t *testing.T) {
 // TestMigrateDownAsksOnATerminal: on a terminal, down reverts only after a
 // yes; --yes skips the question; off a terminal nothing is asked.
 func TestMigrateDownAsksOnATerminal(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	env := map[string]string{"DATABASE_URL": testenv.Database(t)}
 	answer := func(yes bool, asked *string) func(*Factory) {

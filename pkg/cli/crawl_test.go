@@ -13,6 +13,7 @@ import (
 )
 
 func TestTargetsCommands(t *testing.T) {
+	t.Parallel()
 	dsn := testenv.Database(t)
 	env := map[string]string{"DATABASE_URL": dsn}
 	dir := t.TempDir()
@@ -66,6 +67,7 @@ func TestTargetsCommands(t *testing.T) {
 }
 
 func TestCrawlCommands(t *testing.T) {
+	t.Parallel()
 	dsn := testenv.Database(t)
 	_, bucket, _ := testenv.Bucket(t)
 	dir := t.TempDir()

@@ -105,6 +105,7 @@ var pgUpLine = regexp.MustCompile(`postgres: up on 127\.0\.0\.1:(\d+)`)
 // stack is harmless; a recorded port taken by something else moves, and
 // --env-local rewrites .env.local for the new port.
 func TestDevStackKeepsPortsAcrossRestarts(t *testing.T) {
+	t.Parallel()
 	pgBin, vgw := stackBinaries(t)
 	dir, state := t.TempDir(), stackDir(t)
 	up := func(extra ...string) (string, string) {
@@ -170,6 +171,7 @@ func TestDevStackKeepsPortsAcrossRestarts(t *testing.T) {
 // TestDevStackFailedUpLeavesNothingRunning: whatever fails, up leaves no
 // PostgreSQL (nor versitygw) running from its state folder.
 func TestDevStackFailedUpLeavesNothingRunning(t *testing.T) {
+	t.Parallel()
 	pgBin, vgw := stackBinaries(t)
 	dir, state := t.TempDir(), stackDir(t)
 	pidFile := filepath.Join(devstack.DataDir(state), "postmaster.pid")
@@ -224,6 +226,7 @@ func TestDevStackFailedUpLeavesNothingRunning(t *testing.T) {
 // folder of its own, never the one `make run` and `make stack-up/-down` use,
 // and that folder is git-ignored.
 func TestMakefileTestStackIsNotRunStack(t *testing.T) {
+	t.Parallel()
 	makeBin, err := exec.LookPath("make")
 	if err != nil {
 		if os.Getenv("CI") == "true" {

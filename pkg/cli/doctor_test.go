@@ -36,6 +36,7 @@ func doctorChecks(t *testing.T, out string) (doctorJSON, map[string]int) {
 // with a dead outbox row, a database with its migrations pending, and S3 on
 // a closed port.
 func TestDoctor(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dsn := testenv.Database(t)
 	_, bucket, _ := testenv.Bucket(t)
@@ -166,6 +167,7 @@ func TestDoctor(t *testing.T) {
 // TestDoctorConfiguration: missing and invalid variables are all named in
 // the config check, and nothing else is tried (exit 2).
 func TestDoctorConfiguration(t *testing.T) {
+	t.Parallel()
 	out, errs, code := run(t, t.TempDir(), map[string]string{"CAPTURE_LEDGER_API_PORT": "99999"}, "doctor", "--json")
 	if code != ExitUsage {
 		t.Fatalf("exit %d: %s %s", code, out, errs)

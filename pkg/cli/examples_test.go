@@ -112,6 +112,7 @@ func TestHelpExamplesAreAccepted(t *testing.T) {
 // TestEveryCommandHasExamples: every command a person runs shows at least
 // one example in its --help.
 func TestEveryCommandHasExamples(t *testing.T) {
+	t.Parallel()
 	var buf bytes.Buffer
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {

@@ -23,6 +23,9 @@ type Factory struct {
 	// verbose prints which env files were read (names only) on stderr;
 	// serve always does, in its startup notes.
 	verbose bool
+	// Env, when set, is the environment the commands read instead of the
+	// process's (tests give each run its own); nil reads os.LookupEnv.
+	Env func(name string) (string, bool)
 	// confirm, when set, answers the questions commands ask on a terminal
 	// (tests); nil asks on stdin when stdin and stderr are a terminal.
 	confirm func(question string) (asked, yes bool)
@@ -58,7 +61,7 @@ func NewFactory(s Streams) *Factory {
 // which env files were read (names only, never values).
 func (f *Factory) Config() (*config.Config, error) {
 	f.cfgOnce.Do(func() {
-		f.cfg, f.cfgErr = config.Load(f.Dir, f.flags)
+		f.cfg, f.cfgErr = config.LoadEnv(f.Dir, f.flags, f.lookupEnv)
 		if f.cfgErr == nil && f.verbose {
 			fmt.Fprintln(f.Streams.Err, f.cfg.Note())
 		}
@@ -90,4 +93,12 @@ func (f *Factory) close() {
 		f.closers[i]()
 	}
 	f.closers = nil
+}
+
+// lookupEnv reads one environment variable through Env, else the process.
+func (f *Factory) lookupEnv(name string) (string, bool) {
+	if f.Env != nil {
+		return f.Env(name)
+	}
+	return os.LookupEnv(name)
 }

@@ -259,7 +259,7 @@ func fgaDeployRun(ctx context.Context, opts *FGADeployOptions) error {
 		fmt.Fprintf(errw, "%s store %q of %s\n%s — restart ledgerctl serve to use it\n", verb, d.StoreName, authz.Where(s), note)
 	}
 	for name, v := range values {
-		if shell, ok := os.LookupEnv(name); ok && shell != "" && shell != v {
+		if shell, ok := f.lookupEnv(name); ok && shell != "" && shell != v {
 			fmt.Fprintf(errw, "warning: %s is set in the shell, which beats .env.local: unset it to use the new value\n", name)
 		}
 	}

@@ -20,6 +20,7 @@ import (
 )
 
 func TestFGATestPassesWithoutConfiguration(t *testing.T) {
+	t.Parallel()
 	out, errs, code := run(t, t.TempDir(), nil, "fga", "test")
 	if code != ExitOK {
 		t.Fatalf("exit %d\n%s%s", code, out, errs)
@@ -44,6 +45,7 @@ func TestFGATestPassesWithoutConfiguration(t *testing.T) {
 }
 
 func TestFGATestJSON(t *testing.T) {
+	t.Parallel()
 	out, errs, code := run(t, t.TempDir(), nil, "fga", "test", "--json")
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errs)
@@ -77,6 +79,7 @@ func writeSuite(t *testing.T, model string) string {
 }
 
 func TestFGATestCatchesMemberInCanSubmit(t *testing.T) {
+	t.Parallel()
 	broken := strings.Replace(fga.Model, "define can_submit: submitter or admin", "define can_submit: submitter or admin or member", 1)
 	file := writeSuite(t, broken)
 	out, errs, code := run(t, t.TempDir(), nil, "fga", "test", "--file", file)
@@ -99,6 +102,7 @@ func TestFGATestCatchesMemberInCanSubmit(t *testing.T) {
 }
 
 func TestFGATestNamesTheLineOfASyntaxError(t *testing.T) {
+	t.Parallel()
 	broken := strings.Replace(fga.Model, "define submitter: [user]", "define submitter [user]", 1)
 	line := 0
 	for i, l := range strings.Split(broken, "\n") {
@@ -115,6 +119,7 @@ func TestFGATestNamesTheLineOfASyntaxError(t *testing.T) {
 }
 
 func TestFGATestMissingFile(t *testing.T) {
+	t.Parallel()
 	_, errs, code := run(t, t.TempDir(), nil, "fga", "test", "--file", "nope.yaml")
 	if code != ExitUsage || !strings.Contains(errs, "nope.yaml") {
 		t.Errorf("exit %d: %s", code, errs)
@@ -122,6 +127,7 @@ func TestFGATestMissingFile(t *testing.T) {
 }
 
 func TestFGAGrantRefusesMember(t *testing.T) {
+	t.Parallel()
 	out, errs, code := run(t, t.TempDir(), nil, "fga", "grant", "member", "alice", "acme")
 	if code != ExitUsage || out != "" {
 		t.Fatalf("exit %d, stdout %q", code, out)
@@ -139,6 +145,7 @@ func TestFGAGrantRefusesMember(t *testing.T) {
 }
 
 func TestFGAGrantNeedsDeployedIDs(t *testing.T) {
+	t.Parallel()
 	_, errs, code := run(t, t.TempDir(), map[string]string{"DATABASE_URL": "postgres://u@127.0.0.1:1/x"}, "fga", "grant", "submitter", "alice", "acme")
 	if code != ExitUsage || !strings.Contains(errs, "CAPTURE_LEDGER_FGA_STORE_ID") || !strings.Contains(errs, "ledgerctl fga deploy") {
 		t.Errorf("exit %d: %s", code, errs)
@@ -146,6 +153,7 @@ func TestFGAGrantNeedsDeployedIDs(t *testing.T) {
 }
 
 func TestFGADeployNeedsADatastore(t *testing.T) {
+	t.Parallel()
 	_, errs, code := run(t, t.TempDir(), nil, "fga", "deploy")
 	if code != ExitUsage || !strings.Contains(errs, "CAPTURE_LEDGER_FGA_DATASTORE_URI") {
 		t.Errorf("exit %d: %s", code, errs)
@@ -153,6 +161,7 @@ func TestFGADeployNeedsADatastore(t *testing.T) {
 }
 
 func TestFGAGrantUnreachableRemote(t *testing.T) {
+	t.Parallel()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -172,6 +181,7 @@ func TestFGAGrantUnreachableRemote(t *testing.T) {
 }
 
 func TestFGADeployGrantRevokeThroughCLI(t *testing.T) {
+	t.Parallel()
 	ledger := testenv.EmptyDatabase(t)
 	fgaDB := config.SiblingDatabase(ledger, "_fga") // does not exist yet: deploy creates it
 	t.Cleanup(func() { dropDB(t, fgaDB) })

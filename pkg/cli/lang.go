@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"os"
-
 	"github.com/capture-ledger/ledgerctl/pkg/i18n"
 )
 
@@ -11,4 +9,6 @@ import (
 // LC_MESSAGES, else LANG; see i18n.FromLocale). It is read from the process
 // environment, as settings are, but never from .env files: the locale is the
 // reader's, not the deployment's. --json output never depends on it.
-func (f *Factory) Lang() i18n.Lang { return i18n.FromLocale(os.Getenv) }
+func (f *Factory) Lang() i18n.Lang {
+	return i18n.FromLocale(func(name string) string { v, _ := f.lookupEnv(name); return v })
+}

@@ -23,6 +23,7 @@ import (
 // list the archive and its link downloads the exact bytes, while someone of
 // another organization sees nothing.
 func TestQuickStart(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dsn := testenv.Database(t)
 	objects, bucket, _ := testenv.Bucket(t)

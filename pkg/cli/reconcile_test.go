@@ -42,6 +42,7 @@ func stackEnv(t *testing.T, dsn, bucket string) map[string]string {
 }
 
 func TestReconcile(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dsn := testenv.Database(t)
 	objects, bucket, _ := testenv.Bucket(t)
@@ -197,6 +198,7 @@ func containsPayload(all []ledger.OutboxPayload, want ledger.OutboxPayload) bool
 // bad one is counted and listed with its reason, nothing of theirs reaches
 // the ledger, and the command exits 3, run after run.
 func TestReconcileBadRowsDoNotStarveTheRest(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dsn := testenv.Database(t)
 	objects, bucket, _ := testenv.Bucket(t)
@@ -349,6 +351,7 @@ func TestReconcileBadRowsDoNotStarveTheRest(t *testing.T) {
 // TestReconcileStopsWhenS3DoesNotAnswer: a dependency that does not answer
 // is the one thing that stops a run: exit 4, nothing written.
 func TestReconcileStopsWhenS3DoesNotAnswer(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dsn := testenv.Database(t)
 	_, bucket, _ := testenv.Bucket(t)

@@ -9,6 +9,7 @@ import (
 // suggestion and exit 2, like a typo at the top; the group alone still
 // prints its help.
 func TestUnknownSubcommandIsUsage(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		args []string
 		want string

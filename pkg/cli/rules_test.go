@@ -12,6 +12,7 @@ import (
 )
 
 func TestRulesCheckCLIAndEndpointAgree(t *testing.T) {
+	t.Parallel()
 	q := url.Values{
 		"seed": {"https://www.example.com/", "ftp://x/"},
 		"rule": {"follow:same-site", "skip:ads.example.com", "capture:https://WWW.example.com:443/search"},

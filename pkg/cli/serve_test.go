@@ -32,6 +32,7 @@ func freePort(t *testing.T) int {
 // outbox), mint a URL as an organisation member and fetch the object, then
 // stop the server gracefully.
 func TestServeLikeAnOperator(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dsn := testenv.Database(t)
 	objects, bucket, _ := testenv.Bucket(t)
@@ -193,6 +194,7 @@ func TestServeLikeAnOperator(t *testing.T) {
 // that refusal (the server then goes on to its dependencies: here an
 // unreachable database, so nothing binds 0.0.0.0 in the test).
 func TestServeRefusesDevIdentityOnTheNetwork(t *testing.T) {
+	t.Parallel()
 	dsn := testenv.Database(t)
 	_, bucket, _ := testenv.Bucket(t)
 	dir := t.TempDir()

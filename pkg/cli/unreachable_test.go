@@ -28,6 +28,7 @@ func closedURL(t *testing.T) string {
 // is TestReconcileStopsWhenS3DoesNotAnswer; PostgreSQL's through migrate is
 // TestMigrateStatusUnreachable).
 func TestExitFourForEveryDependency(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dsn := testenv.Database(t)
 	_, bucket, _ := testenv.Bucket(t)
@@ -76,6 +77,7 @@ func TestExitFourForEveryDependency(t *testing.T) {
 // TestUnparsableDatabaseURLIsUsage: a DATABASE_URL that is not a URL at
 // all is a configuration error (exit 2) naming the variable, not exit 1.
 func TestUnparsableDatabaseURLIsUsage(t *testing.T) {
+	t.Parallel()
 	out, errs, code := run(t, t.TempDir(), map[string]string{"DATABASE_URL": "postgres://u:secretpw@127.0.0.1:notaport/x"}, "migrate", "status")
 	if code != ExitUsage || out != "" || !strings.Contains(errs, "DATABASE_URL") || strings.Contains(errs, "secretpw") {
 		t.Errorf("exit %d (want %d), stdout %q, stderr %q", code, ExitUsage, out, errs)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -24,7 +25,11 @@ type Config struct {
 
 // Load reads dir/.env then dir/.env.local, the process environment, and the
 // flags in fs that are bound to variables (see BindFlags).
-func Load(dir string, fs *pflag.FlagSet) (*Config, error) {
+func Load(dir string, fs *pflag.FlagSet) (*Config, error) { return LoadEnv(dir, fs, os.LookupEnv) }
+
+// LoadEnv is Load with the shell's environment read through lookup, so
+// that callers (tests) can give each run its own environment.
+func LoadEnv(dir string, fs *pflag.FlagSet, lookup func(string) (string, bool)) (*Config, error) {
 	c := &Config{v: viper.New(), dir: dir}
 	c.v.AllowEmptyEnv(false)
 	merged := map[string]any{}
@@ -45,15 +50,18 @@ func Load(dir string, fs *pflag.FlagSet) (*Config, error) {
 			}
 		}
 	}
+	// The shell beats the files; an empty value counts as unset.
+	for _, va := range Variables {
+		if v, ok := lookup(va.Name); ok && v != "" {
+			merged[va.Name] = v
+		}
+	}
 	if err := c.v.MergeConfigMap(merged); err != nil {
 		return nil, err
 	}
 	for _, va := range Variables {
 		if va.Default != "" {
 			c.v.SetDefault(va.Name, va.Default)
-		}
-		if err := c.v.BindEnv(va.Name, va.Name); err != nil {
-			return nil, err
 		}
 		if va.Flag != "" && fs != nil {
 			if fl := fs.Lookup(va.Flag); fl != nil {
