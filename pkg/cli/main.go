@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/capture-ledger/ledgerctl/pkg/config"
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
@@ -114,22 +113,8 @@ func classify(err error) (int, string) {
 		return ExitUsage, setting.Error()
 	case errors.As(err, &missing), errors.As(err, &invalid), errors.As(err, &usage):
 		return ExitUsage, err.Error()
-	case isCobraUsage(err):
-		return ExitUsage, err.Error() + " (see --help)"
 	case errors.Is(err, context.Canceled):
 		return ExitFailure, "interrupted"
 	}
 	return ExitFailure, err.Error()
-}
-
-// isCobraUsage recognises cobra's own flag and argument errors, which it
-// returns as plain errors.
-func isCobraUsage(err error) bool {
-	s := err.Error()
-	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "flag needs an argument", "invalid argument", "accepts ", "requires at least", "requires exactly", "required flag", "if any flags in the group"} {
-		if strings.Contains(s, p) {
-			return true
-		}
-	}
-	return false
 }

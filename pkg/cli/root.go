@@ -56,17 +56,36 @@ Configuration comes from flags, then the shell, then .env.local, then .env
 	if c, _, err := root.Find([]string{"completion"}); err == nil && c != root {
 		c.Example = "  ledgerctl completion bash > /etc/bash_completion.d/ledgerctl\n  ledgerctl completion zsh > \"${fpath[1]}/_ledgerctl\"\n  ledgerctl completion fish > ~/.config/fish/completions/ledgerctl.fish"
 	}
-	for _, c := range root.Commands() {
-		refuseUnknownSubcommands(c)
-	}
+	// Usage errors are marked where cobra makes them, never recognised by
+	// their text: bad flags through the flag-error hook, bad arguments
+	// through each command's Args, unknown commands by the groups below.
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	refuseUnknownSubcommands(root)
+	markArgErrors(root)
 	return root
 }
 
-// refuseUnknownSubcommands makes every command group below the root (one
-// with subcommands and nothing to run itself) refuse an argument that names
-// no subcommand, as the root does: a usage error (exit 2) with cobra's
-// "did you mean" suggestions, instead of printing help and exiting 0.
-// Without arguments a group still prints its help.
+// markArgErrors makes the argument checks of c and every command below it
+// return usage errors (exit 2).
+func markArgErrors(c *cobra.Command) {
+	if check := c.Args; check != nil {
+		c.Args = func(cmd *cobra.Command, args []string) error {
+			if err := check(cmd, args); err != nil {
+				return usageError{err}
+			}
+			return nil
+		}
+	}
+	for _, sub := range c.Commands() {
+		markArgErrors(sub)
+	}
+}
+
+// refuseUnknownSubcommands makes every command group (one with subcommands
+// and nothing to run itself), the root included, refuse an argument that
+// names no subcommand: a usage error (exit 2) with cobra's "did you mean"
+// suggestions, instead of printing help and exiting 0. Without arguments a
+// group still prints its help.
 func refuseUnknownSubcommands(c *cobra.Command) {
 	if c.HasSubCommands() && !c.Runnable() {
 		c.Args = cobra.ArbitraryArgs

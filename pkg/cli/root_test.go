@@ -30,3 +30,22 @@ func TestUnknownSubcommandIsUsage(t *testing.T) {
 		t.Errorf("archives alone: exit %d, %q", code, out)
 	}
 }
+
+// TestUsageErrorsAreMarkedWhereCobraMakesThem: bad flags and arguments
+// exit 2 through the flag-error hook and the commands' Args, whatever
+// cobra's wording.
+func TestUsageErrorsAreMarkedWhereCobraMakesThem(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{
+		{"--nope"},
+		{"migrate", "up", "--nope"},
+		{"archives", "url"},
+		{"archives", "url", "a", "b"},
+		{"version", "extra"},
+		{"crawl", "start", "--max-depth", "deep"},
+	} {
+		if _, errs, code := run(t, t.TempDir(), nil, args...); code != ExitUsage {
+			t.Errorf("%v: exit %d, want %d: %s", args, code, ExitUsage, errs)
+		}
+	}
+}
