@@ -2,14 +2,13 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
-	"net/url"
 	"strconv"
-	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/capture-ledger/ledgerctl/pkg/api"
+	"github.com/capture-ledger/ledgerctl/pkg/crawl/rules"
 	"github.com/capture-ledger/ledgerctl/pkg/ui"
 )
 
@@ -56,9 +55,16 @@ func rulesCheckRun(opts *RulesCheckOptions) error {
 	if len(opts.Seeds) == 0 {
 		return usagef("at least one --seed is required")
 	}
-	ans, err := api.RulesCheck(url.Values{"seed": opts.Seeds, "rule": opts.Rules, "url": opts.URLs})
-	if err != nil {
-		return usagef("%s", strings.NewReplacer("querystring/rule/", "--rule #").Replace(err.Error()))
+	ans, err := rules.Try(opts.Seeds, opts.Rules, opts.URLs)
+	var spec *rules.SpecError
+	var many *rules.TooManyRulesError
+	switch {
+	case errors.As(err, &spec):
+		return usagef("--rule #%d %v", spec.Index, spec.Err)
+	case errors.As(err, &many):
+		return usagef("--rule %v", many)
+	case err != nil:
+		return err
 	}
 	if opts.JSON {
 		if err := json.NewEncoder(opts.f.Streams.Out).Encode(ans); err != nil {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/capture-ledger/ledgerctl/pkg/api"
+	"github.com/capture-ledger/ledgerctl/pkg/crawl/rules"
 	"github.com/capture-ledger/ledgerctl/pkg/identity"
 )
 
@@ -44,7 +45,7 @@ func TestRulesCheckCLIAndEndpointAgree(t *testing.T) {
 	if strings.TrimSpace(rec.Body.String()) != strings.TrimSpace(out) {
 		t.Errorf("CLI and endpoint differ:\nCLI %s\nAPI %s", out, rec.Body)
 	}
-	var ans api.RulesCheckAnswer
+	var ans rules.DryRun
 	if err := json.Unmarshal([]byte(out), &ans); err != nil {
 		t.Fatal(err)
 	}
