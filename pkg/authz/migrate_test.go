@@ -25,6 +25,26 @@ func TestDefaultStoreNameMatchesConfig(t *testing.T) {
 
 // legacyStore fills a store named authz.LegacyStoreName with the model and
 // 250 tuples, every fifth conditional, and returns its id and tuples.
+// memoryClient is an embedded OpenFGA on a memory datastore, closed when
+// the test ends.
+func memoryClient(t *testing.T) *authz.Embedded {
+	t.Helper()
+	c, err := authz.NewMemory(authz.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// withLegacyStore is memoryClient holding a legacyStore.
+func withLegacyStore(t *testing.T) (*authz.Embedded, string, map[string]authz.Tuple) {
+	t.Helper()
+	c := memoryClient(t)
+	id, want := legacyStore(t, c)
+	return c, id, want
+}
+
 func legacyStore(t *testing.T, c authz.Client) (string, map[string]authz.Tuple) {
 	t.Helper()
 	ctx := context.Background()
@@ -81,12 +101,7 @@ func readStore(t *testing.T, c authz.Client, storeID string) map[string]authz.Tu
 
 func TestDeployMigratesTheLegacyStore(t *testing.T) {
 	ctx := context.Background()
-	c, err := authz.NewMemory(authz.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	oldID, want := legacyStore(t, c)
+	c, oldID, want := withLegacyStore(t)
 	c.UseStore("", "")
 
 	d, err := authz.Deploy(ctx, c, authz.DefaultStoreName, fga.Model)
@@ -144,12 +159,7 @@ func TestDeployMigratesTheLegacyStore(t *testing.T) {
 
 func TestDeployResumesAnUnfinishedMigration(t *testing.T) {
 	ctx := context.Background()
-	c, err := authz.NewMemory(authz.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	oldID, want := legacyStore(t, c)
+	c, oldID, want := withLegacyStore(t)
 	// A deploy that stopped after creating the store: no model yet.
 	newID, err := c.FindOrCreateStore(ctx, authz.DefaultStoreName)
 	if err != nil {
@@ -194,12 +204,7 @@ func TestDeployResumesAnUnfinishedMigration(t *testing.T) {
 
 func TestDeployMigratesOnlyToTheDefaultName(t *testing.T) {
 	ctx := context.Background()
-	c, err := authz.NewMemory(authz.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	oldID, want := legacyStore(t, c)
+	c, oldID, want := withLegacyStore(t)
 	for _, name := range []string{"my-ledger", authz.DefaultStoreName + "-staging"} {
 		c.UseStore("", "")
 		d, err := authz.Deploy(ctx, c, name, fga.Model)
@@ -226,11 +231,7 @@ func TestDeployMigratesOnlyToTheDefaultName(t *testing.T) {
 
 func TestDeployWithoutALegacyStore(t *testing.T) {
 	ctx := context.Background()
-	c, err := authz.NewMemory(authz.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := memoryClient(t)
 	d, err := authz.Deploy(ctx, c, authz.DefaultStoreName, fga.Model)
 	if err != nil || d.MigratedFrom != nil || d.MigratedTuples != 0 || d.StoreID == "" {
 		t.Fatalf("Deploy: %+v %v", d, err)

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/capture-ledger/ledgerctl/pkg/api"
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 	"github.com/capture-ledger/ledgerctl/pkg/testenv"
@@ -61,11 +59,7 @@ func TestArchivesAdd(t *testing.T) {
 	if out, errs, code := run(t, dir, env, "fga", "deploy"); code != 0 {
 		t.Fatalf("deploy: exit %d: %s %s", code, out, errs)
 	}
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := testenv.Connect(t, dsn)
 	put := func(key string, body []byte) {
 		if err := objects.Put(ctx, bucket, key, "application/json", body); err != nil {
 			t.Fatal(err)

@@ -32,11 +32,7 @@ func TestArchivesListResumesWithOpaqueCursor(t *testing.T) {
 		t.Fatalf("deploy: exit %d: %s %s", code, out, errs)
 	}
 	// 150 archives of an organization carol is not in.
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := testenv.Connect(t, dsn)
 	var rows [][]any
 	newest := time.Now().Add(-time.Hour).UTC().Truncate(time.Microsecond)
 	var ids []string

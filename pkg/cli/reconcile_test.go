@@ -46,11 +46,7 @@ func TestReconcile(t *testing.T) {
 	ctx := context.Background()
 	dsn := testenv.Database(t)
 	objects, bucket, _ := testenv.Bucket(t)
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := testenv.Connect(t, dsn)
 
 	lost := uuid.NewString()      // the level write "failed": a manifest, no archive
 	missing := uuid.NewString()   // the manifest was never written
@@ -202,11 +198,7 @@ func TestReconcileBadRowsDoNotStarveTheRest(t *testing.T) {
 	ctx := context.Background()
 	dsn := testenv.Database(t)
 	objects, bucket, _ := testenv.Bucket(t)
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := testenv.Connect(t, dsn)
 	put := func(key string, body []byte) {
 		if err := objects.Put(ctx, bucket, key, "application/json", body); err != nil {
 			t.Fatal(err)
@@ -355,11 +347,7 @@ func TestReconcileStopsWhenS3DoesNotAnswer(t *testing.T) {
 	ctx := context.Background()
 	dsn := testenv.Database(t)
 	_, bucket, _ := testenv.Bucket(t)
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := testenv.Connect(t, dsn)
 	task := uuid.NewString()
 	if _, err := conn.Exec(ctx, `INSERT INTO capture_submissions (task_id, org_id, manifest_key) VALUES ($1, 'acme', $2)`, task, "crawl/"+task+".result.json"); err != nil {
 		t.Fatal(err)

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/capture-ledger/ledgerctl/pkg/apptest"
 	"github.com/capture-ledger/ledgerctl/pkg/testenv"
@@ -58,11 +57,7 @@ func TestServeLikeAnOperator(t *testing.T) {
 	if err := objects.Put(ctx, bucket, "c/"+task+".result.json", "application/json", apptest.Manifest(task, "success", "https://example.com/", bucket, "c/"+task+".wacz", time.Now())); err != nil {
 		t.Fatal(err)
 	}
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := testenv.Connect(t, dsn)
 	if _, err := conn.Exec(ctx, `INSERT INTO capture_submissions (task_id, org_id, submitted_by, manifest_key) VALUES ($1, 'acme', 'alice', $2)`, task, "c/"+task+".result.json"); err != nil {
 		t.Fatal(err)
 	}

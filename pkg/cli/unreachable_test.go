@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/capture-ledger/ledgerctl/pkg/testenv"
 )
 
@@ -32,11 +30,7 @@ func TestExitFourForEveryDependency(t *testing.T) {
 	ctx := context.Background()
 	dsn := testenv.Database(t)
 	_, bucket, _ := testenv.Bucket(t)
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := testenv.Connect(t, dsn)
 	var id string
 	if err := conn.QueryRow(ctx, `INSERT INTO archives (task_id, bucket, object_key, source_url, captured_at)
 		VALUES (gen_random_uuid(), $1, 'k.wacz', 'https://example.com/', now()) RETURNING id::text`, bucket).Scan(&id); err != nil {

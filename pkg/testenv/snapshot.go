@@ -76,3 +76,14 @@ func Unchanged(t testing.TB, dsn string, before Snapshot) {
 		t.Errorf("the database changed: %s", d)
 	}
 }
+
+// Connect opens one connection to dsn, closed when the test ends.
+func Connect(t testing.TB, dsn string) *pgx.Conn {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), dsn)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	t.Cleanup(func() { _ = conn.Close(context.Background()) })
+	return conn
+}
