@@ -18,6 +18,8 @@ func TestActingAsHostileIdentityIsUsage(t *testing.T) {
 		{[]string{"crawl", "list", "--as", "alice", "--org", "acme#member"}, "--org: organization"},
 		{[]string{"crawl", "list", "--as", "alice", "--org", "a b"}, "--org: organization"},
 		{[]string{"crawl", "list", "--org", "acme"}, "--as is required"},
+		{[]string{"archives", "list", "--as", "user:alice", "--org", "acme"}, "--as: subject"},
+		{[]string{"archives", "url", "5b0a3c1e-0000-4000-8000-000000000000", "--as", "alice", "--org", "acme#member"}, "--org: organization"},
 	} {
 		out, errs, code := run(t, t.TempDir(), nil, tc.args...)
 		if code != ExitUsage || out != "" || !strings.Contains(errs, tc.want) {

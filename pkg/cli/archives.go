@@ -185,17 +185,8 @@ func archivesAddRun(cmd *cobra.Command, opts *ArchivesAddOptions, keys []string)
 }
 
 func (o *ArchivesOptions) identity() (string, []string, error) {
-	subject := strings.TrimSpace(o.As)
-	if subject == "" {
-		return "", nil, usagef("--as is required: the subject to act as")
-	}
-	var orgs []string
-	for _, org := range o.Orgs {
-		if org = strings.TrimSpace(org); org != "" {
-			orgs = append(orgs, org)
-		}
-	}
-	return subject, orgs, nil
+	id, err := actingAs(o.As, o.Orgs, "the subject to act as")
+	return id.Subject, id.Organizations, err
 }
 
 func archivesListRun(cmd *cobra.Command, opts *ArchivesOptions) error {
