@@ -273,15 +273,17 @@ func (r *Reconciler) one(ctx context.Context, sub ledger.Submission) (rowOutcome
 	return rowOutcome{outcome: outcomeSkipped}, nil
 }
 
-// s3Err marks a read S3 did not answer (a network failure) as unreachable.
+// s3Err marks a read S3 did not answer as reconcile's unreachable
+// dependency; the blob client decides what "did not answer" is.
 func s3Err(err error) error {
-	if unanswered(err) {
+	if errors.Is(err, ledger.ErrUnreachable) {
 		return &UnreachableError{Dependency: "S3", Err: err}
 	}
 	return err
 }
 
-// unanswered reports whether err is a network failure: nothing answered.
+// unanswered reports whether err is a network failure: nothing answered
+// (for PostgreSQL; S3's errors come classified by the blob client).
 func unanswered(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF)

@@ -7,6 +7,8 @@ import (
 	"io"
 	"net"
 	"testing"
+
+	"github.com/capture-ledger/ledgerctl/pkg/blob"
 )
 
 type statusErr int
@@ -24,26 +26,24 @@ func (e sqlErr) SQLState() string { return string(e) }
 func TestReconcileErrorClasses(t *testing.T) {
 	t.Parallel()
 	netErr := &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")}
+	s3Down := &blob.UnreachableError{Endpoint: "http://127.0.0.1:1", Err: errors.New("get: dial tcp: connection refused")}
 	for _, tc := range []struct {
 		name       string
 		err        error
-		refused    bool // blob's ErrRejected class (tested in pkg/blob)
-		unreachS3  bool // s3Err wraps it as unreachable
+		unreachS3  bool // s3Err wraps it as unreachable (what blob classified so)
 		rowData    bool // rowDataError
 		unreachSQL bool // storeErr wraps it as unreachable
 	}{
-		{"400 KeyTooLong", fmt.Errorf("get: %w", statusErr(400)), true, false, false, false},
-		{"403 AccessDenied", statusErr(403), true, false, false, false},
-		{"500 for one key", statusErr(500), true, false, false, false},
-		{"503 unavailable", statusErr(503), false, false, false, false},
-		{"429 throttled", statusErr(429), false, false, false, false},
-		{"connection refused", fmt.Errorf("get: %w", netErr), false, true, false, true},
-		{"cut mid-body", io.ErrUnexpectedEOF, false, true, false, true},
-		{"interrupted", context.Canceled, false, false, false, false},
-		{"no HTTP status", errors.New("x"), false, false, false, false},
-		{"22021 NUL in a value", fmt.Errorf("insert: %w", sqlErr("22021")), false, false, true, false},
-		{"23505 unique", sqlErr("23505"), false, false, true, false},
-		{"42P01 no table", sqlErr("42P01"), false, false, false, false},
+		{"S3 did not answer (blob's verdict)", fmt.Errorf("read manifest: %w", s3Down), true, false, false},
+		{"400 KeyTooLong", fmt.Errorf("get: %w", statusErr(400)), false, false, false},
+		{"503 unavailable, unclassified", statusErr(503), false, false, false},
+		{"connection refused (PostgreSQL)", fmt.Errorf("connect: %w", netErr), false, false, true},
+		{"cut mid-result (PostgreSQL)", io.ErrUnexpectedEOF, false, false, true},
+		{"interrupted", context.Canceled, false, false, false},
+		{"no HTTP status", errors.New("x"), false, false, false},
+		{"22021 NUL in a value", fmt.Errorf("insert: %w", sqlErr("22021")), false, true, false},
+		{"23505 unique", sqlErr("23505"), false, true, false},
+		{"42P01 no table", sqlErr("42P01"), false, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var u *UnreachableError

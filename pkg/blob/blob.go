@@ -83,7 +83,11 @@ func (c *Client) Get(ctx context.Context, bucket, key string) ([]byte, error) {
 		return nil, c.wrap(err, "get", bucket, key)
 	}
 	defer out.Body.Close()
-	return io.ReadAll(out.Body)
+	data, err := io.ReadAll(out.Body)
+	if err != nil {
+		return nil, c.wrap(err, "read", bucket, key) // cut mid-body: no answer
+	}
+	return data, nil
 }
 
 // List returns every key of bucket that starts with prefix, in the order
