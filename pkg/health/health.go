@@ -14,7 +14,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"strings"
 	"sync"
 	"time"
@@ -265,12 +264,6 @@ func (c *Checker) s3(ctx context.Context, bc *blob.Client) Result {
 	case errors.Is(err, blob.ErrRejected):
 		return Result{Status: Fail, Reason: "refused", Detail: fmt.Sprintf("S3 at %s refused HEAD of bucket %s (credentials or permissions)", bc.Endpoint(), bucket),
 			Hint: "check CAPTURE_LEDGER_S3_ACCESS_KEY_ID, _SECRET_ACCESS_KEY and the bucket's policy"}
-	}
-	var ne net.Error
-	if !errors.Is(err, ledger.ErrUnreachable) && errors.As(err, &ne) {
-		// blob's classification reads a request that got no response at all
-		// (status 0) as an ordinary error; for a check it is "no answer".
-		err = &blob.UnreachableError{Endpoint: bc.Endpoint(), Err: err}
 	}
 	return failed(err, "error", "check CAPTURE_LEDGER_S3_ENDPOINT", "is the stack up? `make stack-up` (local), or check CAPTURE_LEDGER_S3_ENDPOINT")
 }
