@@ -64,6 +64,10 @@ type Access struct {
 	Gate *ScanGate
 }
 
+// DefaultCheckBudget is how many rows a list request may ask OpenFGA about
+// when no ScanLimit is set.
+const DefaultCheckBudget = 5000
+
 // DefaultTimeBudget is a list request's time budget when none is set.
 const DefaultTimeBudget = 2 * time.Second
 
@@ -158,7 +162,7 @@ func (a *Access) scan(ctx context.Context, subject string, orgs []string, cursor
 		size = 50
 	}
 	if limit <= 0 {
-		limit = 5000
+		limit = DefaultCheckBudget
 	}
 	chunkSize := checkChunk
 	if a.Gate != nil {
