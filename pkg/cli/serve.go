@@ -33,7 +33,9 @@ func newCmdServe(f *Factory) *cobra.Command {
 		Use:   "serve",
 		Short: "Run the HTTP API, the picker and the background workers",
 		Long: `Serves the archive API (presigned URLs, archive list, /api/me), the browser
-picker at /, and /healthz; drains the OpenFGA outbox on a ticker. Stops
+picker at /, /healthz (alive) and /readyz (PostgreSQL, OpenFGA and S3
+answer), and the crawl routes when a runner (the Windmill webhook) is
+configured; drains the OpenFGA outbox on a ticker. Stops
 gracefully on SIGINT/SIGTERM, finishing requests in flight.
 
 With CAPTURE_LEDGER_DEV_IDENTITY=1 (and no CAPTURE_LEDGER_OIDC_ISSUER) anyone
