@@ -69,10 +69,11 @@ func (s *Service) ReportLevel(ctx context.Context, c Caller, crawlID string, rep
 	if err != nil {
 		return LevelResult{}, err
 	}
-	if _, err := s.crawlFor(ctx, c, crawlID); err != nil {
+	cr, err := s.crawlFor(ctx, c, crawlID)
+	if err != nil {
 		return LevelResult{}, err
 	}
-	return s.reportLevel(ctx, crawlID, norm)
+	return s.reportLevel(ctx, cr, norm)
 }
 
 // AdmitLevel is ReportLevel without the can_submit gate, for a runner that
@@ -86,7 +87,11 @@ func (s *Service) AdmitLevel(ctx context.Context, crawlID string, rep LevelRepor
 	if err != nil {
 		return LevelResult{}, err
 	}
-	return s.reportLevel(ctx, crawlID, norm)
+	cr, err := s.Store.Crawl(ctx, crawlID)
+	if err != nil {
+		return LevelResult{}, err
+	}
+	return s.reportLevel(ctx, cr, norm)
 }
 
 // pageWork is what was read from the bucket for one reported page.
@@ -118,12 +123,11 @@ func (s *Service) concurrency() int {
 	return 16
 }
 
-func (s *Service) reportLevel(ctx context.Context, id string, rep LevelReport) (LevelResult, error) {
+// reportLevel admits rep for cr, read by the caller (the crawl's row as it
+// was before the level's transaction, which locks and reads it again).
+func (s *Service) reportLevel(ctx context.Context, cr postgres.Crawl, rep LevelReport) (LevelResult, error) {
 	digest := rep.Digest()
-	cr, err := s.Store.Crawl(ctx, id)
-	if err != nil {
-		return LevelResult{}, err
-	}
+	id := cr.ID
 	if rec, err := s.Store.CrawlLevel(ctx, id, rep.Depth); err != nil {
 		return LevelResult{}, err
 	} else if rec != nil {
