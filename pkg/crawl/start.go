@@ -291,12 +291,8 @@ func (s *Service) activeCrawl(ctx context.Context, c Caller, active *postgres.Ac
 	if active.CrawlID == "" {
 		return hidden
 	}
-	cr, err := s.Store.Crawl(ctx, active.CrawlID)
-	if err != nil {
-		return hidden
-	}
-	if ok, err := s.mayTouch(ctx, c, cr.OrgID, cr.RequestedBy); err != nil || !ok {
-		return hidden
+	if _, err := s.crawlFor(ctx, c, active.CrawlID); err != nil {
+		return hidden // not the caller's to know of (or gone since)
 	}
 	return &ActiveCrawlError{active}
 }
