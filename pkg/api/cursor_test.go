@@ -39,7 +39,7 @@ func TestParseArchiveCursor(t *testing.T) {
 		// Malformed tokens are refused before anyone is identified.
 		{"before=" + token[:len(token)-1], "not a cursor", "", false},
 		{"before=" + token + "A", "not a cursor", "", false},
-		{"before=" + strings.Replace(token, token[10:11], "!", 1), "not a cursor", "", false},
+		{"before=" + token[:10] + "!" + token[11:], "not a cursor", "", false}, // a character outside the alphabet, past the prefix
 		{"before=c1.", "not a cursor", "", false},
 	} {
 		q, _ := url.ParseQuery(tc.q)
