@@ -1,0 +1,77 @@
+// Package wacz writes and reads WACZ 1.1.1 files: a ZIP holding a WARC of
+// what was fetched, a CDXJ index pointing into it, the pages with their
+// title and visible text, and a datapackage that hashes every file. It does
+// no I/O beyond the io.Writer and io.ReaderAt it is given.
+package wacz
+
+import (
+	"net/http"
+	"time"
+)
+
+// Capture is what a capturer saw while loading one or more pages: every
+// HTTP exchange in the order it happened, the pages with what was read off
+// them, and an optional screenshot. Both engines of pkg/capture produce it;
+// Write turns it into a WACZ.
+type Capture struct {
+	// Exchanges are the request/response pairs, redirects included (each
+	// hop is its own exchange with its 3xx status and Location header).
+	Exchanges []Exchange
+	// Pages are the pages the capture was asked for, in order; the first
+	// is the WACZ's main page.
+	Pages []Page
+	// Screenshot is a PNG of the first page, or nil.
+	Screenshot *Screenshot
+	// Created is when the capture finished (datapackage "created").
+	Created time.Time
+	// Software names the writer, e.g. "ledgerctl v1.2.3".
+	Software string
+}
+
+// Exchange is one HTTP request and the response to it.
+type Exchange struct {
+	Method        string      // "GET" when empty
+	URL           string      // absolute URL requested
+	RequestHeader http.Header // as sent (may be nil)
+	Date          time.Time   // when the response arrived
+	Status        int         // HTTP status code
+	StatusText    string      // reason phrase; http.StatusText(Status) when empty
+	Proto         string      // "HTTP/1.1" when empty
+	Header        http.Header // response header as received
+	// Body is the response body after content decoding (the header's
+	// Content-Encoding and Content-Length describe the wire, so Write
+	// drops Content-Encoding and rewrites Content-Length to len(Body)).
+	Body []byte
+	// Truncated is true when a size cap cut Body short; the archive is then
+	// incomplete and the URL is listed as truncated.
+	Truncated bool
+}
+
+// Page is one page as a reader saw it.
+type Page struct {
+	URL           string    // the URL asked for
+	FinalURL      string    // after redirects; URL when empty
+	Date          time.Time // when the page was loaded
+	Title         string
+	Text          string // visible text (Write truncates past MaxTextRunes)
+	TextTruncated bool
+	Links         []Link
+}
+
+// Link is one link found on a page.
+type Link struct {
+	Href string `json:"href"` // resolved against the page URL
+	Text string `json:"text"`
+	Rel  string `json:"rel,omitempty"`
+}
+
+// Screenshot is a PNG image of a page.
+type Screenshot struct {
+	PageURL string // the page it shows
+	Date    time.Time
+	PNG     []byte
+}
+
+// MaxTextRunes is the most page text pages.jsonl holds for one page; past
+// it the text is cut and textTruncated is true (BrowserHive ≥ v13).
+const MaxTextRunes = 1_000_000
