@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
-	"github.com/capture-ledger/ledgerctl/pkg/store/postgres"
 )
 
 // URLTTL is how long a presigned URL lives. A signed URL cannot be revoked,
@@ -27,7 +26,7 @@ type Permissions interface {
 // Catalog reads ledger rows.
 type Catalog interface {
 	ArchiveLocation(ctx context.Context, id string) (bucket, key string, err error)
-	ArchivesBefore(ctx context.Context, cursor *postgres.ArchiveCursor, limit int) ([]ledger.Archive, error)
+	ArchivesBefore(ctx context.Context, cursor *ledger.ArchiveCursor, limit int) ([]ledger.Archive, error)
 	// ListCursorKey is the key resume tokens are sealed with (32 bytes).
 	ListCursorKey(ctx context.Context) ([]byte, error)
 }
@@ -106,7 +105,7 @@ func (a *Access) URL(ctx context.Context, subject string, orgs []string, id stri
 
 // Cursor is a position in the newest-first list: the (capturedAt, id) of the
 // last row a page examined.
-type Cursor = postgres.ArchiveCursor
+type Cursor = ledger.ArchiveCursor
 
 // Page is one page of visible archives.
 type Page struct {

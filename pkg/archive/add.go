@@ -11,13 +11,12 @@ import (
 	"github.com/capture-ledger/ledgerctl/pkg/blob"
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 	"github.com/capture-ledger/ledgerctl/pkg/manifest"
-	"github.com/capture-ledger/ledgerctl/pkg/store/postgres"
 )
 
 // AddStore is what Add needs from the database: recording a submission and
 // admitting its archive in one transaction.
 type AddStore interface {
-	AddCapture(ctx context.Context, sub postgres.NewSubmission, a *postgres.NewArchive, tuples func(archiveID string, submittedBy *string) ledger.OutboxPayload) (postgres.AddedCapture, error)
+	AddCapture(ctx context.Context, sub ledger.NewSubmission, a *ledger.NewArchive, tuples func(archiveID string, submittedBy *string) ledger.OutboxPayload) (ledger.AddedCapture, error)
 }
 
 // BucketObjects reads and lists objects of the configured bucket.
@@ -254,7 +253,7 @@ func (a *Adder) one(ctx context.Context, given string, req AddRequest) (AddedMan
 		return fail(AddError, err)
 	}
 	out.TaskID = m.TaskID
-	var row *postgres.NewArchive
+	var row *ledger.NewArchive
 	var noArchive error
 	switch r, err := m.Archive(a.Bucket); {
 	case errors.Is(err, manifest.ErrNoArchive):
@@ -262,13 +261,13 @@ func (a *Adder) one(ctx context.Context, given string, req AddRequest) (AddedMan
 	case err != nil:
 		return fail(AddError, err) // e.g. a WACZ location the ledger does not read
 	default:
-		row = &postgres.NewArchive{
+		row = &ledger.NewArchive{
 			TaskID: r.TaskID, CorrelationID: r.CorrelationID, Bucket: r.Bucket, ObjectKey: r.ObjectKey,
 			SourceURL: r.SourceURL, Labels: r.Labels, WaczComplete: r.WaczComplete, Signed: r.Signed, CapturedAt: r.CapturedAt,
 		}
 	}
 	by := req.SubmittedBy
-	added, err := a.Store.AddCapture(ctx, postgres.NewSubmission{
+	added, err := a.Store.AddCapture(ctx, ledger.NewSubmission{
 		TaskID: m.TaskID, CorrelationID: m.CorrelationID, OrgID: req.Org, SubmittedBy: &by, ManifestKey: &key,
 	}, row, func(archiveID string, submittedBy *string) ledger.OutboxPayload {
 		return ledger.AdmissionTuples(archiveID, m.TaskID, req.Org, submittedBy)
@@ -281,17 +280,17 @@ func (a *Adder) one(ctx context.Context, given string, req AddRequest) (AddedMan
 	}
 	out.ArchiveID = added.ArchiveID
 	switch added.Outcome {
-	case postgres.AddRegistered:
+	case ledger.AddRegistered:
 		log.Info("archive registered", "archiveId", added.ArchiveID, "taskId", m.TaskID)
 		out.Outcome = AddRegistered
-	case postgres.AddKnown:
+	case ledger.AddKnown:
 		out.Outcome = AddKnown
-	case postgres.AddNoArchive:
+	case ledger.AddNoArchive:
 		return fail(AddNoArchive, noArchive)
-	case postgres.AddOtherOrganization:
+	case ledger.AddOtherOrganization:
 		log.Warn("The task is recorded for another organization; refusing it", "taskId", m.TaskID)
 		return fail(AddRefused, fmt.Errorf("task %s is recorded for another organization", m.TaskID))
-	case postgres.AddOtherCorrelation:
+	case ledger.AddOtherCorrelation:
 		rec := ""
 		if added.Recorded != nil && added.Recorded.CorrelationID != nil {
 			rec = *added.Recorded.CorrelationID

@@ -18,12 +18,11 @@ import (
 	"github.com/capture-ledger/ledgerctl/pkg/blob"
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 	"github.com/capture-ledger/ledgerctl/pkg/manifest"
-	"github.com/capture-ledger/ledgerctl/pkg/store/postgres"
 )
 
 // Store is what admission and reconcile need from the database.
 type Store interface {
-	InsertArchive(ctx context.Context, a postgres.NewArchive, tuples func(archiveID string) ledger.OutboxPayload) (string, bool, error)
+	InsertArchive(ctx context.Context, a ledger.NewArchive, tuples func(archiveID string) ledger.OutboxPayload) (string, bool, error)
 	UnregisteredSubmissions(ctx context.Context, since *time.Time) ([]ledger.Submission, error)
 }
 
@@ -66,7 +65,7 @@ func (a *Admitter) Admit(ctx context.Context, m manifest.Manifest, org string, s
 	if err != nil {
 		return "", NoArchive, err
 	}
-	id, inserted, err := a.Store.InsertArchive(ctx, postgres.NewArchive{
+	id, inserted, err := a.Store.InsertArchive(ctx, ledger.NewArchive{
 		TaskID: row.TaskID, CorrelationID: row.CorrelationID, Bucket: row.Bucket, ObjectKey: row.ObjectKey,
 		SourceURL: row.SourceURL, Labels: row.Labels, WaczComplete: row.WaczComplete, Signed: row.Signed, CapturedAt: row.CapturedAt,
 	}, func(archiveID string) ledger.OutboxPayload {

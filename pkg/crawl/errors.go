@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/capture-ledger/ledgerctl/pkg/crawl/rules"
-	"github.com/capture-ledger/ledgerctl/pkg/store/postgres"
+	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 )
 
 // The classes of error the operations return besides ledger.ErrNotFound
@@ -103,7 +103,7 @@ const (
 // running crawl's, empty when it could not be read), answered with a body.
 // It matches ErrConflict.
 type ActiveCrawlError struct {
-	*postgres.ActiveCrawlError
+	*ledger.ActiveCrawlError
 }
 
 // Is makes errors.Is(err, ErrConflict) true.

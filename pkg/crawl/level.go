@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -15,7 +16,6 @@ import (
 	"github.com/capture-ledger/ledgerctl/pkg/crawl/rules"
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 	"github.com/capture-ledger/ledgerctl/pkg/manifest"
-	"github.com/capture-ledger/ledgerctl/pkg/store/postgres"
 )
 
 // ReportLevel admits one level report of a crawl (POST /api/crawls/:id/pages)
@@ -125,13 +125,12 @@ func (s *Service) concurrency() int {
 
 // reportLevel admits rep for cr, read by the caller (the crawl's row as it
 // was before the level's transaction, which locks and reads it again).
-func (s *Service) reportLevel(ctx context.Context, cr postgres.Crawl, rep LevelReport) (LevelResult, error) {
-	digest := rep.Digest()
+func (s *Service) reportLevel(ctx context.Context, cr ledger.Crawl, rep Report) (LevelResult, error) {
 	id := cr.ID
 	if rec, err := s.Store.CrawlLevel(ctx, id, rep.Depth); err != nil {
 		return LevelResult{}, err
 	} else if rec != nil {
-		return s.replay(ctx, id, rec, digest)
+		return s.replay(ctx, id, rec, rep.digest)
 	}
 	if cr.State != StateRunning {
 		return LevelResult{}, &NotRunningError{CrawlID: id, State: cr.State}
@@ -145,48 +144,66 @@ func (s *Service) reportLevel(ctx context.Context, cr postgres.Crawl, rep LevelR
 		return LevelResult{}, err
 	}
 
+	urls := make([]string, len(rep.Results))
+	for i, p := range rep.Results {
+		urls[i] = p.URL
+	}
+	now := s.now()
 	var (
-		result   LevelResult
-		replayed *postgres.LevelRecord
-		next     []postgres.PageRef
-		lastFin  map[string]time.Time
-		locked   postgres.Crawl
+		replayed *ledger.LevelRecord
+		locked   ledger.Crawl
+		plan     *ledger.LevelPlan
+		out      levelOutcome
 	)
-	err = s.Store.InLevelTx(ctx, id, func(tx *postgres.LevelTx) error {
-		replayed, next, lastFin = nil, nil, nil
+	applied, err := s.Store.ApplyLevel(ctx, id, rep.Depth, urls, func(st ledger.LevelState) (*ledger.LevelPlan, error) {
+		replayed, locked, plan = st.Accepted, st.Crawl, nil
+		switch {
+		case st.Accepted != nil:
+			return nil, nil
+		case st.Crawl.State != StateRunning:
+			return nil, &NotRunningError{CrawlID: id, State: st.Crawl.State}
+		case st.AtDepth == 0:
+			return nil, &LevelConflictError{CrawlID: id, Depth: rep.Depth, NoSuchLevel: true}
+		}
+		// planLevel marks refusals on its own copy: a retried transaction
+		// plans from the pages as read.
 		var err error
-		if locked, err = tx.Lock(ctx); err != nil {
-			return err
-		}
-		if rec, err := tx.Level(ctx, rep.Depth); err != nil {
-			return err
-		} else if rec != nil {
-			replayed = rec
-			return nil
-		}
-		if locked.State != StateRunning {
-			return &NotRunningError{CrawlID: id, State: locked.State}
-		}
-		if n, err := tx.CountAtDepth(ctx, rep.Depth); err != nil {
-			return err
-		} else if n == 0 {
-			return &LevelConflictError{CrawlID: id, Depth: rep.Depth, NoSuchLevel: true}
-		}
-		result, next, lastFin, err = s.apply(ctx, tx, locked, rep, digest, pages)
-		return err
+		plan, out, err = planLevel(st, rep, slices.Clone(pages), now)
+		return plan, err
 	})
 	if err != nil {
 		return LevelResult{}, err
 	}
 	if replayed != nil {
-		return s.replay(ctx, id, replayed, digest)
+		return s.replay(ctx, id, replayed, rep.digest)
 	}
-	s.dispatch(ctx, locked, rep.Depth+1, next, lastFin)
-	return result, nil
+
+	log := s.log().With("crawlId", id, "depth", rep.Depth)
+	for _, r := range out.refusals {
+		log.Warn("level report result refused; nothing of it was admitted", "url", r.URL, "taskId", r.TaskID, "reason", r.Reason)
+	}
+	if out.recovered > 0 {
+		log.Info("recovered captures the flow could not see", "pages", out.recovered)
+	}
+	for _, i := range applied.Admitted {
+		log.Info("archive registered", "taskId", plan.Archives[i].TaskID, "objectKey", plan.Archives[i].ObjectKey)
+	}
+	res := LevelResult{Next: make([]NextPage, len(applied.Next)), StopReason: plan.Totals.StopReason, Refused: out.refusals}
+	for i, p := range applied.Next {
+		res.Next[i] = NextPage{URL: p.URL, Host: p.Host, Depth: rep.Depth + 1}
+	}
+	log.Info("level registered", "reported", len(pages), "closed", len(plan.Closes), "captured", out.captured,
+		"registered", len(applied.Admitted), "refused", len(out.refusals), "discovered", plan.Totals.PagesDiscovered,
+		"next", len(applied.Next), "stopReason", out.reason)
+	if plan.Totals.Done {
+		log.Info("crawl finished", "stopReason", out.reason)
+	}
+	s.dispatch(ctx, locked, rep.Depth+1, applied.Next, applied.LastFinished)
+	return res, nil
 }
 
 // replay answers a report for a depth already accepted.
-func (s *Service) replay(ctx context.Context, id string, rec *postgres.LevelRecord, digest [32]byte) (LevelResult, error) {
+func (s *Service) replay(ctx context.Context, id string, rec *ledger.LevelRecord, digest [32]byte) (LevelResult, error) {
 	if !bytes.Equal(rec.Digest, digest[:]) {
 		return LevelResult{}, &LevelConflictError{CrawlID: id, Depth: rec.Depth}
 	}
@@ -210,7 +227,7 @@ func (s *Service) replay(ctx context.Context, id string, rec *postgres.LevelReco
 }
 
 // ruleSet rebuilds the crawl's rules bound to its seeds.
-func (s *Service) ruleSet(cr postgres.Crawl) (*rules.Set, error) {
+func (s *Service) ruleSet(cr ledger.Crawl) (*rules.Set, error) {
 	seeds, err := rules.ParseSeeds(cr.Seeds)
 	if err != nil {
 		return nil, fmt.Errorf("crawl %s: a crawl seed is not a usable url: %w", cr.ID, err)
@@ -232,11 +249,11 @@ func (s *Service) ruleSet(cr postgres.Crawl) (*rules.Set, error) {
 // logged; reconcile retries). A links file that is missing, outside the
 // bucket or not a links file is skipped with a warning; any other error
 // reading one fails the report (nothing is written; the runner may resend).
-func (s *Service) read(ctx context.Context, cr postgres.Crawl, set *rules.Set, rep LevelReport) ([]pageWork, error) {
+func (s *Service) read(ctx context.Context, cr ledger.Crawl, set *rules.Set, rep Report) ([]pageWork, error) {
 	pages := make([]pageWork, len(rep.Results))
 	follow := rep.Depth < cr.MaxDepth // links beyond the last level are never read
 	for i, p := range rep.Results {
-		u, _ := rules.ParseURL(p.URL) // valid: the report was normalised
+		u := rep.urls[i]
 		pages[i] = pageWork{rep: p, url: u, final: u, finalOK: true}
 		if p.FinalURL != "" {
 			f, err := rules.ParseURL(p.FinalURL)
@@ -295,7 +312,7 @@ func (s *Service) read(ctx context.Context, cr postgres.Crawl, set *rules.Set, r
 	return pages, nil
 }
 
-func (s *Service) readPage(ctx context.Context, cr postgres.Crawl, set *rules.Set, pw *pageWork, mayFollow bool) error {
+func (s *Service) readPage(ctx context.Context, cr ledger.Crawl, set *rules.Set, pw *pageWork, mayFollow bool) error {
 	log := s.log().With("crawlId", cr.ID, "url", pw.rep.URL)
 	linksLoc := pw.rep.LinksLocation
 	if pw.outcome != nil && pw.outcome.Key != "" {
@@ -431,15 +448,39 @@ func timePtr(t time.Time) *time.Time {
 	return &t
 }
 
-// apply writes one level report inside its transaction.
-func (s *Service) apply(ctx context.Context, tx *postgres.LevelTx, cr postgres.Crawl, rep LevelReport, digest [32]byte, pages []pageWork) (LevelResult, []postgres.PageRef, map[string]time.Time, error) {
-	now := s.now()
+// levelOutcome is what planning a level found, for the answer and the log.
+type levelOutcome struct {
+	refusals  []Refusal
+	captured  int
+	recovered int
+	reason    string // the stop reason planned ("" while the crawl goes on)
+}
 
-	// 1. Close the reported pages; the manifest wins over the status.
-	closes := make([]postgres.PageClose, len(pages))
-	for i, pw := range pages {
+// planLevel decides everything one level report writes, from what the
+// level's transaction read (st) and what was read from the bucket for each
+// page (pages): a pure function of its arguments, so the rules of a level
+// are tested without a database and applied by one store call.
+func planLevel(st ledger.LevelState, rep Report, pages []pageWork, now time.Time) (*ledger.LevelPlan, levelOutcome, error) {
+	cr := st.Crawl
+	plan := &ledger.LevelPlan{}
+	var out levelOutcome
+
+	// A result is admitted only for a page of this crawl dispatched at this
+	// depth and still pending (DESIGN.md §3.11).
+	for i := range pages {
+		pw := &pages[i]
+		if _, ok := st.Pending[pw.rep.URL]; !ok && pw.refused == "" {
+			pw.refused = RefuseNotPending
+		}
+	}
+
+	// 1. Close the reported pending pages; the manifest wins over the status.
+	for _, pw := range pages {
 		p := pw.rep
-		pc := postgres.PageClose{
+		if _, ok := st.Pending[p.URL]; !ok {
+			continue
+		}
+		pc := ledger.PageClose{
 			URL: p.URL, State: string(p.Status), SkipReason: strPtr(p.SkipReason), TaskID: strPtr(p.TaskID),
 			CorrelationID: strPtr(p.CorrelationID), SubmittedAt: timePtr(p.SubmittedAt), FinishedAt: timePtr(p.FinishedAt),
 		}
@@ -458,52 +499,27 @@ func (s *Service) apply(ctx context.Context, tx *postgres.LevelTx, cr postgres.C
 			// The page stays this crawl's, closed failed with why; it keeps
 			// no task or correlation, so nothing joins it to that capture.
 			reason := "refused: " + pw.refused
-			pc = postgres.PageClose{URL: p.URL, State: string(StatusFailed), SkipReason: &reason,
+			pc = ledger.PageClose{URL: p.URL, State: string(StatusFailed), SkipReason: &reason,
 				SubmittedAt: timePtr(p.SubmittedAt), FinishedAt: timePtr(p.FinishedAt)}
 		}
-		closes[i] = pc
+		plan.Closes = append(plan.Closes, pc)
 	}
-	closed, err := tx.ClosePages(ctx, rep.Depth, closes)
-	if err != nil {
-		return LevelResult{}, nil, nil, err
-	}
-	closedID := make(map[string]int64, len(closed))
-	captured, recovered := 0, 0
-	for _, cp := range closed {
-		closedID[cp.URL] = cp.ID
-	}
-	// A result is admitted only for a page of this crawl dispatched at
-	// this depth and still pending (DESIGN.md §3.11).
-	refusals := []Refusal{}
-	for i := range pages {
-		pw := &pages[i]
-		if _, ok := closedID[pw.rep.URL]; !ok && pw.refused == "" {
-			pw.refused = RefuseNotPending
-		}
-		if pw.refused != "" {
-			refusals = append(refusals, Refusal{URL: pw.rep.URL, TaskID: pw.rep.TaskID, Reason: pw.refused})
-			s.log().Warn("level report result refused; nothing of it was admitted",
-				"crawlId", cr.ID, "depth", rep.Depth, "url", pw.rep.URL, "taskId", pw.rep.TaskID, "reason", pw.refused)
-		}
-	}
+	out.refusals = []Refusal{}
 	for _, pw := range pages {
 		if pw.refused != "" {
+			out.refusals = append(out.refusals, Refusal{URL: pw.rep.URL, TaskID: pw.rep.TaskID, Reason: pw.refused})
 			continue
 		}
 		if pw.rep.Status == StatusCaptured || pw.archive != nil {
-			captured++
+			out.captured++
 			if pw.rep.Status != StatusCaptured {
-				recovered++
+				out.recovered++
 			}
 		}
-	}
-	if recovered > 0 {
-		s.log().Info("recovered captures the flow could not see", "crawlId", cr.ID, "depth", rep.Depth, "pages", recovered)
 	}
 
 	// 2. Submissions, for every page with a taskId.
 	requestedBy := cr.RequestedBy
-	var subs []postgres.NewSubmission
 	seenTask := map[string]bool{}
 	for _, pw := range pages {
 		if pw.refused != "" || pw.outcome == nil || seenTask[pw.rep.TaskID] {
@@ -514,21 +530,17 @@ func (s *Service) apply(ctx context.Context, tx *postgres.LevelTx, cr postgres.C
 		if corr == "" {
 			corr = cr.ID
 		}
-		sub := postgres.NewSubmission{Verified: pw.bound,
+		sub := ledger.NewSubmission{Verified: pw.bound,
 			TaskID: pw.rep.TaskID, CorrelationID: &corr, OrgID: cr.OrgID, SubmittedBy: &requestedBy,
 			ManifestKey: strPtr(pw.outcome.Key), ManifestError: strPtr(pw.outcome.Error), SubmittedAt: now,
 		}
 		if !pw.rep.SubmittedAt.IsZero() {
 			sub.SubmittedAt = pw.rep.SubmittedAt
 		}
-		subs = append(subs, sub)
-	}
-	if err := tx.InsertSubmissions(ctx, subs); err != nil {
-		return LevelResult{}, nil, nil, err
+		plan.Submissions = append(plan.Submissions, sub)
 	}
 
 	// 3. Archives and their tuples, in this transaction.
-	var archives []postgres.NewArchive
 	seenObj := map[[2]string]bool{}
 	for _, pw := range pages {
 		a := pw.archive
@@ -536,19 +548,14 @@ func (s *Service) apply(ctx context.Context, tx *postgres.LevelTx, cr postgres.C
 			continue
 		}
 		seenObj[[2]string{a.Bucket, a.ObjectKey}] = true
-		archives = append(archives, postgres.NewArchive{
+		plan.Archives = append(plan.Archives, ledger.NewArchive{
 			TaskID: a.TaskID, CorrelationID: a.CorrelationID, Bucket: a.Bucket, ObjectKey: a.ObjectKey,
 			SourceURL: a.SourceURL, Labels: a.Labels, WaczComplete: a.WaczComplete, Signed: a.Signed, CapturedAt: a.CapturedAt,
 		})
 	}
-	admitted, err := tx.InsertArchives(ctx, archives, func(i int, archiveID string) ledger.OutboxPayload {
+	archives := plan.Archives
+	plan.Tuples = func(i int, archiveID string) ledger.OutboxPayload {
 		return ledger.AdmissionTuples(archiveID, archives[i].TaskID, cr.OrgID, &requestedBy)
-	})
-	if err != nil {
-		return LevelResult{}, nil, nil, err
-	}
-	for _, i := range admitted {
-		s.log().Info("archive registered", "crawlId", cr.ID, "taskId", archives[i].TaskID, "objectKey", archives[i].ObjectKey)
 	}
 
 	// 4. Decisions and candidates, from the links of the closed pages.
@@ -564,7 +571,7 @@ func (s *Service) apply(ctx context.Context, tx *postgres.LevelTx, cr postgres.C
 	cands := make([]candidate, 0, total)
 	seenLink := make(map[string]struct{}, total)
 	for _, pw := range pages {
-		from, ok := closedID[pw.rep.URL]
+		from, ok := st.Pending[pw.rep.URL]
 		if !ok || pw.refused != "" || !pw.linksRun {
 			continue
 		}
@@ -580,36 +587,22 @@ func (s *Service) apply(ctx context.Context, tx *postgres.LevelTx, cr postgres.C
 		}
 	}
 	rows := tally.Rows()
-	recs := make([]postgres.DecisionRecord, len(rows))
+	plan.Decisions = make([]ledger.DecisionRecord, len(rows))
 	for i, r := range rows {
-		recs[i] = postgres.DecisionRecord{Depth: rep.Depth, Rule: r.Rule, Action: string(r.Action), Hostname: r.Hostname, Links: r.Links, Samples: r.Samples}
-	}
-	if err := tx.ReplaceDecisions(ctx, rep.Depth, recs); err != nil {
-		return LevelResult{}, nil, nil, err
+		plan.Decisions[i] = ledger.DecisionRecord{Depth: rep.Depth, Rule: r.Rule, Action: string(r.Action), Hostname: r.Hostname, Links: r.Links, Samples: r.Samples}
 	}
 
 	// 5. The next level: candidates the crawl does not have, within budget.
-	var (
-		next       []postgres.PageRef
-		planReason string
-		discovered int
-	)
+	var planReason string
+	discovered := 0
 	nextDepth := rep.Depth + 1
 	if nextDepth > cr.MaxDepth {
 		_, planReason = rules.PlanNextLevel(nil, nextDepth, cr.MaxDepth, cr.MaxPages, 0)
 	} else {
-		hashes, err := tx.PageHashes(ctx)
-		if err != nil {
-			return LevelResult{}, nil, nil, err
-		}
-		known := make(map[[32]byte]bool, len(hashes))
-		for _, h := range hashes {
-			known[[32]byte(h)] = true
-		}
 		fresh := make([]string, 0, len(cands))
 		freshFrom := make(map[string]candidate, len(cands))
 		for _, c := range cands {
-			if known[sha256.Sum256([]byte(c.url.Normalized))] {
+			if st.Known[sha256.Sum256([]byte(c.url.Normalized))] {
 				continue
 			}
 			fresh = append(fresh, c.url.Normalized)
@@ -617,69 +610,40 @@ func (s *Service) apply(ctx context.Context, tx *postgres.LevelTx, cr postgres.C
 		}
 		discovered = len(fresh)
 		var take []string
-		take, planReason = rules.PlanNextLevel(fresh, nextDepth, cr.MaxDepth, cr.MaxPages, len(hashes))
-		ins := make([]postgres.NewPage, len(take))
+		take, planReason = rules.PlanNextLevel(fresh, nextDepth, cr.MaxDepth, cr.MaxPages, st.KnownCount)
+		plan.Next = make([]ledger.NewPage, len(take))
 		for i, u := range take {
 			c := freshFrom[u]
 			from := c.from
-			ins[i] = postgres.NewPage{URL: u, Host: c.url.Host, From: &from}
-		}
-		if next, err = tx.InsertPages(ctx, nextDepth, ins); err != nil {
-			return LevelResult{}, nil, nil, err
+			plan.Next[i] = ledger.NewPage{URL: u, Host: c.url.Host, From: &from}
 		}
 	}
 
 	// 6. Counters, stop reason and state.
-	done := len(next) == 0
-	reason := planReason
-	if reason == "" && done {
-		reason = rules.StopCompleted
+	done := len(plan.Next) == 0
+	out.reason = planReason
+	if out.reason == "" && done {
+		out.reason = rules.StopCompleted
 	}
 	var crawlStop, answerStop *string
-	if reason != "" {
+	if out.reason != "" {
+		reason := out.reason
 		crawlStop = &reason
 		if done {
 			answerStop = &reason
 		}
 	}
-	refusedJSON, err := json.Marshal(refusals)
+	refusedJSON, err := json.Marshal(out.refusals)
 	if err != nil {
-		return LevelResult{}, nil, nil, err
+		return nil, levelOutcome{}, err
 	}
-	err = tx.FinishLevel(ctx, postgres.LevelTotals{
-		LevelRecord: postgres.LevelRecord{
-			Depth: rep.Depth, Digest: digest[:], Results: len(pages), PagesClosed: len(closed),
-			PagesCaptured: captured, PagesRecovered: recovered, ArchivesAdmitted: len(admitted),
-			PagesDiscovered: discovered, NextPages: len(next), StopReason: answerStop, Refused: refusedJSON,
+	plan.Totals = ledger.LevelTotals{
+		LevelRecord: ledger.LevelRecord{
+			Depth: rep.Depth, Digest: rep.digest[:], Results: len(pages), PagesClosed: len(plan.Closes),
+			PagesCaptured: out.captured, PagesRecovered: out.recovered,
+			PagesDiscovered: discovered, StopReason: answerStop, Refused: refusedJSON,
 		},
 		CrawlStopReason: crawlStop, Done: done, Now: now,
-	})
-	if err != nil {
-		return LevelResult{}, nil, nil, err
 	}
-	var lastFin map[string]time.Time
-	if !done {
-		hosts := make([]string, 0, len(next))
-		seenHost := map[string]bool{}
-		for _, p := range next {
-			if !seenHost[p.Host] {
-				seenHost[p.Host] = true
-				hosts = append(hosts, p.Host)
-			}
-		}
-		if lastFin, err = tx.HostsLastFinished(ctx, hosts); err != nil {
-			return LevelResult{}, nil, nil, err
-		}
-	}
-
-	res := LevelResult{Next: make([]NextPage, len(next)), StopReason: answerStop, Refused: refusals}
-	for i, p := range next {
-		res.Next[i] = NextPage{URL: p.URL, Host: p.Host, Depth: nextDepth}
-	}
-	s.log().Info("level registered", "crawlId", cr.ID, "depth", rep.Depth, "reported", len(pages), "closed", len(closed),
-		"captured", captured, "registered", len(admitted), "refused", len(refusals), "discovered", discovered, "next", len(next), "stopReason", reason)
-	if done {
-		s.log().Info("crawl finished", "crawlId", cr.ID, "stopReason", reason)
-	}
-	return res, next, lastFin, nil
+	return plan, out, nil
 }

@@ -162,43 +162,44 @@ func (r LevelReport) Validate() error {
 
 // normalize validates the report and returns it with URLs in normal form
 // and task ids in lower case, the form that is written and digested.
-func (r LevelReport) normalize() (LevelReport, error) {
+func (r LevelReport) normalize() (Report, error) {
 	if r.Depth < 0 {
-		return LevelReport{}, invalid("body/depth", "must be >= 0")
+		return Report{}, invalid("body/depth", "must be >= 0")
 	}
 	out := LevelReport{Depth: r.Depth, Results: make([]PageReport, len(r.Results))}
+	urls := make([]rules.URL, len(r.Results))
 	seen := make(map[string]int, len(r.Results))
 	for i, p := range r.Results {
 		path := fmt.Sprintf("body/results/%d", i)
 		u, err := rules.ParseURL(p.URL)
 		if err != nil {
-			return LevelReport{}, invalid(path+"/url", "must be an absolute http(s) URL")
+			return Report{}, invalid(path+"/url", "must be an absolute http(s) URL")
 		}
 		if j, dup := seen[u.Normalized]; dup {
-			return LevelReport{}, invalid(path+"/url", "repeats body/results/%d/url (%s): a page is reported once", j, u.Normalized)
+			return Report{}, invalid(path+"/url", "repeats body/results/%d/url (%s): a page is reported once", j, u.Normalized)
 		}
 		seen[u.Normalized] = i
 		switch p.Status {
 		case StatusCaptured, StatusFailed, StatusSkipped:
 		default:
-			return LevelReport{}, invalid(path+"/status", "must be equal to one of the allowed values (captured, failed, skipped)")
+			return Report{}, invalid(path+"/status", "must be equal to one of the allowed values (captured, failed, skipped)")
 		}
 		if p.TaskID != "" {
 			if !isUUID(p.TaskID) {
-				return LevelReport{}, invalid(path+"/taskId", "must match format \"uuid\"")
+				return Report{}, invalid(path+"/taskId", "must match format \"uuid\"")
 			}
 			if (p.ManifestLocation == "") == (p.ManifestError == "") {
-				return LevelReport{}, invalid(path, "must have exactly one of 'manifestLocation' and 'manifestError' with 'taskId'")
+				return Report{}, invalid(path, "must have exactly one of 'manifestLocation' and 'manifestError' with 'taskId'")
 			}
 		} else {
 			if p.ManifestLocation != "" {
-				return LevelReport{}, invalid(path, "must have property 'taskId' when property 'manifestLocation' is present")
+				return Report{}, invalid(path, "must have property 'taskId' when property 'manifestLocation' is present")
 			}
 			if p.ManifestError != "" {
-				return LevelReport{}, invalid(path, "must have property 'taskId' when property 'manifestError' is present")
+				return Report{}, invalid(path, "must have property 'taskId' when property 'manifestError' is present")
 			}
 		}
-		p.URL = u.Normalized
+		p.URL, urls[i] = u.Normalized, u
 		p.TaskID = lowerASCII(p.TaskID)
 		if !p.SubmittedAt.IsZero() {
 			p.SubmittedAt = p.SubmittedAt.UTC()
@@ -208,7 +209,11 @@ func (r LevelReport) normalize() (LevelReport, error) {
 		}
 		out.Results[i] = p
 	}
-	return out, nil
+	data, err := json.Marshal(out)
+	if err != nil {
+		return Report{}, err
+	}
+	return Report{LevelReport: out, urls: urls, digest: sha256.Sum256(data)}, nil
 }
 
 func lowerASCII(s string) string {
@@ -228,10 +233,20 @@ func lowerASCII(s string) string {
 func (r LevelReport) Digest() [32]byte {
 	n, err := r.normalize()
 	if err != nil {
-		n = r
+		data, _ := json.Marshal(r)
+		return sha256.Sum256(data)
 	}
-	data, _ := json.Marshal(n)
-	return sha256.Sum256(data)
+	return n.digest
+}
+
+// Report is a level report checked and put in normal form once (see
+// LevelReport.Validate): URLs normalised, with their parsed form kept for
+// the rules; task ids in lower case; times in UTC; and its digest. The
+// crawl use-cases work on it, never on the report as received.
+type Report struct {
+	LevelReport
+	urls   []rules.URL
+	digest [32]byte
 }
 
 // NextPage is a page of the next level.

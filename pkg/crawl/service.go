@@ -8,35 +8,34 @@ import (
 	"time"
 
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
-	"github.com/capture-ledger/ledgerctl/pkg/store/postgres"
 )
 
 // Store is what the crawl operations need from the database; *postgres.Store
 // implements it.
 type Store interface {
 	EnabledTargetURLs(ctx context.Context, org string, limit int) ([]string, error)
-	InsertCrawl(ctx context.Context, c postgres.NewCrawl) (string, []postgres.PageRef, error)
-	Crawl(ctx context.Context, id string) (postgres.Crawl, error)
-	CrawlFailures(ctx context.Context, id string, limit int) ([]postgres.CrawlFailure, error)
-	ListCrawls(ctx context.Context, scope postgres.CrawlScope, state string, cursor *postgres.CrawlCursor, limit int) ([]postgres.CrawlRow, error)
+	InsertCrawl(ctx context.Context, c ledger.NewCrawl) (string, []ledger.PageRef, error)
+	Crawl(ctx context.Context, id string) (ledger.Crawl, error)
+	CrawlFailures(ctx context.Context, id string, limit int) ([]ledger.CrawlFailure, error)
+	ListCrawls(ctx context.Context, scope ledger.CrawlScope, state string, cursor *ledger.CrawlCursor, limit int) ([]ledger.CrawlRow, error)
 	FailCrawl(ctx context.Context, id, reason string, now time.Time) (bool, error)
 	CloseStalledCrawls(ctx context.Context, before time.Time, reason string, now time.Time) ([]string, error)
 	RecordCrawlJob(ctx context.Context, id, jobID string, depth int) error
-	CrawlDecisions(ctx context.Context, id string) ([]postgres.DecisionRecord, error)
-	CrawlRobots(ctx context.Context, id string, samples int) ([]postgres.RobotsRecord, error)
-	DecisionsByDomain(ctx context.Context, scope postgres.CrawlScope, domain string, since time.Time, action string, limit int) ([]postgres.DomainDecision, error)
-	CrawlLevel(ctx context.Context, id string, depth int) (*postgres.LevelRecord, error)
-	PagesAtDepth(ctx context.Context, id string, depth int) ([]postgres.PageRef, error)
+	CrawlDecisions(ctx context.Context, id string) ([]ledger.DecisionRecord, error)
+	CrawlRobots(ctx context.Context, id string, samples int) ([]ledger.RobotsRecord, error)
+	DecisionsByDomain(ctx context.Context, scope ledger.CrawlScope, domain string, since time.Time, action string, limit int) ([]ledger.DomainDecision, error)
+	CrawlLevel(ctx context.Context, id string, depth int) (*ledger.LevelRecord, error)
+	PagesAtDepth(ctx context.Context, id string, depth int) ([]ledger.PageRef, error)
 	HostsLastFinished(ctx context.Context, id string, hosts []string) (map[string]time.Time, error)
-	InLevelTx(ctx context.Context, crawlID string, fn func(tx *postgres.LevelTx) error) error
+	ApplyLevel(ctx context.Context, crawlID string, depth int, urls []string, decide func(ledger.LevelState) (*ledger.LevelPlan, error)) (ledger.LevelApplied, error)
 }
 
 // TargetStore is what the capture-target commands need; *postgres.Store
 // implements it.
 type TargetStore interface {
-	UpsertTargets(ctx context.Context, org string, urls, labels []string) ([]postgres.TargetUpsert, error)
-	ListTargets(ctx context.Context, org string) ([]postgres.Target, error)
-	SetTargetEnabled(ctx context.Context, org string, id int64, enabled bool) (postgres.Target, error)
+	UpsertTargets(ctx context.Context, org string, urls, labels []string) ([]ledger.TargetUpsert, error)
+	ListTargets(ctx context.Context, org string) ([]ledger.Target, error)
+	SetTargetEnabled(ctx context.Context, org string, id int64, enabled bool) (ledger.Target, error)
 	DeleteTarget(ctx context.Context, org string, id int64) error
 }
 
@@ -186,17 +185,17 @@ func (s *Service) mayTouch(ctx context.Context, c Caller, org, requestedBy strin
 
 // crawlFor reads crawl id for the caller: an absent crawl and one the
 // caller may not touch are both ledger.ErrNotFound.
-func (s *Service) crawlFor(ctx context.Context, c Caller, id string) (postgres.Crawl, error) {
+func (s *Service) crawlFor(ctx context.Context, c Caller, id string) (ledger.Crawl, error) {
 	cr, err := s.Store.Crawl(ctx, id)
 	if err != nil {
-		return postgres.Crawl{}, err
+		return ledger.Crawl{}, err
 	}
 	ok, err := s.mayTouch(ctx, c, cr.OrgID, cr.RequestedBy)
 	if err != nil {
-		return postgres.Crawl{}, err
+		return ledger.Crawl{}, err
 	}
 	if !ok {
-		return postgres.Crawl{}, ledger.ErrNotFound
+		return ledger.Crawl{}, ledger.ErrNotFound
 	}
 	return cr, nil
 }
@@ -204,8 +203,8 @@ func (s *Service) crawlFor(ctx context.Context, c Caller, id string) (postgres.C
 // scope is the part of the crawls a caller may see in a list: those of
 // the claimed organizations on which they have can_submit, and those they
 // requested.
-func (s *Service) scope(ctx context.Context, c Caller) (postgres.CrawlScope, error) {
-	sc := postgres.CrawlScope{Subject: c.Subject, Orgs: []string{}}
+func (s *Service) scope(ctx context.Context, c Caller) (ledger.CrawlScope, error) {
+	sc := ledger.CrawlScope{Subject: c.Subject, Orgs: []string{}}
 	seen := map[string]bool{}
 	for _, org := range c.Orgs {
 		if seen[org] {
@@ -214,7 +213,7 @@ func (s *Service) scope(ctx context.Context, c Caller) (postgres.CrawlScope, err
 		seen[org] = true
 		ok, err := s.maySubmit(ctx, Caller{Subject: c.Subject, Orgs: []string{org}})
 		if err != nil {
-			return postgres.CrawlScope{}, err
+			return ledger.CrawlScope{}, err
 		}
 		if ok {
 			sc.Orgs = append(sc.Orgs, org)
@@ -238,7 +237,7 @@ func (s *Service) formats(depth, maxDepth int) Formats {
 // dispatch hands a level to the runner. A failure closes the crawl failed
 // with the reason, but only while it is still running; a job id is
 // recorded. Both outlive a cancelled request.
-func (s *Service) dispatch(ctx context.Context, c postgres.Crawl, depth int, pages []postgres.PageRef, lastFinished map[string]time.Time) {
+func (s *Service) dispatch(ctx context.Context, c ledger.Crawl, depth int, pages []ledger.PageRef, lastFinished map[string]time.Time) {
 	if s.Dispatcher == nil || len(pages) == 0 {
 		return
 	}

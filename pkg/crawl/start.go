@@ -9,7 +9,6 @@ import (
 
 	"github.com/capture-ledger/ledgerctl/pkg/crawl/rules"
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
-	"github.com/capture-ledger/ledgerctl/pkg/store/postgres"
 )
 
 // Limits and defaults of a crawl (reference §3.5).
@@ -260,7 +259,7 @@ func (s *Service) start(ctx context.Context, c Caller, req StartRequest) (string
 		}
 	}
 
-	nc := postgres.NewCrawl{
+	nc := ledger.NewCrawl{
 		Seeds: make([]string, len(seeds)), Hosts: make([]string, len(seeds)), Rules: pinned,
 		MaxDepth: maxDepth, MaxPages: maxPages, PerHostDelayMs: delay, HostParallelism: par,
 		OrgID: org, RequestedBy: c.Subject, Now: s.now(),
@@ -269,7 +268,7 @@ func (s *Service) start(ctx context.Context, c Caller, req StartRequest) (string
 		nc.Seeds[i], nc.Hosts[i] = u.Normalized, u.Host
 	}
 	id, pages, err := s.Store.InsertCrawl(ctx, nc)
-	var active *postgres.ActiveCrawlError
+	var active *ledger.ActiveCrawlError
 	if errors.As(err, &active) {
 		return "", s.activeCrawl(ctx, c, active)
 	}
@@ -277,7 +276,7 @@ func (s *Service) start(ctx context.Context, c Caller, req StartRequest) (string
 		return "", err
 	}
 	s.log().Info("crawl started", "crawlId", id, "orgId", org, "requestedBy", c.Subject, "seeds", len(seeds), "maxDepth", maxDepth, "maxPages", maxPages)
-	s.dispatch(ctx, postgres.Crawl{
+	s.dispatch(ctx, ledger.Crawl{
 		ID: id, MaxDepth: maxDepth, OrgID: org, PerHostDelayMs: delay, HostParallelism: par,
 	}, 0, pages, nil)
 	return id, nil
@@ -286,8 +285,8 @@ func (s *Service) start(ctx context.Context, c Caller, req StartRequest) (string
 // activeCrawl is the 409 of a start refused because a crawl is running. It
 // names the running crawl only to a caller who may touch it: another
 // organization learns that a crawl runs, not which.
-func (s *Service) activeCrawl(ctx context.Context, c Caller, active *postgres.ActiveCrawlError) error {
-	hidden := &ActiveCrawlError{&postgres.ActiveCrawlError{}}
+func (s *Service) activeCrawl(ctx context.Context, c Caller, active *ledger.ActiveCrawlError) error {
+	hidden := &ActiveCrawlError{&ledger.ActiveCrawlError{}}
 	if active.CrawlID == "" {
 		return hidden
 	}

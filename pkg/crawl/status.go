@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/capture-ledger/ledgerctl/pkg/crawl/rules"
-	"github.com/capture-ledger/ledgerctl/pkg/store/postgres"
+	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 )
 
 // Crawl states.
@@ -57,7 +57,7 @@ type CrawlView struct {
 // MaxFailures is how many failed pages GET /api/crawls/:id shows.
 const MaxFailures = 5
 
-func lastJob(c postgres.Crawl) *Job {
+func lastJob(c ledger.Crawl) *Job {
 	if c.LastJobID == nil || c.LastJobDepth == nil {
 		return nil
 	}
@@ -73,7 +73,7 @@ func utcPtr(t *time.Time) *time.Time {
 }
 
 // pinnedRules reads the rule list pinned on a crawl.
-func pinnedRules(c postgres.Crawl) ([]rules.Rule, error) {
+func pinnedRules(c ledger.Crawl) ([]rules.Rule, error) {
 	rs, err := rules.ParseJSON(c.Rules)
 	if err != nil {
 		return nil, fmt.Errorf("crawl %s: the pinned rules do not read back: %w", c.ID, err)
@@ -132,7 +132,7 @@ type CrawlSummary struct {
 }
 
 // Cursor is a (startedAt, id) position in the newest-first crawl list.
-type Cursor = postgres.CrawlCursor
+type Cursor = ledger.CrawlCursor
 
 // CrawlList is one page of GET /api/crawls. Next is where the following
 // page starts, nil on the last page.

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/capture-ledger/ledgerctl/pkg/crawl/rules"
-	"github.com/capture-ledger/ledgerctl/pkg/store/postgres"
+	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 )
 
 // Capture targets are the operator's list a fromTargets crawl starts from,
@@ -14,7 +14,7 @@ import (
 // they ask no permission, and the organization is always explicit.
 
 // Target is one capture target.
-type Target = postgres.Target
+type Target = ledger.Target
 
 // ErrNoOrg is returned when a target command names no organization.
 var ErrNoOrg = errors.New("an organization is required (--org)")

@@ -19,26 +19,13 @@ type Store struct {
 	cursorKey cursorKeyCache
 }
 
-// NewArchive is what admission inserts.
-type NewArchive struct {
-	TaskID        string
-	CorrelationID *string
-	Bucket        string
-	ObjectKey     string
-	SourceURL     string
-	Labels        []string
-	WaczComplete  *bool
-	Signed        *bool
-	CapturedAt    time.Time
-}
-
 // InsertArchive inserts the row and, only when it was inserted, the outbox
 // row carrying tuples(archiveID), in one transaction. An archive already in
 // the ledger at (bucket, object_key) is a no-op: its tuples were queued the
 // first time.
-func (s *Store) InsertArchive(ctx context.Context, a NewArchive, tuples func(archiveID string) ledger.OutboxPayload) (id string, inserted bool, err error) {
+func (s *Store) InsertArchive(ctx context.Context, a ledger.NewArchive, tuples func(archiveID string) ledger.OutboxPayload) (id string, inserted bool, err error) {
 	err = pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
-		idx, err := insertArchives(ctx, tx, []NewArchive{a}, func(_ int, archiveID string) ledger.OutboxPayload {
+		idx, err := insertArchives(ctx, tx, []ledger.NewArchive{a}, func(_ int, archiveID string) ledger.OutboxPayload {
 			id = archiveID
 			return tuples(archiveID)
 		})
@@ -78,15 +65,9 @@ func (s *Store) ArchiveLocation(ctx context.Context, id string) (bucket, key str
 	return bucket, key, err
 }
 
-// ArchiveCursor is a (captured_at, id) position in the newest-first list.
-type ArchiveCursor struct {
-	CapturedAt time.Time
-	ID         string
-}
-
 // ArchivesBefore returns up to limit archives strictly after cursor in
 // newest-first order (all from the top when cursor is nil).
-func (s *Store) ArchivesBefore(ctx context.Context, cursor *ArchiveCursor, limit int) ([]ledger.Archive, error) {
+func (s *Store) ArchivesBefore(ctx context.Context, cursor *ledger.ArchiveCursor, limit int) ([]ledger.Archive, error) {
 	var rows pgx.Rows
 	var err error
 	const cols = `SELECT id::text, task_id::text, source_url, labels, wacz_complete, captured_at, object_key, bucket FROM archives`

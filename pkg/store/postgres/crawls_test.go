@@ -60,12 +60,12 @@ func crawlStore(t *testing.T) (*postgres.Store, *tracer, context.Context) {
 	return &postgres.Store{Pool: pool}, tr, ctx
 }
 
-func newCrawl(seeds ...string) postgres.NewCrawl {
+func newCrawl(seeds ...string) ledger.NewCrawl {
 	hosts := make([]string, len(seeds))
 	for i, s := range seeds {
 		hosts[i] = strings.SplitN(strings.TrimPrefix(strings.TrimPrefix(s, "https://"), "http://"), "/", 2)[0]
 	}
-	return postgres.NewCrawl{
+	return ledger.NewCrawl{
 		Seeds: seeds, Hosts: hosts, Rules: []byte(`[{"follow":"same-origin"}]`),
 		MaxDepth: 2, MaxPages: 30, PerHostDelayMs: 0, HostParallelism: 4,
 		OrgID: "acme", RequestedBy: "alice", Now: time.Now(),
@@ -80,7 +80,7 @@ func TestInsertCrawl(t *testing.T) {
 		t.Fatalf("InsertCrawl = %s %+v %v", id, pages, err)
 	}
 	_, _, err = s.InsertCrawl(ctx, newCrawl("https://b.example/"))
-	var active *postgres.ActiveCrawlError
+	var active *ledger.ActiveCrawlError
 	if !errors.As(err, &active) || active.CrawlID != id || active.StartedAt.IsZero() {
 		t.Fatalf("second running crawl: %v", err)
 	}
@@ -104,31 +104,34 @@ func TestLevelTxInsertArchives(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := s.InsertArchive(ctx, postgres.NewArchive{TaskID: "11111111-1111-4111-8111-111111111111", Bucket: "b", ObjectKey: "known.wacz", SourceURL: "https://a.example/", CapturedAt: time.Now()},
+	if _, _, err := s.InsertArchive(ctx, ledger.NewArchive{TaskID: "11111111-1111-4111-8111-111111111111", Bucket: "b", ObjectKey: "known.wacz", SourceURL: "https://a.example/", CapturedAt: time.Now()},
 		func(archiveID string) ledger.OutboxPayload {
 			return ledger.AdmissionTuples(archiveID, "11111111-1111-4111-8111-111111111111", "acme", nil)
 		}); err != nil {
 		t.Fatal(err)
 	}
 	corr := "c"
-	rows := []postgres.NewArchive{
+	rows := []ledger.NewArchive{
 		{TaskID: "22222222-2222-4222-8222-222222222222", CorrelationID: &corr, Bucket: "b", ObjectKey: "new 1.wacz", SourceURL: "https://a.example/1", Labels: []string{"x", "y"}, CapturedAt: time.Now()},
 		{TaskID: "11111111-1111-4111-8111-111111111111", Bucket: "b", ObjectKey: "known.wacz", SourceURL: "https://a.example/", CapturedAt: time.Now()},
 		{TaskID: "33333333-3333-4333-8333-333333333333", Bucket: "b", ObjectKey: "ключ+2.wacz", SourceURL: "https://a.example/2", CapturedAt: time.Now()},
 	}
 	var asked []int
-	err = s.InLevelTx(ctx, id, func(tx *postgres.LevelTx) error {
-		idx, err := tx.InsertArchives(ctx, rows, func(i int, archiveID string) ledger.OutboxPayload {
+	applied, err := s.ApplyLevel(ctx, id, 0, nil, func(st ledger.LevelState) (*ledger.LevelPlan, error) {
+		return &ledger.LevelPlan{Archives: rows, Tuples: func(i int, archiveID string) ledger.OutboxPayload {
 			asked = append(asked, i)
 			return ledger.AdmissionTuples(archiveID, rows[i].TaskID, "acme", nil)
-		})
-		if !slices.Equal(idx, []int{0, 2}) {
-			t.Errorf("inserted %v, want [0 2]", idx)
-		}
-		return err
+		}, Totals: ledger.LevelTotals{LevelRecord: ledger.LevelRecord{Depth: 0, Digest: make([]byte, 32)}, Now: time.Now()}}, nil
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !slices.Equal(applied.Admitted, []int{0, 2}) {
+		t.Errorf("inserted %v, want [0 2]", applied.Admitted)
+	}
+	var admitted int
+	if err := s.Pool.QueryRow(ctx, `SELECT archives_admitted FROM crawl_levels WHERE crawl_id = $1 AND depth = 0`, id).Scan(&admitted); err != nil || admitted != 2 {
+		t.Errorf("the level records %d archives admitted (%v), want 2", admitted, err)
 	}
 	slices.Sort(asked)
 	if !slices.Equal(asked, []int{0, 2}) {
@@ -148,18 +151,24 @@ func TestLevelTxInsertArchives(t *testing.T) {
 		t.Errorf("a non-ASCII key was not kept verbatim")
 	}
 
-	// A transaction that fails leaves nothing.
-	boom := errors.New("boom")
-	err = s.InLevelTx(ctx, id, func(tx *postgres.LevelTx) error {
-		if _, err := tx.InsertArchives(ctx, []postgres.NewArchive{{TaskID: "44444444-4444-4444-8444-444444444444", Bucket: "b", ObjectKey: "rolled-back.wacz", SourceURL: "https://a.example/", CapturedAt: time.Now()}},
-			func(i int, id string) ledger.OutboxPayload {
+	// A plan the store cannot apply whole leaves nothing: here it closes a
+	// page that is not pending at its depth.
+	_, err = s.ApplyLevel(ctx, id, 1, nil, func(st ledger.LevelState) (*ledger.LevelPlan, error) {
+		return &ledger.LevelPlan{
+			Closes:   []ledger.PageClose{{URL: "https://a.example/", State: "captured"}},
+			Archives: []ledger.NewArchive{{TaskID: "44444444-4444-4444-8444-444444444444", Bucket: "b", ObjectKey: "rolled-back.wacz", SourceURL: "https://a.example/", CapturedAt: time.Now()}},
+			Tuples: func(i int, id string) ledger.OutboxPayload {
 				return ledger.AdmissionTuples(id, "44444444-4444-4444-8444-444444444444", "acme", nil)
-			}); err != nil {
-			return err
-		}
-		return boom
+			},
+			Totals: ledger.LevelTotals{LevelRecord: ledger.LevelRecord{Depth: 1, Digest: make([]byte, 32)}, Now: time.Now()},
+		}, nil
 	})
-	if !errors.Is(err, boom) {
+	if err == nil || !strings.Contains(err.Error(), "no longer pending") {
+		t.Fatalf("a plan closing a page that is not pending: %v", err)
+	}
+	// And a decision that fails writes nothing either.
+	boom := errors.New("boom")
+	if _, err := s.ApplyLevel(ctx, id, 1, nil, func(ledger.LevelState) (*ledger.LevelPlan, error) { return nil, boom }); !errors.Is(err, boom) {
 		t.Fatal(err)
 	}
 	if err := s.Pool.QueryRow(ctx, `SELECT count(*) FROM archives WHERE object_key = 'rolled-back.wacz'`).Scan(&n); err != nil || n != 0 {
@@ -174,39 +183,51 @@ func TestCrawlRobotsAndDecisions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = s.InLevelTx(ctx, id, func(tx *postgres.LevelTx) error {
-		if _, err := tx.InsertPages(ctx, 1, []postgres.NewPage{
-			{URL: "https://a.example/1", Host: "a.example"},
-			{URL: "https://a.example:8443/2", Host: "a.example:8443"},
-			{URL: "http://[::1]:8080/3", Host: "[::1]:8080"},
-			{URL: "http://[::1]/4", Host: "[::1]"},
-		}); err != nil {
-			return err
-		}
-		skip := "robots"
-		closed, err := tx.ClosePages(ctx, 1, []postgres.PageClose{
-			{URL: "https://a.example/1", State: "skipped", SkipReason: &skip},
-			{URL: "https://a.example:8443/2", State: "skipped", SkipReason: &skip},
-			{URL: "http://[::1]:8080/3", State: "skipped", SkipReason: &skip},
-			{URL: "http://[::1]/4", State: "skipped", SkipReason: &skip},
-			{URL: "https://a.example/", State: "captured"}, // depth 0: not closed by a depth-1 report
-			{URL: "https://unknown.example/", State: "captured"},
+	level := func(depth int, urls []string, plan ledger.LevelPlan) ledger.LevelState {
+		t.Helper()
+		var st ledger.LevelState
+		plan.Totals.Depth, plan.Totals.Digest, plan.Totals.Now = depth, make([]byte, 32), time.Now()
+		_, err := s.ApplyLevel(ctx, id, depth, urls, func(got ledger.LevelState) (*ledger.LevelPlan, error) {
+			st = got
+			return &plan, nil
 		})
-		if len(closed) != 4 {
-			t.Errorf("closed %+v, want the 4 depth-1 pages", closed)
-		}
 		if err != nil {
-			return err
+			t.Fatal(err)
 		}
-		return tx.ReplaceDecisions(ctx, 0, []postgres.DecisionRecord{
+		return st
+	}
+	next := []string{"https://a.example/1", "https://a.example:8443/2", "http://[::1]:8080/3", "http://[::1]/4"}
+	hosts := []string{"a.example", "a.example:8443", "[::1]:8080", "[::1]"}
+	var pages []ledger.NewPage
+	for i, u := range next {
+		pages = append(pages, ledger.NewPage{URL: u, Host: hosts[i]})
+	}
+	st := level(0, []string{"https://a.example/"}, ledger.LevelPlan{
+		Closes: []ledger.PageClose{{URL: "https://a.example/", State: "captured"}},
+		Next:   pages,
+		Decisions: []ledger.DecisionRecord{
 			{Rule: 1, Action: "skip", Hostname: "ads.example.com", Links: 3, Samples: []string{"https://ads.example.com/1"}},
 			{Rule: 1, Action: "skip", Hostname: "x.ads.example.com", Links: 1},
 			{Rule: 2, Action: "follow", Hostname: "badads.example.com", Links: 2},
 			{Rule: 2, Action: "skip", Hostname: "ads_x.example.com", Links: 2},
-		})
+		},
 	})
-	if err != nil {
-		t.Fatal(err)
+	if len(st.Pending) != 1 || st.AtDepth != 1 || st.KnownCount != 1 || len(st.Known) != 1 {
+		t.Errorf("depth-0 state: %+v", st)
+	}
+	skip := "robots"
+	var closes []ledger.PageClose
+	for _, u := range next {
+		closes = append(closes, ledger.PageClose{URL: u, State: "skipped", SkipReason: &skip})
+	}
+	// The state names only the pending pages of this depth among those the
+	// report names: not the depth-0 page, not an unknown one.
+	st = level(1, append(slices.Clone(next), "https://a.example/", "https://unknown.example/"), ledger.LevelPlan{Closes: closes})
+	if len(st.Pending) != 4 || st.AtDepth != 4 || st.KnownCount != 5 {
+		t.Errorf("depth-1 state: pending %v, at depth %d, known %d", st.Pending, st.AtDepth, st.KnownCount)
+	}
+	if _, ok := st.Pending["https://a.example/"]; ok {
+		t.Errorf("a depth-0 page is pending at depth 1")
 	}
 	robots, err := s.CrawlRobots(ctx, id, 5)
 	if err != nil {
@@ -231,7 +252,7 @@ func TestCrawlRobotsAndDecisions(t *testing.T) {
 		{"ads.example.com", "follow", nil},
 		{"example.com", "follow", []string{"badads.example.com"}},
 	} {
-		rows, err := s.DecisionsByDomain(ctx, postgres.CrawlScope{Orgs: []string{"acme"}}, tc.domain, time.Now().Add(-time.Hour), tc.action, 10)
+		rows, err := s.DecisionsByDomain(ctx, ledger.CrawlScope{Orgs: []string{"acme"}}, tc.domain, time.Now().Add(-time.Hour), tc.action, 10)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -290,13 +311,15 @@ func TestInsertSubmissionsVerifiedReplacesAClaim(t *testing.T) {
 	}
 	task := "0192f0c4-5d7e-7a3b-9c1d-00000000abcd"
 	str := func(v string) *string { return &v }
+	depth := 0 // each insert is a level of its own
 	insert := func(org, corr string, verified bool) {
 		t.Helper()
-		err := s.InLevelTx(ctx, id, func(tx *postgres.LevelTx) error {
-			return tx.InsertSubmissions(ctx, []postgres.NewSubmission{{
+		depth++
+		_, err := s.ApplyLevel(ctx, id, depth, nil, func(ledger.LevelState) (*ledger.LevelPlan, error) {
+			return &ledger.LevelPlan{Submissions: []ledger.NewSubmission{{
 				TaskID: task, CorrelationID: str(corr), OrgID: org, SubmittedBy: str("x"),
 				ManifestKey: str("k/" + corr), SubmittedAt: time.Now(), Verified: verified,
-			}})
+			}}, Totals: ledger.LevelTotals{LevelRecord: ledger.LevelRecord{Depth: depth, Digest: make([]byte, 32)}, Now: time.Now()}}, nil
 		})
 		if err != nil {
 			t.Fatal(err)
