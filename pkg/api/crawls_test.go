@@ -18,18 +18,19 @@ import (
 	"github.com/capture-ledger/ledgerctl/pkg/authz"
 	"github.com/capture-ledger/ledgerctl/pkg/crawl"
 	"github.com/capture-ledger/ledgerctl/pkg/identity"
+	"github.com/capture-ledger/ledgerctl/pkg/windmill"
 )
 
 // flow records the levels the ledger dispatches, as Windmill's webhook would
 // receive them.
 type flow struct {
 	mu     sync.Mutex
-	levels []crawl.WebhookPayload
+	levels []windmill.WebhookPayload
 	auth   []string
 }
 
 func (f *flow) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	var p crawl.WebhookPayload
+	var p windmill.WebhookPayload
 	_ = json.NewDecoder(r.Body).Decode(&p)
 	f.mu.Lock()
 	f.levels = append(f.levels, p)
@@ -38,7 +39,7 @@ func (f *flow) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprintf(w, "%q", uuid.NewString())
 }
 
-func (f *flow) last() crawl.WebhookPayload {
+func (f *flow) last() windmill.WebhookPayload {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.levels[len(f.levels)-1]

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/capture-ledger/ledgerctl/pkg/crawl"
+	"github.com/capture-ledger/ledgerctl/pkg/windmill"
 )
 
 // CrawlsEnabled says whether crawls can run: a runner is configured (the
@@ -27,7 +28,7 @@ func (a *App) Crawls(ctx context.Context) (*crawl.Service, error) {
 		Permissions: perms, Log: a.Log,
 	}
 	if a.CrawlsEnabled() {
-		svc.Dispatcher = &crawl.WindmillDispatcher{URL: a.Settings.WebhookURL, Token: a.Settings.WebhookToken, Timeout: a.Settings.WebhookTimeout}
+		svc.Dispatcher = &windmill.Dispatcher{URL: a.Settings.WebhookURL, Token: a.Settings.WebhookToken, Timeout: a.Settings.WebhookTimeout}
 	}
 	return svc, nil
 }

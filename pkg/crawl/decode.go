@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/capture-ledger/ledgerctl/pkg/crawl/rules"
+	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 )
 
 // Strict JSON reading for request bodies: unknown keys, wrong types and
@@ -220,31 +221,9 @@ func ruleSchemaError(err error, base string) error {
 	return &ValidationError{Path: path, Reason: se.Reason}
 }
 
-// isUUID reports whether s is a UUID in the canonical 8-4-4-4-12 hex form
-// (either case).
-func isUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i := 0; i < 36; i++ {
-		c := s[i]
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return false
-			}
-		default:
-			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
-				return false
-			}
-		}
-	}
-	return true
-}
-
 // checkID refuses a crawl id that is not a UUID.
 func checkID(id string) error {
-	if !isUUID(id) {
+	if !ledger.IsUUID(id) {
 		return invalid("params/id", "must match format \"uuid\"")
 	}
 	return nil

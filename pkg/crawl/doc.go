@@ -5,7 +5,7 @@
 // targets. The HTTP handlers and the CLI call the same functions.
 //
 // What to capture next and when to stop is decided here, whatever runs the
-// loop (the Windmill flow through WindmillDispatcher, or an embedded
+// loop (the Windmill flow through windmill.Dispatcher, or an embedded
 // runner through the Dispatcher interface): the rules and the budget come
 // from package rules, the rows live in PostgreSQL (Store), and manifests and
 // links files are read only from the configured bucket (Objects).

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/capture-ledger/ledgerctl/pkg/crawl/rules"
+	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 )
 
 // PageStatus is what the runner says became of one page.
@@ -185,7 +186,7 @@ func (r LevelReport) normalize() (Report, error) {
 			return Report{}, invalid(path+"/status", "must be equal to one of the allowed values (captured, failed, skipped)")
 		}
 		if p.TaskID != "" {
-			if !isUUID(p.TaskID) {
+			if !ledger.IsUUID(p.TaskID) {
 				return Report{}, invalid(path+"/taskId", "must match format \"uuid\"")
 			}
 			if (p.ManifestLocation == "") == (p.ManifestError == "") {

@@ -52,7 +52,7 @@ type Permissions interface {
 }
 
 // Dispatcher runs one level of a crawl: the Windmill webhook
-// (WindmillDispatcher) or an embedded runner. Dispatch returns once the
+// (windmill.Dispatcher) or an embedded runner. Dispatch returns once the
 // level is handed over, with the runner's job id when it has one ("" when
 // not). An error means the level will not run; the crawl is then closed
 // failed with the error's text as its reason, so the text must not carry

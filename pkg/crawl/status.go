@@ -163,7 +163,7 @@ func (s *Service) List(ctx context.Context, c Caller, state string, cursor *Curs
 	if err := CheckState(state); err != nil {
 		return CrawlList{}, err
 	}
-	if cursor != nil && !isUUID(cursor.ID) {
+	if cursor != nil && !ledger.IsUUID(cursor.ID) {
 		return CrawlList{}, invalid("querystring/beforeId", "must match format \"uuid\"")
 	}
 	out := CrawlList{Crawls: []CrawlSummary{}}

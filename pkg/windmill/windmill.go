@@ -1,4 +1,7 @@
-package crawl
+// Package windmill runs crawl levels on the Windmill flow through its
+// webhook (reference §3.11): the distributed crawl loop, one of the two
+// crawl.Dispatcher implementations beside the embedded runner.
+package windmill
 
 import (
 	"bytes"
@@ -11,12 +14,13 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/capture-ledger/ledgerctl/pkg/crawl"
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 )
 
-// WindmillDispatcher runs levels on the Windmill flow through its webhook
+// Dispatcher runs levels on the Windmill flow through its webhook
 // (reference §3.11): one POST per level, Bearer token, snake_case body.
-type WindmillDispatcher struct {
+type Dispatcher struct {
 	// URL is CAPTURE_LEDGER_CRAWL_WEBHOOK_URL; Token its bearer token.
 	URL   string
 	Token string
@@ -27,25 +31,25 @@ type WindmillDispatcher struct {
 	Client *http.Client
 }
 
-var _ Dispatcher = (*WindmillDispatcher)(nil)
+var _ crawl.Dispatcher = (*Dispatcher)(nil)
 
 // WebhookPayload is the body the flow receives. Keys are snake_case: a
 // camelCase key would reach the Windmill script as "not passed".
 type WebhookPayload struct {
-	CrawlID         string         `json:"crawl_id"`
-	Depth           int            `json:"depth"`
-	Frontier        []FrontierPage `json:"frontier"`
-	PerHostDelayMs  int            `json:"per_host_delay_ms"`
-	HostParallelism int            `json:"host_parallelism"`
-	CaptureFormats  Formats        `json:"capture_formats"`
-	Signing         bool           `json:"signing"`
+	CrawlID         string               `json:"crawl_id"`
+	Depth           int                  `json:"depth"`
+	Frontier        []crawl.FrontierPage `json:"frontier"`
+	PerHostDelayMs  int                  `json:"per_host_delay_ms"`
+	HostParallelism int                  `json:"host_parallelism"`
+	CaptureFormats  crawl.Formats        `json:"capture_formats"`
+	Signing         bool                 `json:"signing"`
 	// Scripts is always sent, and always empty: the flow requires the
 	// input, and this ledger pins no page scripts.
 	Scripts []any `json:"scripts"`
 }
 
 // Payload builds the webhook body of a level.
-func (d *WindmillDispatcher) Payload(l Level) WebhookPayload {
+func (d *Dispatcher) Payload(l crawl.Level) WebhookPayload {
 	return WebhookPayload{
 		CrawlID: l.CrawlID, Depth: l.Depth, Frontier: l.Frontier,
 		PerHostDelayMs: l.PerHostDelayMs, HostParallelism: l.HostParallelism,
@@ -57,7 +61,7 @@ func (d *WindmillDispatcher) Payload(l Level) WebhookPayload {
 // "crawl webhook → <status> <first 200 characters of the body>"; a 2xx body
 // that is a UUID (trimmed, surrounding quotes removed) is the job id.
 // Neither the token nor the URL's query appear in errors.
-func (d *WindmillDispatcher) Dispatch(ctx context.Context, l Level) (string, error) {
+func (d *Dispatcher) Dispatch(ctx context.Context, l crawl.Level) (string, error) {
 	body, err := json.Marshal(d.Payload(l))
 	if err != nil {
 		return "", err
@@ -90,7 +94,7 @@ func (d *WindmillDispatcher) Dispatch(ctx context.Context, l Level) (string, err
 		return "", fmt.Errorf("crawl webhook → %d %s", resp.StatusCode, firstChars(string(data), 200))
 	}
 	job := strings.Trim(strings.TrimSpace(string(data)), `"`)
-	if !isUUID(job) {
+	if !ledger.IsUUID(job) {
 		return "", nil
 	}
 	return strings.ToLower(job), nil

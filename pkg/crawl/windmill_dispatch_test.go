@@ -12,6 +12,7 @@ import (
 
 	"github.com/capture-ledger/ledgerctl/pkg/crawl"
 	"github.com/capture-ledger/ledgerctl/pkg/crawl/rules"
+	"github.com/capture-ledger/ledgerctl/pkg/windmill"
 )
 
 // webhook is a stand-in for the Windmill webhook endpoint: it records each
@@ -45,7 +46,7 @@ func TestWindmillDispatch(t *testing.T) {
 	hook := &webhook{status: 200, body: `"0192f0c4-5d7e-7a3b-9c1d-2e3f4a5b6c7d"` + "\n"}
 	srv := httptest.NewServer(hook)
 	defer srv.Close()
-	e.svc.Dispatcher = &crawl.WindmillDispatcher{URL: srv.URL + "/api/w/waggle/jobs/run/f/f/waggle/crawl_level", Token: "s3cret", Timeout: 5 * time.Second}
+	e.svc.Dispatcher = &windmill.Dispatcher{URL: srv.URL + "/api/w/waggle/jobs/run/f/f/waggle/crawl_level", Token: "s3cret", Timeout: 5 * time.Second}
 	e.svc.CaptureFormats = map[string]bool{"wacz": true, "png": true}
 	e.svc.Signing = true
 
@@ -139,7 +140,7 @@ func TestWindmillDispatch(t *testing.T) {
 	t.Run("unreachable", func(t *testing.T) {
 		dead := httptest.NewServer(http.NotFoundHandler())
 		dead.Close()
-		e.svc.Dispatcher = &crawl.WindmillDispatcher{URL: dead.URL + "/hook?token=s3cret", Token: "s3cret", Timeout: time.Second}
+		e.svc.Dispatcher = &windmill.Dispatcher{URL: dead.URL + "/hook?token=s3cret", Token: "s3cret", Timeout: time.Second}
 		id := e.start(crawl.StartRequest{Seeds: []string{www}})
 		v := e.get(id)
 		if v.State != crawl.StateFailed || !strings.HasPrefix(str(v.Error), "crawl webhook: ") || strings.Contains(str(v.Error), "s3cret") {
