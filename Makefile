@@ -14,7 +14,7 @@ BIN        := bin/ledgerctl
 TESTFLAGS  ?= -count=1 -timeout 40m
 PKGS       ?= ./...
 
-.PHONY: all build vet test run stack-up stack-down tools postgres completions generate clean
+.PHONY: all build vet test run stack-up stack-down tools postgres chromium completions generate clean
 
 all: build
 
@@ -50,6 +50,17 @@ postgres:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; \
 	else echo "PostgreSQL server binaries are missing: sudo apt-get install -y postgresql" >&2; exit 1; fi
 
+# Chromium (the browser capture engine, the replay tests) and CJK fonts
+# (screenshots of Japanese pages); installed from Debian only when missing.
+# CAPTURE_LEDGER_CHROMIUM_PATH points at another browser instead.
+chromium:
+	@if { [ -n "$${CAPTURE_LEDGER_CHROMIUM_PATH:-}" ] || command -v chromium >/dev/null 2>&1; } && \
+		dpkg -s fonts-noto-cjk >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ]; then \
+		echo "installing Chromium and CJK fonts (apt-get)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-noto-cjk >/dev/null; \
+	else echo "Chromium is missing: sudo apt-get install -y chromium fonts-noto-cjk (or set CAPTURE_LEDGER_CHROMIUM_PATH)" >&2; exit 1; fi
+
 # Restarts the `make run` stack on the ports it had (.env.local is rewritten
 # should a port have to change).
 stack-up: build tools postgres
@@ -61,7 +72,7 @@ stack-down: build
 # Starts the test stack (under TEST_STATE, never the `make run` one), runs
 # every test against it (unit, integration, fuzz seed corpora), and stops that
 # stack whatever the outcome.
-test: build tools postgres vet
+test: build tools postgres chromium vet
 	@if [ "$(abspath $(TEST_STATE))" = "$(abspath $(STATE))" ]; then \
 		echo "TEST_STATE must differ from STATE ($(STATE)): make test would stop the make run stack" >&2; exit 2; fi
 	@set -euo pipefail; \
@@ -74,7 +85,7 @@ test: build tools postgres vet
 # .env.local), prints the picker URL and runs `ledgerctl serve` with the dev
 # identity headers (loopback only). Ctrl-C stops serve; `make stack-down`
 # stops the stack.
-run: build tools postgres
+run: build tools postgres chromium
 	./$(BIN) dev stack up --dir $(STATE) --versitygw $(VERSITYGW) --env-local
 	./$(BIN) migrate up
 	./$(BIN) fga deploy >/dev/null
