@@ -45,6 +45,8 @@ type Exchange struct {
 	// Truncated is true when a size cap cut Body short; the archive is then
 	// incomplete and the URL is listed as truncated.
 	Truncated bool
+	// IP is the address the response came from (WARC-IP-Address), or "".
+	IP string
 }
 
 // Page is one page as a reader saw it.
@@ -55,7 +57,11 @@ type Page struct {
 	Title         string
 	Text          string // visible text (Write truncates past MaxTextRunes)
 	TextTruncated bool
-	Links         []Link
+	// TextWithheld, when set, is why the page's title and text are not in
+	// the archive (BrowserHive's DocumentWithheld: url-policy, content-type,
+	// no-archive, deny, unattributed); Write then omits both.
+	TextWithheld string
+	Links        []Link
 }
 
 // Link is one link found on a page.
@@ -75,3 +81,7 @@ type Screenshot struct {
 // MaxTextRunes is the most page text pages.jsonl holds for one page; past
 // it the text is cut and textTruncated is true (BrowserHive ≥ v13).
 const MaxTextRunes = 1_000_000
+
+// MaxTitleRunes is the most of a page title pages.jsonl holds; a longer
+// title (only a hostile page has one) is cut without a flag.
+const MaxTitleRunes = 10_000

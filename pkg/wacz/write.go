@@ -1,0 +1,464 @@
+package wacz
+
+import (
+	"archive/zip"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"net/http"
+	"net/url"
+	"path"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+	"golang.org/x/net/http/httpguts"
+)
+
+// The entries of a WACZ as Write lays it out.
+const (
+	WARCPath       = "archive/data.warc.gz"
+	IndexPath      = "indexes/index.cdxj"
+	PagesPath      = "pages/pages.jsonl"
+	DataPackage    = "datapackage.json"
+	DigestPath     = "datapackage-digest.json"
+	WACZVersion    = "1.1.1"
+	warcFilename   = "data.warc.gz" // CDXJ filename, relative to archive/
+	screenshotMime = "image/png"
+)
+
+// ErrInvalidCapture marks a Capture that Write refuses; the message names
+// the field.
+var ErrInvalidCapture = errors.New("wacz: invalid capture")
+
+// Summary is what Write reports about the WACZ it wrote.
+type Summary struct {
+	Bytes  int64  // size of the WACZ
+	SHA256 string // hex SHA-256 of the whole WACZ
+	// TruncatedURLs are the URLs whose body a size cap cut short, sorted
+	// and unique; non-empty means the archive is incomplete.
+	TruncatedURLs []string
+	// BodylessURLs are the URLs seen only as 304 Not Modified, never as 200,
+	// sorted and unique: their body never crossed the wire (BrowserHive's
+	// completeness.bodylessUrls).
+	BodylessURLs []string
+	Pages        int // page lines in pages.jsonl
+	Records      int // WARC records, warcinfo included
+}
+
+// Complete reports what BrowserHive's completeness.complete says: no body
+// is missing.
+func (s Summary) Complete() bool { return len(s.TruncatedURLs) == 0 && len(s.BodylessURLs) == 0 }
+
+// recordNS is the namespace of the name-based UUIDs Write gives records and
+// pages, so equal captures get equal ids and different ones different ids.
+var recordNS = uuid.NewSHA1(uuid.NameSpaceURL, []byte("https://github.com/capture-ledger/ledgerctl/pkg/wacz"))
+
+// Write writes c as a WACZ 1.1.1 file to w: archive/data.warc.gz (warcinfo,
+// then a response and a request record per exchange, then the screenshot as
+// a resource record), indexes/index.cdxj, pages/pages.jsonl,
+// datapackage.json and datapackage-digest.json. The WARC and the index are
+// STORED so viewers can range-read them in place. The same Capture always
+// gives the same bytes.
+//
+// A Capture with a missing or malformed required field is refused with
+// ErrInvalidCapture before anything is written to w.
+func Write(w io.Writer, c Capture) (Summary, error) {
+	if err := validate(c); err != nil {
+		return Summary{}, err
+	}
+	warc, index, err := buildWARC(c)
+	if err != nil {
+		return Summary{}, fmt.Errorf("wacz: writing the WARC: %w", err)
+	}
+	pages, err := encodePages(c)
+	if err != nil {
+		return Summary{}, fmt.Errorf("wacz: writing pages.jsonl: %w", err)
+	}
+	files := []zipFile{
+		{path: WARCPath, data: warc.out.Bytes(), store: true},
+		{path: IndexPath, data: index, store: true},
+		{path: PagesPath, data: pages},
+	}
+	dp, err := dataPackage(c, files)
+	if err != nil {
+		return Summary{}, err
+	}
+	digest, err := jsonFile(digestFile{Path: DataPackage, Hash: "sha256:" + hexSHA256(dp)})
+	if err != nil {
+		return Summary{}, err
+	}
+	files = append(files, zipFile{path: DataPackage, data: dp}, zipFile{path: DigestPath, data: digest})
+
+	sum := sha256.New()
+	cw := &countingWriter{w: io.MultiWriter(w, sum)}
+	if err := writeZip(cw, files, c.Created); err != nil {
+		return Summary{}, fmt.Errorf("wacz: writing the ZIP: %w", err)
+	}
+	truncated, bodyless := completeness(c.Exchanges)
+	return Summary{
+		Bytes:         cw.n,
+		SHA256:        hex.EncodeToString(sum.Sum(nil)),
+		TruncatedURLs: truncated,
+		BodylessURLs:  bodyless,
+		Pages:         len(c.Pages),
+		Records:       warc.records,
+	}, nil
+}
+
+func validate(c Capture) error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: "+format, append([]any{ErrInvalidCapture}, args...)...)
+	}
+	if !validTime(c.Created) {
+		return bad("created %v is not a date between years 1000 and 9999", c.Created)
+	}
+	for i, x := range c.Exchanges {
+		if _, err := httpURL(x.URL); err != nil {
+			return bad("exchanges[%d].url: %v", i, err)
+		}
+		if x.Method != "" && !httpguts.ValidHeaderFieldName(x.Method) {
+			return bad("exchanges[%d].method %q is not an HTTP method", i, x.Method)
+		}
+		if x.Status < 100 || x.Status > 999 {
+			return bad("exchanges[%d].status %d is not an HTTP status", i, x.Status)
+		}
+		if !validTime(x.Date) {
+			return bad("exchanges[%d].date %v is not a date between years 1000 and 9999", i, x.Date)
+		}
+	}
+	for i, p := range c.Pages {
+		if _, err := httpURL(p.URL); err != nil {
+			return bad("pages[%d].url: %v", i, err)
+		}
+		if !validTime(p.Date) {
+			return bad("pages[%d].date %v is not a date between years 1000 and 9999", i, p.Date)
+		}
+	}
+	if s := c.Screenshot; s != nil {
+		if _, err := httpURL(s.PageURL); err != nil {
+			return bad("screenshot.pageUrl: %v", err)
+		}
+		if len(s.PNG) == 0 {
+			return bad("screenshot.png is empty")
+		}
+		if !validTime(s.Date) {
+			return bad("screenshot.date %v is not a date between years 1000 and 9999", s.Date)
+		}
+	}
+	return nil
+}
+
+// validTime keeps dates inside what a 14-digit timestamp can say.
+func validTime(t time.Time) bool {
+	y := t.UTC().Year()
+	return y >= 1000 && y <= 9999
+}
+
+// httpURL parses an absolute http(s) URL with a host.
+func httpURL(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%q is not a URL", raw)
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Opaque != "" {
+		return nil, fmt.Errorf("%q is not an absolute http(s) URL", raw)
+	}
+	return u, nil
+}
+
+// buildWARC writes the records and returns the WARC and its sorted CDXJ.
+func buildWARC(c Capture) (*warcWriter, []byte, error) {
+	// Most bodies are images and fonts that do not compress; text shrinks.
+	hint := 4 << 10
+	for _, x := range c.Exchanges {
+		hint += len(x.Body) + 1<<10
+	}
+	if c.Screenshot != nil {
+		hint += len(c.Screenshot.PNG) + 1<<10
+	}
+	ww := newWARCWriter(hint)
+	created := c.Created.UTC()
+	software := c.Software
+	if software == "" {
+		software = "ledgerctl"
+	}
+	info := []byte("software: " + cleanValue(software) + "\r\n" +
+		"format: WARC File Format 1.1\r\n" +
+		"conformsTo: http://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/\r\n")
+	if _, err := ww.add([]warcField{
+		{"WARC-Type", "warcinfo"},
+		{"WARC-Record-ID", recordID(created, 0, "warcinfo", info)},
+		{"WARC-Date", warcDate(created)},
+		{"WARC-Filename", warcFilename},
+		{"Content-Type", "application/warc-fields"},
+		{"WARC-Block-Digest", sha256Digest(info)},
+	}, info); err != nil {
+		return nil, nil, err
+	}
+
+	var index []CDXJEntry
+	for i, x := range c.Exchanges {
+		u, _ := httpURL(x.URL) // validated
+		date := warcDate(x.Date)
+		head := responseHead(x)
+		payload := sha256Digest(x.Body)
+		block := sha256Digest(head, x.Body)
+		respID := recordID(created, 2*i+1, "response", []byte(x.URL+"\n"+block))
+		fields := []warcField{
+			{"WARC-Type", "response"},
+			{"WARC-Record-ID", respID},
+			{"WARC-Date", date},
+			{"WARC-Target-URI", x.URL},
+		}
+		if x.IP != "" {
+			fields = append(fields, warcField{"WARC-IP-Address", cleanValue(x.IP)})
+		}
+		if x.Truncated {
+			fields = append(fields, warcField{"WARC-Truncated", "length"})
+		}
+		fields = append(fields,
+			warcField{"Content-Type", "application/http;msgtype=response"},
+			warcField{"WARC-Payload-Digest", payload},
+			warcField{"WARC-Block-Digest", block},
+		)
+		m, err := ww.add(fields, head, x.Body)
+		if err != nil {
+			return nil, nil, err
+		}
+		index = append(index, CDXJEntry{
+			Key: SURT(x.URL), Timestamp: cdxjTimestamp(x.Date), URL: x.URL,
+			Mime: mediaType(x.Header), Status: x.Status, Digest: payload,
+			Offset: m.offset, Length: m.length, Filename: warcFilename,
+		})
+
+		req := requestHead(x, u)
+		if _, err := ww.add([]warcField{
+			{"WARC-Type", "request"},
+			{"WARC-Record-ID", recordID(created, 2*i+2, "request", req)},
+			{"WARC-Date", date},
+			{"WARC-Target-URI", x.URL},
+			{"WARC-Concurrent-To", respID},
+			{"Content-Type", "application/http;msgtype=request"},
+			{"WARC-Block-Digest", sha256Digest(req)},
+		}, req); err != nil {
+			return nil, nil, err
+		}
+	}
+
+	if s := c.Screenshot; s != nil {
+		// urn:view:<page> is how Browsertrix and ArchiveWeb.page name the
+		// screenshot of a page's viewport.
+		uri := "urn:view:" + s.PageURL
+		digest := sha256Digest(s.PNG)
+		m, err := ww.add([]warcField{
+			{"WARC-Type", "resource"},
+			{"WARC-Record-ID", recordID(created, 2*len(c.Exchanges)+1, "resource", []byte(uri+"\n"+digest))},
+			{"WARC-Date", warcDate(s.Date)},
+			{"WARC-Target-URI", uri},
+			{"Content-Type", screenshotMime},
+			{"WARC-Payload-Digest", digest},
+			{"WARC-Block-Digest", digest},
+		}, s.PNG)
+		if err != nil {
+			return nil, nil, err
+		}
+		index = append(index, CDXJEntry{
+			Key: SURT(uri), Timestamp: cdxjTimestamp(s.Date), URL: uri,
+			Mime: screenshotMime, Status: http.StatusOK, Digest: digest,
+			Offset: m.offset, Length: m.length, Filename: warcFilename,
+		})
+	}
+
+	sort.SliceStable(index, func(i, j int) bool { return index[i].sortKey() < index[j].sortKey() })
+	var cdxj []byte
+	for _, e := range index {
+		cdxj = e.appendLine(cdxj)
+	}
+	return ww, cdxj, nil
+}
+
+// recordID is a name-based urn:uuid of the capture time, the record's place
+// in the WARC and what it holds.
+func recordID(created time.Time, seq int, typ string, content []byte) string {
+	name := created.Format(time.RFC3339Nano) + "\n" + strconv.Itoa(seq) + "\n" + typ + "\n"
+	return "<urn:uuid:" + uuid.NewSHA1(recordNS, append([]byte(name), content...)).String() + ">"
+}
+
+// pageID is a name-based UUID for the i-th page of a capture.
+func pageID(created time.Time, i int, pageURL string) string {
+	name := "page\n" + created.UTC().Format(time.RFC3339Nano) + "\n" + strconv.Itoa(i) + "\n" + pageURL
+	return uuid.NewSHA1(recordNS, []byte(name)).String()
+}
+
+// completeness lists the truncated and the bodyless URLs of the exchanges.
+func completeness(xs []Exchange) (truncated, bodyless []string) {
+	seen304, seen200 := map[string]bool{}, map[string]bool{}
+	cut := map[string]bool{}
+	for _, x := range xs {
+		if x.Truncated {
+			cut[x.URL] = true
+		}
+		switch x.Status {
+		case http.StatusNotModified:
+			seen304[x.URL] = true
+		case http.StatusOK:
+			seen200[x.URL] = true
+		}
+	}
+	truncated, bodyless = []string{}, []string{}
+	for u := range cut {
+		truncated = append(truncated, u)
+	}
+	for u := range seen304 {
+		if !seen200[u] {
+			bodyless = append(bodyless, u)
+		}
+	}
+	sort.Strings(truncated)
+	sort.Strings(bodyless)
+	return truncated, bodyless
+}
+
+// zipFile is one entry to write.
+type zipFile struct {
+	path  string
+	data  []byte
+	store bool
+}
+
+// resource is one file of datapackage.json.
+type resource struct {
+	Name  string `json:"name"`
+	Path  string `json:"path"`
+	Hash  string `json:"hash"`
+	Bytes int64  `json:"bytes"`
+}
+
+type dataPackageFile struct {
+	Profile      string     `json:"profile"`
+	WACZVersion  string     `json:"wacz_version"`
+	Title        string     `json:"title"`
+	Created      string     `json:"created"`
+	Software     string     `json:"software"`
+	MainPageURL  string     `json:"mainPageUrl,omitempty"`
+	MainPageDate string     `json:"mainPageDate,omitempty"`
+	Resources    []resource `json:"resources"`
+}
+
+type digestFile struct {
+	Path string `json:"path"`
+	Hash string `json:"hash"`
+}
+
+// dataPackage renders datapackage.json over the files already laid out.
+func dataPackage(c Capture, files []zipFile) ([]byte, error) {
+	dp := dataPackageFile{
+		Profile:     "data-package",
+		WACZVersion: WACZVersion,
+		Title:       "ledgerctl capture",
+		Created:     formatTS(c.Created),
+		Software:    c.Software,
+		Resources:   []resource{},
+	}
+	if dp.Software == "" {
+		dp.Software = "ledgerctl"
+	}
+	if len(c.Pages) > 0 {
+		main := c.Pages[0]
+		dp.MainPageURL = main.URL
+		dp.MainPageDate = formatTS(main.Date)
+		dp.Title = main.URL
+		if main.TextWithheld == "" && main.Title != "" {
+			dp.Title = main.Title
+		}
+	}
+	for _, f := range files {
+		dp.Resources = append(dp.Resources, resource{
+			Name: path.Base(f.path), Path: f.path,
+			Hash: "sha256:" + hexSHA256(f.data), Bytes: int64(len(f.data)),
+		})
+	}
+	return jsonFile(dp)
+}
+
+// jsonFile renders v as 2-space indented JSON with a trailing newline.
+func jsonFile(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return nil, fmt.Errorf("wacz: encoding JSON: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+func hexSHA256(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+// writeZip writes the entries in order, dated modified. STORED entries are
+// written raw with their sizes in the local header (no data descriptor), so
+// a range reader can find the data from the local header alone.
+func writeZip(w io.Writer, files []zipFile, modified time.Time) error {
+	zw := zip.NewWriter(w)
+	for _, f := range files {
+		hdr := &zip.FileHeader{Name: f.path, Modified: modified.UTC()}
+		hdr.SetMode(0o644)
+		var dst io.Writer
+		var err error
+		if f.store {
+			hdr.Method = zip.Store
+			hdr.CRC32 = crc32.ChecksumIEEE(f.data)
+			hdr.CompressedSize64 = uint64(len(f.data))
+			hdr.UncompressedSize64 = uint64(len(f.data))
+			// CreateRaw, unlike CreateHeader, leaves the MS-DOS date
+			// to the caller.
+			hdr.ModifiedDate, hdr.ModifiedTime = msDosTime(modified.UTC())
+			dst, err = zw.CreateRaw(hdr)
+		} else {
+			hdr.Method = zip.Deflate
+			dst, err = zw.CreateHeader(hdr)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", f.path, err)
+		}
+		if _, err := dst.Write(f.data); err != nil {
+			return fmt.Errorf("%s: %w", f.path, err)
+		}
+	}
+	return zw.Close()
+}
+
+// msDosTime is t as the ZIP local header's date and time fields (two-second
+// resolution, years 1980 to 2107 only).
+func msDosTime(t time.Time) (date, tm uint16) {
+	if t.Year() < 1980 {
+		t = time.Date(1980, 1, 1, 0, 0, 0, 0, time.UTC)
+	}
+	if t.Year() > 2107 {
+		t = time.Date(2107, 12, 31, 23, 59, 58, 0, time.UTC)
+	}
+	date = uint16(t.Day() + int(t.Month())<<5 + (t.Year()-1980)<<9)
+	tm = uint16(t.Second()/2 + t.Minute()<<5 + t.Hour()<<11)
+	return date, tm
+}
+
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
