@@ -1,0 +1,156 @@
+package capture
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/capture-ledger/ledgerctl/pkg/wacz"
+)
+
+// Uploader puts one object of a job where the ledger reads it and says
+// where: `s3://<bucket>/<key>`, as a BrowserHive manifest reports it. The
+// name is the object's BrowserHive name; the uploader may prefix it.
+type Uploader interface {
+	Put(ctx context.Context, name, contentType string, body []byte) (location string, err error)
+}
+
+// Object is one object a job wrote.
+type Object struct {
+	Name        string
+	ContentType string
+	Body        []byte
+	Location    string // what the uploader answered
+}
+
+// Collect is an Uploader that keeps the objects in memory and answers
+// `s3://<Bucket>/<Prefix><name>`: for tests, and for callers that upload
+// the bytes themselves.
+type Collect struct {
+	Bucket, Prefix string
+
+	mu      sync.Mutex
+	Objects []Object
+}
+
+// Put keeps the object.
+func (c *Collect) Put(_ context.Context, name, contentType string, body []byte) (string, error) {
+	loc := "s3://" + c.Bucket + "/" + c.Prefix + name
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.Objects = append(c.Objects, Object{Name: name, ContentType: contentType, Body: body, Location: loc})
+	return loc, nil
+}
+
+// Outcome is what Run did for one job.
+type Outcome struct {
+	Job    Job
+	Result *Result
+	// Summary is wacz.Write's report; nil when no WACZ was written.
+	Summary *wacz.Summary
+	// Objects are the objects written, in upload order: the WACZ and the
+	// links file (success only), then the manifest. Each has its Location
+	// when its upload succeeded.
+	Objects   []Object
+	Artifacts Artifacts
+	// ManifestLocation is where the manifest went ("" if its upload failed).
+	ManifestLocation string
+	// Failure is why the job produced no archive: the capture's failure,
+	// or packaging or uploading the WACZ or links; nil on success.
+	Failure *Failure
+	// Complete is the manifest's completeness.complete (false on failure).
+	Complete bool
+}
+
+// OK reports whether the job produced an archive.
+func (o *Outcome) OK() bool { return o.Failure == nil }
+
+// Run captures job.URL with eng, writes the WACZ (wacz.Write), and puts
+// the WACZ, the links file and the v12 manifest through up, in
+// BrowserHive's layout: `<taskId>_<correlationId>.wacz`, `.links.json`,
+// `.result.json`. A capture that failed (connection, timeout, refusal, HTTP
+// error) still gets its manifest, with no archive; so does a WACZ or links
+// upload that failed (errorDetails.type artifact_sink).
+//
+// The error is for jobs where no manifest could be written: a bad job
+// (*JobError, nothing written), an engine that could not attempt the
+// capture (a missing Chromium, a closed engine), or a failed manifest
+// upload (the Outcome then says what was uploaded before).
+func Run(ctx context.Context, eng Engine, job Job, up Uploader, software string) (*Outcome, error) {
+	if err := job.Check(); err != nil {
+		return nil, err
+	}
+	res, err := eng.Capture(ctx, job.URL)
+	if err != nil {
+		return nil, err
+	}
+	res.Capture.Software = software
+	out := &Outcome{Job: job, Result: res, Failure: res.Failure}
+	step := ""
+	put := func(name, ct string, body []byte) (string, error) {
+		loc, err := up.Put(ctx, name, ct, body)
+		o := Object{Name: name, ContentType: ct, Body: body}
+		if err == nil {
+			o.Location = loc
+		}
+		out.Objects = append(out.Objects, o)
+		return loc, err
+	}
+	var archive bytes.Buffer
+	if out.Failure == nil {
+		sum, err := wacz.Write(&archive, res.Capture)
+		if err != nil {
+			out.Failure = &Failure{Kind: FailInternal, URL: res.URL, Message: fmt.Sprintf("writing the WACZ: %v", err)}
+			step = "package-wacz"
+		} else {
+			out.Summary = &sum
+		}
+	}
+	if out.Failure == nil {
+		loc, err := put(job.WACZName(), ContentTypeWACZ, archive.Bytes())
+		if err != nil {
+			out.Failure, step = sinkFailure(job.WACZName(), err), "upload-wacz"
+		} else {
+			out.Artifacts.WACZ = loc
+		}
+	}
+	if out.Failure == nil {
+		links, err := LinksFile(job, res)
+		if err == nil {
+			var loc string
+			if loc, err = put(job.LinksName(), ContentTypeJSON, links); err == nil {
+				out.Artifacts.Links = loc
+			}
+		}
+		if err != nil {
+			out.Failure, step = sinkFailure(job.LinksName(), err), "write-formats"
+		}
+	}
+	in := ManifestInput{Job: job, Result: res, Artifacts: out.Artifacts, Summary: out.Summary}
+	if out.Failure != res.Failure {
+		in.Failure, in.Step = out.Failure, step
+	}
+	m, err := ManifestFile(in)
+	if err != nil {
+		return out, fmt.Errorf("capture: rendering the manifest of %s: %w", job.TaskID, err)
+	}
+	if out.Failure == nil {
+		_, _, out.Complete = Completeness(res, out.Summary)
+	}
+	loc, err := put(job.ManifestName(), ContentTypeJSON, m)
+	if err != nil {
+		return out, fmt.Errorf("capture: uploading %s: %w", job.ManifestName(), err)
+	}
+	out.ManifestLocation = loc
+	return out, nil
+}
+
+func sinkFailure(name string, err error) *Failure {
+	msg := fmt.Sprintf("uploading %s failed: %v", name, err)
+	if errors.Is(err, context.Canceled) {
+		msg = fmt.Sprintf("uploading %s was cancelled", name)
+	}
+	return &Failure{Kind: FailArtifactSink, Message: msg}
+}
