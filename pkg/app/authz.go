@@ -27,6 +27,21 @@ func (a *App) Authz(ctx context.Context) (authz.Client, error) {
 	return c, nil
 }
 
+// AuthzAdmin opens OpenFGA for administering the model (`ledgerctl fga
+// deploy`): bound to no store or model, and, when embedded, creating and
+// migrating its datastore first. It is not the App's cached client: it is
+// closed with the App.
+func (a *App) AuthzAdmin(ctx context.Context) (authz.Client, error) {
+	c, err := authz.Open(ctx, a.Settings, authz.OpenOptions{Prepare: true, Unbound: true})
+	if err != nil {
+		return nil, err
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.closers = append(a.closers, func() { _ = c.Close() })
+	return c, nil
+}
+
 // SetAuthz installs an already-open client (tests share one embedded server).
 func (a *App) SetAuthz(c authz.Client) {
 	a.mu.Lock()
@@ -126,6 +141,9 @@ func convert(ts []ledger.Tuple) []authz.Tuple {
 	out := make([]authz.Tuple, len(ts))
 	for i, t := range ts {
 		out[i] = authz.Tuple{User: t.User, Relation: t.Relation, Object: t.Object}
+		if t.Condition != nil { // a share's non_expired_grant
+			out[i].Condition = &authz.Condition{Name: t.Condition.Name, Context: t.Condition.Context}
+		}
 	}
 	return out
 }

@@ -43,7 +43,8 @@ const (
 	// WACZ); the submission is recorded, nothing else.
 	AddNoArchive AddOutcome = "no-archive"
 	// AddRefused: the task is recorded for another organization (or with
-	// another correlation); nothing was written.
+	// another correlation), or its archive was deleted (a tombstone);
+	// nothing was written.
 	AddRefused AddOutcome = "refused"
 	// AddMissing: no object at the key.
 	AddMissing AddOutcome = "missing"
@@ -290,6 +291,9 @@ func (a *Adder) one(ctx context.Context, given string, req AddRequest) (AddedMan
 	case ledger.AddOtherOrganization:
 		log.Warn("The task is recorded for another organization; refusing it", "taskId", m.TaskID)
 		return fail(AddRefused, fmt.Errorf("task %s is recorded for another organization", m.TaskID))
+	case ledger.AddTombstoned:
+		log.Warn("The archive was deleted from the ledger; refusing to register it again", "archiveId", added.ArchiveID)
+		return fail(AddRefused, fmt.Errorf("archive %s (this object key or task) was deleted from the ledger; it is not registered again", added.ArchiveID))
 	case ledger.AddOtherCorrelation:
 		rec := ""
 		if added.Recorded != nil && added.Recorded.CorrelationID != nil {

@@ -122,6 +122,13 @@ func (c *Client) Put(ctx context.Context, bucket, key, contentType string, body 
 	return c.wrap(err, "put", bucket, key)
 }
 
+// Delete removes an object. S3 answers a missing key like a removed one, so
+// a repeated delete succeeds; a missing bucket is ErrNotFound.
+func (c *Client) Delete(ctx context.Context, bucket, key string) error {
+	_, err := c.s3.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &bucket, Key: &key})
+	return c.wrap(err, "delete", bucket, key)
+}
+
 // PresignGet returns a SigV4 query-signed GET URL valid for ttl. Signing is
 // pure computation: it does not check the object exists.
 func (c *Client) PresignGet(ctx context.Context, bucket, key string, ttl time.Duration) (string, error) {

@@ -19,6 +19,16 @@ type Tuple struct {
 	User     string `json:"user"`
 	Relation string `json:"relation"`
 	Object   string `json:"object"`
+	// Condition is set on a conditional tuple (a share's non_expired_grant);
+	// only writes carry one.
+	Condition *Condition `json:"condition,omitempty"`
+}
+
+// Condition names a condition of the model and the values stored with the
+// tuple for some of its parameters.
+type Condition struct {
+	Name    string         `json:"name"`
+	Context map[string]any `json:"context,omitempty"`
 }
 
 func (t Tuple) String() string { return t.User + " " + t.Relation + " " + t.Object }
@@ -49,7 +59,8 @@ type MalformedPayloadError struct{ Reason string }
 func (e *MalformedPayloadError) Error() string { return "outbox payload " + e.Reason }
 
 // ParseOutboxPayload decodes and checks a payload: an object whose optional
-// writes and deletes are arrays of {user, relation, object} strings.
+// writes and deletes are arrays of {user, relation, object} strings; a write
+// may also carry a condition {name, context}.
 func ParseOutboxPayload(data []byte) (OutboxPayload, error) {
 	var raw any
 	if err := json.Unmarshal(data, &raw); err != nil {
@@ -79,10 +90,18 @@ func ParseOutboxPayload(data []byte) (OutboxPayload, error) {
 		}
 		for i, it := range items {
 			m, ok := it.(map[string]any)
-			if !ok || len(m) != 3 {
+			cond, conditional := m["condition"]
+			if !ok || len(m) != 3 && !(len(m) == 4 && conditional) {
 				return OutboxPayload{}, &MalformedPayloadError{fmt.Sprintf("has a malformed `%s`: item %d is not {user, relation, object}", part.name, i)}
 			}
 			var t Tuple
+			if conditional {
+				c, err := parseCondition(cond, part.name == "writes")
+				if err != nil {
+					return OutboxPayload{}, &MalformedPayloadError{fmt.Sprintf("has a malformed `%s`: item %d: %v", part.name, i, err)}
+				}
+				t.Condition = c
+			}
 			for field, dst := range map[string]*string{"user": &t.User, "relation": &t.Relation, "object": &t.Object} {
 				s, ok := m[field].(string)
 				if !ok {
@@ -100,6 +119,39 @@ func ParseOutboxPayload(data []byte) (OutboxPayload, error) {
 		return OutboxPayload{}, &MalformedPayloadError{"has nothing to write or delete"}
 	}
 	return p, nil
+}
+
+// parseCondition reads a tuple's condition: {name, context?}, on writes only
+// (OpenFGA deletes a tuple by user, relation and object).
+func parseCondition(v any, write bool) (*Condition, error) {
+	if !write {
+		return nil, errors.New("a delete carries no condition")
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("condition is %s, not an object", jsonType(v))
+	}
+	name, ok := m["name"].(string)
+	if !ok || name == "" {
+		return nil, errors.New("condition has no name")
+	}
+	c := &Condition{Name: name}
+	for k, val := range m {
+		switch k {
+		case "name":
+		case "context":
+			ctx, ok := val.(map[string]any)
+			if !ok {
+				return nil, fmt.Errorf("condition context is %s, not an object", jsonType(val))
+			}
+			if len(ctx) > 0 {
+				c.Context = ctx
+			}
+		default:
+			return nil, fmt.Errorf("condition has an unknown key %q", k)
+		}
+	}
+	return c, nil
 }
 
 func jsonType(v any) string {

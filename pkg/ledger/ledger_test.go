@@ -38,7 +38,8 @@ func TestParseOutboxPayload(t *testing.T) {
 }
 
 func FuzzParseOutboxPayload(f *testing.F) {
-	for _, s := range []string{`{"writes":[{"user":"user:a","relation":"owner","object":"capture_job:1"}]}`, `{"deletes":[]}`, `[]`, `{"writes":[{}]}`} {
+	for _, s := range []string{`{"writes":[{"user":"user:a","relation":"owner","object":"capture_job:1"}]}`, `{"deletes":[]}`,
+		`{"writes":[{"user":"user:c","relation":"viewer","object":"archive:1","condition":{"name":"non_expired_grant","context":{"grant_duration":"3600s"}}}]}`, `[]`, `{"writes":[{}]}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -24,11 +24,26 @@ var errNothingWritten = errors.New("nothing to write")
 // recorded for sub's organization, the recorded row stands (it is not
 // rewritten) and its submitter is the one passed to tuples. An archive
 // already in the ledger at a's (bucket, object_key), or for the same task,
-// writes nothing either, not even the submission.
+// writes nothing either, not even the submission; so does a tombstoned one
+// (a deleted archive's object key or task).
 func (s *Store) AddCapture(ctx context.Context, sub ledger.NewSubmission, a *ledger.NewArchive, tuples func(archiveID string, submittedBy *string) ledger.OutboxPayload) (ledger.AddedCapture, error) {
 	var res ledger.AddedCapture
 	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
 		res = ledger.AddedCapture{}
+		if a != nil {
+			// A deleted archive's object key or task is never registered
+			// again (its tombstone says who deleted it, and when).
+			err := tx.QueryRow(ctx, `SELECT archive_id::text FROM archive_tombstones
+				WHERE (bucket = $1 AND object_key = $2) OR task_id = $3::uuid ORDER BY deleted_at LIMIT 1`,
+				a.Bucket, a.ObjectKey, a.TaskID).Scan(&res.ArchiveID)
+			switch {
+			case err == nil:
+				res.Outcome = ledger.AddTombstoned
+				return errNothingWritten
+			case !errors.Is(err, pgx.ErrNoRows):
+				return fmt.Errorf("look up tombstone: %w", err)
+			}
+		}
 		tag, err := tx.Exec(ctx, `
 			INSERT INTO capture_submissions (task_id, correlation_id, org_id, submitted_by, manifest_key, manifest_error)
 			VALUES ($1, $2, $3, $4, $5, $6)

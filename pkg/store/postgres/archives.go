@@ -36,13 +36,16 @@ func (s *Store) InsertArchive(ctx context.Context, a ledger.NewArchive, tuples f
 }
 
 // UnregisteredSubmissions lists submissions with a manifest key and no
-// archive for their task, optionally only those submitted since.
+// archive for their task, optionally only those submitted since. A task
+// whose archive was deleted (a tombstone) is not unregistered: it is never
+// registered again.
 func (s *Store) UnregisteredSubmissions(ctx context.Context, since *time.Time) ([]ledger.Submission, error) {
 	rows, err := s.Pool.Query(ctx, `
 		SELECT s.task_id::text, s.manifest_key, s.org_id, s.submitted_by, s.correlation_id
 		FROM capture_submissions s
 		WHERE s.manifest_key IS NOT NULL
 		  AND NOT EXISTS (SELECT 1 FROM archives a WHERE a.task_id = s.task_id)
+		  AND NOT EXISTS (SELECT 1 FROM archive_tombstones t WHERE t.task_id = s.task_id)
 		  AND ($1::timestamptz IS NULL OR s.submitted_at >= $1)
 		ORDER BY s.submitted_at, s.task_id`, since)
 	if err != nil {
