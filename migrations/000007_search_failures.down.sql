@@ -1,0 +1,1 @@
+DROP TABLE IF EXISTS search_index_failures;

@@ -1,0 +1,432 @@
+package search_test
+
+// Benchmarks of search, each next to its limit measured in the same run
+// (DESIGN.md §8); the numbers go to docs/benchmarks.md.
+//
+//   - BenchmarkIndexing: the indexer reading WACZ files from S3 (ranged
+//     reads) into a Bleve index and marking them indexed, in pages/s, vs.
+//     reading the same pages.jsonl entries from S3 alone.
+//   - BenchmarkSearchQuery: the first page of a search over 100,000
+//     indexed pages for callers who may see 50%, 10% and 1% of them,
+//     vs. the same query on the same index without the authorization
+//     filter (top hits, their documents and snippets).
+//
+// Both need the dev stack (LEDGER_TEST_*), run OpenFGA embedded on its
+// PostgreSQL datastore, and skip under -short.
+//
+//	go test ./pkg/search -run '^$' -bench Indexing -benchtime 3x -v
+//	go test ./pkg/search -run '^$' -bench SearchQuery -benchtime 200x -timeout 30m -v
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/capture-ledger/ledgerctl/fga"
+	"github.com/capture-ledger/ledgerctl/pkg/app"
+	"github.com/capture-ledger/ledgerctl/pkg/authz"
+	"github.com/capture-ledger/ledgerctl/pkg/blob"
+	"github.com/capture-ledger/ledgerctl/pkg/ledger"
+	"github.com/capture-ledger/ledgerctl/pkg/search"
+	"github.com/capture-ledger/ledgerctl/pkg/store/postgres"
+	"github.com/capture-ledger/ledgerctl/pkg/testenv"
+	"github.com/capture-ledger/ledgerctl/pkg/wacz"
+)
+
+var (
+	benchEN = []string{"garden", "museum", "river", "election", "market", "festival", "software", "weather"}
+	benchJA = []string{"大阪", "天気予報", "図書館", "美術館", "祭り", "市場", "庭園", "選挙"}
+)
+
+// benchText is a page of about 500 characters in English and Japanese
+// about common topics, and, each with its own likelihood, about the topics
+// the benchmark searches: responsive (10% of pages), 東京 (5%), library
+// (20%) and 鉄道 (10%).
+func benchText(rng *rand.Rand, n int) (title, text string) {
+	var b strings.Builder
+	for i := range 5 {
+		fmt.Fprintf(&b, "Paragraph %d of page %d is about the %s. ", i, n, benchEN[rng.IntN(len(benchEN))])
+		fmt.Fprintf(&b, "この段落は%sについて書いています。\n", benchJA[rng.IntN(len(benchJA))])
+	}
+	for _, f := range []struct {
+		p    float64
+		text string
+	}{{0.10, "A responsive layout adapts to the screen. "}, {0.05, "東京の話もあります。"}, {0.20, "The library opens at nine. "}, {0.10, "鉄道で行けます。"}} {
+		if rng.Float64() < f.p {
+			b.WriteString(f.text)
+		}
+	}
+	return fmt.Sprintf("Page %d: %s", n, benchEN[rng.IntN(len(benchEN))]), b.String()
+}
+
+type benchObjects struct{ c *blob.Client }
+
+func (o benchObjects) OpenObject(ctx context.Context, bucket, key string) (search.Object, error) {
+	return o.c.OpenReaderAt(ctx, bucket, key)
+}
+
+// BenchmarkIndexing: 300 WACZ files of 2 pages each (about 600 characters
+// a page) in the test S3 server; each iteration clears indexed_at and runs
+// the indexer over all of them (concurrency 4, Bleve), then reads the same
+// pages.jsonl entries from S3 alone (the same ranged reads, the same
+// concurrency, no index, no ledger) — in alternating order.
+func BenchmarkIndexing(b *testing.B) {
+	if testing.Short() {
+		b.Skip("heavy benchmark: skipped under -short")
+	}
+	ctx := context.Background()
+	dsn := testenv.Database(b)
+	objects, bucket, _ := testenv.Bucket(b)
+	pool, err := postgres.Open(ctx, dsn, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer pool.Close()
+	st := &postgres.Store{Pool: pool}
+	backend, err := search.OpenBleve(filepath.Join(b.TempDir(), "index"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer backend.Close()
+
+	const archives, perArchive = 300, 2
+	rng := rand.New(rand.NewPCG(1, 2))
+	var rows [][]any
+	var keys []string
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(8)
+	at := time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)
+	for i := range archives {
+		c := wacz.Capture{Created: at}
+		for p := range perArchive {
+			title, text := benchText(rng, i*perArchive+p)
+			c.Pages = append(c.Pages, wacz.Page{URL: fmt.Sprintf("https://bench.example/%d/%d", i, p), Date: at, Title: title, Text: text})
+		}
+		var buf bytes.Buffer
+		if _, err := wacz.Write(&buf, c); err != nil {
+			b.Fatal(err)
+		}
+		key := fmt.Sprintf("org/bench/%d.wacz", i)
+		keys = append(keys, key)
+		g.Go(func() error { return objects.Put(gctx, bucket, key, "application/wacz", buf.Bytes()) })
+		rows = append(rows, []any{uuid.NewString(), uuid.NewString(), bucket, key, "https://bench.example/", at})
+	}
+	if err := g.Wait(); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := pool.CopyFrom(ctx, pgx.Identifier{"archives"}, []string{"id", "task_id", "bucket", "object_key", "source_url", "captured_at"}, pgx.CopyFromRows(rows)); err != nil {
+		b.Fatal(err)
+	}
+	ix := search.NewIndexer(st, benchObjects{objects}, backend, nil)
+	readOnly := func() (int, error) {
+		var pages atomic.Int64
+		g, gctx := errgroup.WithContext(ctx)
+		g.SetLimit(4)
+		for _, key := range keys {
+			g.Go(func() error {
+				r, err := objects.OpenReaderAt(gctx, bucket, key)
+				if err != nil {
+					return err
+				}
+				ps, _, err := wacz.ReadPages(r, r.Size())
+				pages.Add(int64(len(ps)))
+				return err
+			})
+		}
+		return int(pages.Load()), g.Wait()
+	}
+	index := func() (int, error) {
+		if _, err := st.ClearIndexed(ctx); err != nil {
+			return 0, err
+		}
+		res, err := ix.IndexPending(ctx, nil)
+		if err == nil && (res.Indexed != archives || res.Failed != 0) {
+			err = fmt.Errorf("indexed %d, failed %d", res.Indexed, res.Failed)
+		}
+		return res.Pages, err
+	}
+	if _, err := index(); err != nil { // warm: the first pass creates the index's segments
+		b.Fatal(err)
+	}
+	var idxTime, readTime time.Duration
+	var idxPages, readPages int
+	b.ResetTimer()
+	for i := range b.N {
+		sides := []func(){
+			func() {
+				t0 := time.Now()
+				n, err := index()
+				if err != nil {
+					b.Fatal(err)
+				}
+				idxTime += time.Since(t0)
+				idxPages += n
+			},
+			func() {
+				t0 := time.Now()
+				n, err := readOnly()
+				if err != nil {
+					b.Fatal(err)
+				}
+				readTime += time.Since(t0)
+				readPages += n
+			},
+		}
+		if i%2 == 1 {
+			slices.Reverse(sides)
+		}
+		for _, side := range sides {
+			side()
+		}
+	}
+	b.StopTimer()
+	ip, rp := float64(idxPages)/idxTime.Seconds(), float64(readPages)/readTime.Seconds()
+	b.ReportMetric(ip, "index-pages/s")
+	b.ReportMetric(rp, "read-pages/s")
+	b.ReportMetric(rp/ip, "read/index")
+	b.Logf("%d iterations of %d pages: index %.0f pages/s (%v a pass), S3 reads alone %.0f pages/s (%v a pass): indexing takes %.2f× the reads",
+		b.N, archives*perArchive, ip, (idxTime / time.Duration(b.N)).Round(time.Millisecond), rp, (readTime / time.Duration(b.N)).Round(time.Millisecond), rp/ip)
+}
+
+// benchPerms counts the archives OpenFGA is asked about.
+type benchPerms struct {
+	search.Permissions
+	asked atomic.Int64
+	calls atomic.Int64
+}
+
+func (p *benchPerms) CanViewMany(ctx context.Context, subject string, orgs []string, ids []string) ([]bool, error) {
+	p.asked.Add(int64(len(ids)))
+	p.calls.Add(1)
+	return p.Permissions.CanViewMany(ctx, subject, orgs, ids)
+}
+
+// BenchmarkSearchQuery: 100,000 pages (one per archive, about 600
+// characters each) loaded straight into a Bleve index; 100,000 archive rows
+// and their 300,000 admission tuples in OpenFGA (embedded, PostgreSQL
+// datastore), the archives spread at random over four organizations
+// holding 50%, 10%, 1% and 39% of them. For a member of each of the first
+// three, the first page of 20 hits (Searcher.Search: candidates, BatchCheck,
+// total over at least the best 100 matches, documents and snippets) vs.
+// the same search without the total's floor (only what filling the page
+// takes), and vs. the same query without the authorization filter (the best
+// 20 candidates, their documents and snippets, the index's own total),
+// interleaved, over three queries of different selectivity.
+func BenchmarkSearchQuery(b *testing.B) {
+	if testing.Short() {
+		b.Skip("heavy benchmark: skipped under -short")
+	}
+	ctx := context.Background()
+	dsn := testenv.Database(b)
+	pool, err := postgres.Open(ctx, dsn, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer pool.Close()
+	st := &postgres.Store{Pool: pool}
+	fgaDSN := testenv.EmptyDatabase(b)
+	if err := authz.PreparePostgres(ctx, fgaDSN); err != nil {
+		b.Fatal(err)
+	}
+	fgaClient, err := authz.NewPostgres(ctx, fgaDSN, authz.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer fgaClient.Close()
+	if _, err := fgaClient.FindOrCreateStore(ctx, "bench"); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := fgaClient.WriteModel(ctx, fga.Model); err != nil {
+		b.Fatal(err)
+	}
+	backend, err := search.OpenBleve(filepath.Join(b.TempDir(), "index"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer backend.Close()
+
+	type caller struct {
+		name, subject, org string
+		share              float64
+	}
+	callers := []caller{
+		{"visible=50%", "viewer-half", "org-half", 0.50},
+		{"visible=10%", "viewer-tenth", "org-tenth", 0.10},
+		{"visible=1%", "viewer-hundredth", "org-hundredth", 0.01},
+	}
+	const n = 100_000
+	rng := rand.New(rand.NewPCG(5, 6))
+	start := time.Now()
+	docs := make([]search.Document, n)
+	orgOf := make([]string, n)
+	tasks := make([]string, n)
+	at := time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)
+	for i := range docs {
+		u := rng.Float64()
+		orgOf[i] = "org-rest"
+		for _, c := range callers {
+			if u < c.share {
+				orgOf[i] = c.org
+				break
+			}
+			u -= c.share
+		}
+		title, text := benchText(rng, i)
+		id := uuid.NewString()
+		tasks[i] = uuid.NewString()
+		docs[i] = search.Document{ArchiveID: id, URL: fmt.Sprintf("https://bench.example/%d", i), Title: title, Text: text,
+			ObjectKey: fmt.Sprintf("org/%s/%s.wacz", orgOf[i], tasks[i]), SourceURL: "https://bench.example/", Labels: []string{}, CapturedAt: at}
+	}
+	if err := backend.Load(ctx, docs); err != nil {
+		b.Fatal(err)
+	}
+	loaded := time.Since(start)
+	if _, err := pool.CopyFrom(ctx, pgx.Identifier{"archives"}, []string{"id", "task_id", "bucket", "object_key", "source_url", "captured_at", "indexed_at"},
+		pgx.CopyFromSlice(n, func(i int) ([]any, error) {
+			return []any{docs[i].ArchiveID, tasks[i], "bench", docs[i].ObjectKey, docs[i].SourceURL, at, at}, nil
+		})); err != nil {
+		b.Fatal(err)
+	}
+	var tuples []authz.Tuple
+	for i := range docs {
+		owner := "submitter"
+		for _, t := range ledger.AdmissionTuples(docs[i].ArchiveID, tasks[i], orgOf[i], &owner).Writes {
+			tuples = append(tuples, authz.Tuple{User: t.User, Relation: t.Relation, Object: t.Object})
+		}
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(4)
+	for i := 0; i < len(tuples); i += 100 {
+		chunk := tuples[i:min(i+100, len(tuples))]
+		g.Go(func() error { return fgaClient.Write(gctx, chunk, nil) })
+	}
+	if err := g.Wait(); err != nil {
+		b.Fatal(err)
+	}
+	conn, err := pgx.Connect(ctx, fgaDSN)
+	if err != nil {
+		b.Fatal(err)
+	}
+	_, _ = conn.Exec(ctx, "ANALYZE")
+	conn.Close(ctx)
+	_, _ = pool.Exec(ctx, "ANALYZE archives")
+	b.Logf("setup: %d pages loaded into Bleve in %v; %d rows and %d tuples in %v", n, loaded.Round(time.Millisecond), n, len(tuples), (time.Since(start) - loaded).Round(time.Millisecond))
+
+	queries := []search.Query{mustQuery(b, "responsive"), mustQuery(b, "東京"), mustQuery(b, "library 鉄道")}
+	for _, q := range queries {
+		_, total, err := backend.Candidates(ctx, q, nil, 1)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Logf("query %q matches %d pages", q.String(), total)
+	}
+	perms := &benchPerms{Permissions: app.Permissions{Client: fgaClient}}
+	searcher := &search.Searcher{Backend: backend, Perms: perms, Keys: st}
+	// The same search without the total's floor: only what filling the
+	// page takes (the cost of counting, shown apart).
+	pageOnly := &search.Searcher{Backend: backend, Perms: app.Permissions{Client: fgaClient}, Keys: st, CountFloor: -1}
+	unfiltered := func(q search.Query) error {
+		cands, _, err := backend.Candidates(ctx, q, nil, 20)
+		if err != nil {
+			return err
+		}
+		ids := make([]string, len(cands))
+		for i, c := range cands {
+			ids[i] = c.DocID()
+		}
+		got, err := backend.Documents(ctx, ids)
+		for _, id := range ids {
+			d := got[id]
+			_ = search.Highlight(d.Text, q, 3)
+			_ = search.HighlightTitle(d.Title, q)
+		}
+		return err
+	}
+	// Warm up OpenFGA's check planner and both sides.
+	for i := range 30 {
+		c := callers[i%len(callers)]
+		if _, err := searcher.Search(ctx, c.subject, []string{c.org}, search.Request{Query: queries[i%len(queries)], Limit: 20}); err != nil {
+			b.Fatal(err)
+		}
+		if err := unfiltered(queries[i%len(queries)]); err != nil {
+			b.Fatal(err)
+		}
+	}
+
+	for _, c := range callers {
+		b.Run(c.name, func(b *testing.B) {
+			var filt, bare, unf []time.Duration
+			perms.asked.Store(0)
+			perms.calls.Store(0)
+			var hits, examined, truncated int
+			b.ResetTimer()
+			for i := range b.N {
+				q := queries[i%len(queries)]
+				sides := []func(){
+					func() {
+						t0 := time.Now()
+						page, err := searcher.Search(ctx, c.subject, []string{c.org}, search.Request{Query: q, Limit: 20})
+						if err != nil {
+							b.Fatal(err)
+						}
+						filt = append(filt, time.Since(t0))
+						hits += len(page.Hits)
+						examined += page.Examined
+						if page.Truncated {
+							truncated++
+						}
+					},
+					func() {
+						t0 := time.Now()
+						if _, err := pageOnly.Search(ctx, c.subject, []string{c.org}, search.Request{Query: q, Limit: 20}); err != nil {
+							b.Fatal(err)
+						}
+						bare = append(bare, time.Since(t0))
+					},
+					func() {
+						t0 := time.Now()
+						if err := unfiltered(q); err != nil {
+							b.Fatal(err)
+						}
+						unf = append(unf, time.Since(t0))
+					},
+				}
+				if i%2 == 1 {
+					slices.Reverse(sides)
+				}
+				for _, side := range sides {
+					side()
+				}
+			}
+			b.StopTimer()
+			pct := func(l []time.Duration, p float64) float64 {
+				l = slices.Clone(l)
+				slices.Sort(l)
+				i := int(float64(len(l))*p/100+0.999999) - 1
+				return float64(l[min(max(i, 0), len(l)-1)]) / float64(time.Millisecond)
+			}
+			f50, f95, u50, u95 := pct(filt, 50), pct(filt, 95), pct(unf, 50), pct(unf, 95)
+			p50, p95 := pct(bare, 50), pct(bare, 95)
+			b.ReportMetric(f50, "p50-ms")
+			b.ReportMetric(f95, "p95-ms")
+			b.ReportMetric(p50, "pageonly-p50-ms")
+			b.ReportMetric(u50, "unfiltered-p50-ms")
+			b.ReportMetric(u95, "unfiltered-p95-ms")
+			b.ReportMetric(f50/u50, "p50-ratio")
+			b.Logf("%s n=%d: filtered p50 %.1f ms p95 %.1f ms | without the total's floor p50 %.1f ms p95 %.1f ms | unfiltered p50 %.1f ms p95 %.1f ms | ratio p50 %.2f× (%.2f× without the floor), p95 %.2f× | per page: %.1f hits, %.0f candidates examined, %.0f archives checked in %.1f BatchChecks, %d/%d truncated",
+				c.name, b.N, f50, f95, p50, p95, u50, u95, f50/u50, p50/u50, f95/u95, float64(hits)/float64(b.N), float64(examined)/float64(b.N),
+				float64(perms.asked.Load())/float64(b.N), float64(perms.calls.Load())/float64(b.N), truncated, b.N)
+		})
+	}
+}
