@@ -1,0 +1,2 @@
+DROP TABLE IF EXISTS crawl_runner_hosts;
+DROP TABLE IF EXISTS crawl_runner_results;

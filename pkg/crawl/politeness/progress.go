@@ -1,0 +1,75 @@
+package politeness
+
+import (
+	"context"
+
+	"github.com/capture-ledger/ledgerctl/pkg/crawl"
+	"github.com/capture-ledger/ledgerctl/pkg/store/postgres"
+)
+
+// ProgressStore reads a crawl's current level host by host; *postgres.Store
+// implements it.
+type ProgressStore interface {
+	RunnerProgress(ctx context.Context, crawlID string) ([]postgres.HostProgress, error)
+}
+
+// Progress is a crawl's state and its current level, host by host (what
+// `ledgerctl crawl run` and `crawl status --watch` draw).
+type Progress struct {
+	CrawlID         string          `json:"crawlId"`
+	State           string          `json:"state"`
+	StopReason      *string         `json:"stopReason"`
+	Error           *string         `json:"error"`
+	PagesCaptured   int             `json:"pagesCaptured"`
+	PagesDiscovered int             `json:"pagesDiscovered"`
+	Depth           int             `json:"depth"`
+	Hosts           []HostProgress  `json:"hosts"`
+	View            crawl.CrawlView `json:"-"`
+}
+
+// HostProgress is one host of the current level. A page whose capture the
+// runner kept counts as its result before the level is reported.
+type HostProgress struct {
+	Host     string `json:"host"`
+	Captured int    `json:"captured"`
+	Failed   int    `json:"failed"`
+	Skipped  int    `json:"skipped"`
+	Pending  int    `json:"pending"`
+	// DelayMs and DelaySource are the runner's delay for the host at this
+	// level (nil before it reached the host, or for the Windmill flow);
+	// BackoffMs is the longest 429/503 back-off there (0 when none).
+	DelayMs     *int    `json:"delayMs"`
+	DelaySource *string `json:"delaySource"`
+	BackoffMs   int     `json:"backoffMs"`
+	Robots      *string `json:"robots"`
+}
+
+// ProgressService reads progress for a caller, gated like the crawl.
+type ProgressService struct {
+	Crawls CrawlReader
+	Store  ProgressStore
+}
+
+// Progress returns the crawl's progress for the caller.
+func (p *ProgressService) Progress(ctx context.Context, c crawl.Caller, crawlID string) (Progress, error) {
+	v, err := p.Crawls.Get(ctx, c, crawlID)
+	if err != nil {
+		return Progress{}, err
+	}
+	rows, err := p.Store.RunnerProgress(ctx, v.CrawlID)
+	if err != nil {
+		return Progress{}, err
+	}
+	out := Progress{CrawlID: v.CrawlID, State: v.State, StopReason: v.StopReason, Error: v.Error,
+		PagesCaptured: v.PagesCaptured, PagesDiscovered: v.PagesDiscovered, Hosts: make([]HostProgress, len(rows)), View: v}
+	for i, r := range rows {
+		out.Depth = r.Depth
+		h := HostProgress{Host: r.Host, Captured: r.Captured, Failed: r.Failed, Skipped: r.Skipped, Pending: r.Pending,
+			DelayMs: r.DelayMs, DelaySource: r.DelaySource, Robots: r.Robots}
+		if r.BackoffMs != nil {
+			h.BackoffMs = *r.BackoffMs
+		}
+		out.Hosts[i] = h
+	}
+	return out, nil
+}

@@ -1,0 +1,141 @@
+package runner_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/capture-ledger/ledgerctl/pkg/crawl"
+	"github.com/capture-ledger/ledgerctl/pkg/crawl/rules"
+	"github.com/capture-ledger/ledgerctl/pkg/crawl/runner"
+)
+
+// benchSite serves hosts × perHost pages: each host's / links its other
+// pages; the pages carry a paragraph of text.
+func benchSite(b *testing.B, hosts, perHost int) []*host {
+	out := make([]*host, hosts)
+	for i := range out {
+		h := newHost(b)
+		var links strings.Builder
+		for j := 1; j < perHost; j++ {
+			fmt.Fprintf(&links, `<a href="/p%d">page %d</a> `, j, j)
+			h.page(fmt.Sprintf("/p%d", j), fmt.Sprintf("page %d", j), "<p>"+strings.Repeat("lorem ipsum ", 200)+"</p>")
+		}
+		h.page("/", "home", links.String())
+		out[i] = h
+	}
+	return out
+}
+
+// crawlOnce runs one crawl of the seeds to its end and returns how long it
+// took and how many pages it captured.
+func crawlOnce(b *testing.B, e *env, capt runner.Capturer, seeds []string, maxPages, delayMs, par int) (took, reporting time.Duration, pages int) {
+	levels := make(chan runner.LevelEvent, 8)
+	svc, r := e.service(capt, runner.Config{OnLevel: func(ev runner.LevelEvent) { levels <- ev }})
+	follow, err := rules.ParseSpec("follow:same-site")
+	if err != nil {
+		b.Fatal(err)
+	}
+	maxDepth := 1
+	start := time.Now()
+	id, err := svc.Start(e.ctx, alice, crawl.StartRequest{Seeds: seeds, Rules: []rules.Rule{follow}, MaxDepth: &maxDepth,
+		MaxPages: &maxPages, PerHostDelayMs: &delayMs, HostParallelism: &par})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, ev := range runUntilDone(b, r, levels, 10*time.Minute) {
+		reporting += ev.Reporting
+	}
+	took = time.Since(start)
+	v, err := svc.Get(e.ctx, alice, id)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return took, reporting, v.PagesCaptured
+}
+
+// BenchmarkRunner500Pages: a 500-page crawl over 10 local hosts, delay 0,
+// the http engine, ten hosts at once, end to end (robots.txt, pacing, the
+// kept results, both level reports with their manifests and links read
+// back, the archives registered); next to the capturer alone on the same
+// 500 pages, ten at a time, one per host.
+func BenchmarkRunner500Pages(b *testing.B) {
+	e := newEnv(b)
+	sites := benchSite(b, 10, 50)
+	var seeds, urls []string
+	for _, h := range sites {
+		seeds = append(seeds, h.URL+"/")
+		urls = append(urls, h.URL+"/")
+		for j := 1; j < 50; j++ {
+			urls = append(urls, fmt.Sprintf("%s/p%d", h.URL, j))
+		}
+	}
+	capt := newCounter(e)
+	b.ResetTimer()
+	var crawlTime, reportTime, aloneTime time.Duration
+	pages := 0
+	for range b.N {
+		took, reporting, n := crawlOnce(b, e, capt, seeds, 500, 0, 10)
+		crawlTime += took
+		reportTime += reporting
+		pages += n
+
+		start := time.Now()
+		var wg sync.WaitGroup
+		corr := uuid.NewString()
+		for h := range 10 {
+			wg.Go(func() {
+				for _, u := range urls[h*50 : (h+1)*50] {
+					out, err := capt.inner.Capture(context.Background(), runner.CaptureRequest{URL: u, CorrelationID: corr, TaskID: uuid.NewString(),
+						Formats: crawl.Formats{WACZ: true, Links: true}})
+					if err != nil || !out.Captured {
+						b.Errorf("capture %s: %v %+v", u, err, out)
+					}
+				}
+			})
+		}
+		wg.Wait()
+		aloneTime += time.Since(start)
+	}
+	b.StopTimer()
+	if pages != 500*b.N {
+		b.Fatalf("%d pages captured over %d crawls, want 500 each", pages, b.N)
+	}
+	crawlRate := float64(pages) / crawlTime.Seconds()
+	aloneRate := float64(500*b.N) / aloneTime.Seconds()
+	b.ReportMetric(crawlRate, "crawl-pages/s")
+	b.ReportMetric(aloneRate, "capturer-pages/s")
+	b.ReportMetric(aloneRate/crawlRate, "overhead-x")
+	// Without the two level reports (the ledger reading 500 manifests and
+	// the links back and admitting them): the runner's own loop.
+	b.ReportMetric(aloneRate/(float64(pages)/(crawlTime-reportTime).Seconds()), "overhead-without-reports-x")
+}
+
+// BenchmarkRunnerDelayFloor: 20 pages on one host with a 200 ms delay: the
+// wall time next to the politeness floor (19 gaps of 200 ms between the
+// 20 captures, plus the captures themselves).
+func BenchmarkRunnerDelayFloor(b *testing.B) {
+	e := newEnv(b)
+	sites := benchSite(b, 1, 20)
+	capt := newCounter(e)
+	b.ResetTimer()
+	var total time.Duration
+	for range b.N {
+		took, _, n := crawlOnce(b, e, capt, []string{sites[0].URL + "/"}, 20, 200, 1)
+		if n != 20 {
+			b.Fatalf("%d pages captured, want 20", n)
+		}
+		total += took
+	}
+	b.StopTimer()
+	wall := total / time.Duration(b.N)
+	floor := 19 * 200 * time.Millisecond
+	b.ReportMetric(wall.Seconds(), "wall-s")
+	b.ReportMetric(floor.Seconds(), "floor-s")
+	b.ReportMetric(wall.Seconds()/floor.Seconds(), "wall/floor")
+}

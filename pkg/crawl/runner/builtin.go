@@ -1,0 +1,147 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/capture-ledger/ledgerctl/pkg/blob"
+	"github.com/capture-ledger/ledgerctl/pkg/capture"
+	"github.com/capture-ledger/ledgerctl/pkg/crawl/rules"
+	"github.com/capture-ledger/ledgerctl/pkg/manifest"
+)
+
+// Objects is the bucket the built-in capturer writes into; *blob.Client
+// implements it. A missing object is blob.ErrNotFound.
+type Objects interface {
+	Put(ctx context.Context, bucket, key, contentType string, body []byte) error
+	Get(ctx context.Context, bucket, key string) ([]byte, error)
+}
+
+// Builtin is the default Capturer: a pkg/capture engine (browser or http)
+// whose WACZ, .links.json and .result.json go into the ledger's bucket
+// under BrowserHive's names (<taskId>_<correlationId>.<ext>). It records
+// nothing in the database: the level report admits what it wrote.
+type Builtin struct {
+	Engine  capture.Engine
+	Objects Objects
+	Bucket  string
+	// Software names the writer in the WACZ ("ledgerctl <version>").
+	Software string
+}
+
+var (
+	_ Capturer  = (*Builtin)(nil)
+	_ Recoverer = (*Builtin)(nil)
+)
+
+// uploadTimeout bounds one object's upload.
+const uploadTimeout = 2 * time.Minute
+
+// uploader puts a job's objects into the bucket. The uploads outlive the
+// capture's context: a capture that ended is written whole even while the
+// runner stops, so that it is not made again.
+type uploader struct {
+	b *Builtin
+}
+
+func (u uploader) Put(ctx context.Context, name, contentType string, body []byte) (string, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), uploadTimeout)
+	defer cancel()
+	if err := u.b.Objects.Put(ctx, u.b.Bucket, name, contentType, body); err != nil {
+		return "", err
+	}
+	return "s3://" + u.b.Bucket + "/" + name, nil
+}
+
+// Capture runs one capture with the engine and writes its objects. A page
+// the engine could not capture (an HTTP error, a timeout, a refused
+// address) is a failed outcome with its manifest; a job pkg/capture will not
+// run (the URL) is a failed outcome without a task. The error is for the
+// backend: an engine that cannot capture at all (no Chromium) or a bucket
+// that took no manifest.
+func (b *Builtin) Capture(ctx context.Context, req CaptureRequest) (CaptureOutcome, error) {
+	job := capture.Job{TaskID: req.TaskID, CorrelationID: req.CorrelationID, URL: req.URL}
+	out, err := capture.Run(ctx, b.Engine, job, uploader{b}, b.Software)
+	if err != nil {
+		var je *capture.JobError
+		if errors.As(err, &je) {
+			return CaptureOutcome{Failure: "the page cannot be captured: " + je.Error()}, nil
+		}
+		return CaptureOutcome{}, err
+	}
+	if f := out.Failure; f != nil && f.Kind == capture.FailCancelled && ctx.Err() != nil {
+		// Cut off by the runner stopping: not the page's outcome. Its
+		// cancelled manifest stays (as BrowserHive's would); the page is
+		// captured again when the runner resumes.
+		return CaptureOutcome{}, ctx.Err()
+	}
+	res := out.Result
+	o := CaptureOutcome{TaskID: out.Job.TaskID, ManifestLocation: out.ManifestLocation, HTTPStatus: res.Status, FinalURL: res.FinalURL}
+	if out.OK() {
+		o.Captured = true
+		o.LinksLocation = out.Artifacts.Links
+		return o, nil
+	}
+	f := out.Failure
+	o.Failure = fmt.Sprintf("%s: %s", f.Kind, f.Message)
+	o.RetryAfter = f.RetryAfter
+	switch f.Kind {
+	case capture.FailConnection, capture.FailTimeout, capture.FailInternal, capture.FailArtifactSink:
+		o.Transient = true
+	}
+	return o, nil
+}
+
+// Recover reads the manifest a capture with taskID wrote, if it wrote one:
+// the capture ended but its runner died before keeping the result. A
+// manifest of a cancelled capture, or of another page or crawl, is not a
+// result (the page is captured again).
+func (b *Builtin) Recover(ctx context.Context, taskID, correlationID, url string) (CaptureOutcome, bool, error) {
+	job := capture.Job{TaskID: taskID, CorrelationID: correlationID}
+	data, err := b.Objects.Get(ctx, b.Bucket, job.ManifestName())
+	if errors.Is(err, blob.ErrNotFound) {
+		return CaptureOutcome{}, false, nil
+	}
+	if err != nil {
+		return CaptureOutcome{}, false, err
+	}
+	m, err := manifest.Decode(data)
+	if err != nil {
+		return CaptureOutcome{}, false, nil
+	}
+	want, err1 := rules.ParseURL(url)
+	got, err2 := rules.ParseURL(m.URL)
+	if err1 != nil || err2 != nil || want != got || m.CorrelationID == nil || !strings.EqualFold(*m.CorrelationID, correlationID) ||
+		!strings.EqualFold(m.TaskID, taskID) {
+		return CaptureOutcome{}, false, nil
+	}
+	if m.Error != nil && m.Error.Type == "cancelled" {
+		return CaptureOutcome{}, false, nil
+	}
+	o := CaptureOutcome{TaskID: m.TaskID, ManifestLocation: "s3://" + b.Bucket + "/" + job.ManifestName(), FinishedAt: m.Timestamp}
+	if m.HTTPStatusCode != nil {
+		o.HTTPStatus = *m.HTTPStatusCode
+	}
+	if m.Status == manifest.StatusSuccess && m.Artifacts.WACZ != "" {
+		o.Captured = true
+		o.LinksLocation = m.Artifacts.Links
+		return o, true, nil
+	}
+	o.Failure = string(m.Status)
+	if m.Error != nil {
+		o.Failure += ": " + m.Error.Message
+	}
+	return o, true, nil
+}
+
+// NewRobotsClient is the HTTP client robots.txt is fetched with: it holds
+// the capture engines' address policy (non-public addresses refused unless
+// cfg allows them; cfg.Resolve used for names), checked on the address
+// each connection actually dials. (The runner sends its UserAgent.)
+func NewRobotsClient(cfg capture.Config) *http.Client {
+	return capture.NewClient(cfg, robotsTimeout)
+}

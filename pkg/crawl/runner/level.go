@@ -1,0 +1,318 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/capture-ledger/ledgerctl/pkg/crawl"
+	"github.com/capture-ledger/ledgerctl/pkg/store/postgres"
+)
+
+// levelRun is one level being run: its hosts with the pages still to take.
+type levelRun struct {
+	l     crawl.Level
+	hosts []*hostRun
+	kept  int // pages that already had a result
+	log   *slog.Logger
+}
+
+// hostRun is one host of a level: its pages without a result, in frontier
+// order, and when the crawl last finished a capture there.
+type hostRun struct {
+	host   string
+	scheme string
+	pages  []crawl.FrontierPage
+	last   time.Time
+}
+
+// prepare reads what was kept of the level, recovers the captures a
+// stopped runner left in flight when the capturer can, and groups the
+// pages still without a result by host.
+func (r *Runner) prepare(ctx context.Context, l crawl.Level, log *slog.Logger) (*levelRun, error) {
+	kept, err := r.store.RunnerResults(ctx, l.CrawlID, l.Depth)
+	if err != nil {
+		log.Error("crawl runner: could not read the level's kept results; it will be tried again", "error", err.Error())
+		return nil, err
+	}
+	done := make(map[string]bool, len(kept))
+	lastSeen := map[string]time.Time{}
+	see := func(host string, t *time.Time) {
+		if t != nil && t.After(lastSeen[host]) {
+			lastSeen[host] = t.UTC()
+		}
+	}
+	rec, canRecover := r.capturer.(Recoverer)
+	for _, k := range kept {
+		see(k.Host, k.FinishedAt)
+		see(k.Host, k.SubmittedAt) // a capture cut off in flight still reached the host
+		if k.Result != nil {
+			done[k.URL] = true
+			continue
+		}
+		if !canRecover || k.TaskID == nil || *k.TaskID == "" || k.SubmittedAt == nil {
+			continue
+		}
+		out, found, err := rec.Recover(ctx, *k.TaskID, l.CrawlID, k.URL)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			log.Warn("crawl runner: could not look for a capture left in flight; it will be made again", "url", k.URL, "taskId", *k.TaskID, "error", err.Error())
+			continue
+		}
+		if !found || out.HTTPStatus == http.StatusTooManyRequests || out.HTTPStatus == http.StatusServiceUnavailable {
+			continue // made again (a refusal is retried the usual way)
+		}
+		sub := k.SubmittedAt.UTC()
+		fin := out.FinishedAt.UTC().Truncate(time.Microsecond)
+		if fin.Before(sub) {
+			fin = sub
+		}
+		see(k.Host, &fin)
+		if err := r.keep(ctx, l, k.Host, pageReport(k.URL, l.CrawlID, out, sub, fin), 1, 0, 0); err != nil {
+			return nil, err
+		}
+		done[k.URL] = true
+		log.Info("crawl runner: recovered a capture a stopped runner had made", "url", k.URL, "taskId", *k.TaskID)
+	}
+
+	lv := &levelRun{l: l, log: log}
+	byHost := map[string]*hostRun{}
+	seen := map[string]bool{}
+	for _, p := range l.Frontier {
+		if seen[p.URL] {
+			continue
+		}
+		seen[p.URL] = true
+		if p.LastFinishedAt != nil {
+			see(p.Host, p.LastFinishedAt)
+		}
+		if done[p.URL] {
+			lv.kept++
+			continue
+		}
+		h := byHost[p.Host]
+		if h == nil {
+			h = &hostRun{host: p.Host, scheme: "https"}
+			if u, err := url.Parse(p.URL); err == nil && u.Scheme != "" {
+				h.scheme = u.Scheme
+			}
+			byHost[p.Host] = h
+			lv.hosts = append(lv.hosts, h)
+		}
+		h.pages = append(h.pages, p)
+	}
+	for _, h := range lv.hosts {
+		h.last = lastSeen[h.host]
+	}
+	return lv, nil
+}
+
+// capture runs the level's hosts, at most hostParallelism at once (and no
+// more than the capturer has slots). The first error of a host (other
+// than ctx ending) stops the others.
+func (r *Runner) capture(ctx context.Context, lv *levelRun) error {
+	slots := max(lv.l.HostParallelism, 1)
+	if s, ok := r.capturer.(Slotted); ok && s.Slots() > 0 {
+		slots = min(slots, s.Slots())
+	}
+	hctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		firstErr error
+		work     = make(chan *hostRun)
+	)
+	for range min(slots, len(lv.hosts)) {
+		wg.Go(func() {
+			for h := range work {
+				if err := r.runHost(hctx, lv, h); err != nil {
+					mu.Lock()
+					if firstErr == nil && hctx.Err() == nil {
+						firstErr = err
+						cancel()
+					}
+					mu.Unlock()
+				}
+			}
+		})
+	}
+feed:
+	for _, h := range lv.hosts {
+		select {
+		case work <- h:
+		case <-hctx.Done():
+			break feed
+		}
+	}
+	close(work)
+	wg.Wait()
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return firstErr
+}
+
+// runHost takes one host's pages, one at a time.
+func (r *Runner) runHost(ctx context.Context, lv *levelRun, h *hostRun) error {
+	l := lv.l
+	robots := fetchRobots(ctx, r.cfg.RobotsClient, h.scheme, h.host, r.cfg.UserAgent, r.agent())
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	delay, source := EffectiveDelay(time.Duration(l.PerHostDelayMs)*time.Millisecond, robots, r.cfg.CrawlDelayMax)
+	rec := postgres.RunnerHost{
+		CrawlID: l.CrawlID, Depth: l.Depth, Host: h.host, Robots: robots.Outcome,
+		DelayMs: int(delay / time.Millisecond), DelaySource: source,
+	}
+	if robots.Status != 0 {
+		rec.RobotsStatus = &robots.Status
+	}
+	if robots.Error != "" {
+		rec.RobotsError = &robots.Error
+	}
+	if robots.HasDelay {
+		ms := int(min(ceilMs(robots.CrawlDelay)/time.Millisecond, 1<<31-1))
+		rec.CrawlDelayMs = &ms
+	}
+	if err := r.store.RunnerSaveHost(ctx, rec); err != nil {
+		return err
+	}
+	lv.log.Info("crawl runner: host paced", "host", h.host, "pages", len(h.pages), "robots", robots.Outcome,
+		"delayMs", rec.DelayMs, "delaySource", source)
+
+	pace := delay
+	for _, p := range h.pages {
+		if u, err := url.Parse(p.URL); err == nil && !robots.Allowed(u) {
+			pr := crawl.PageReport{URL: p.URL, Status: crawl.StatusSkipped, SkipReason: crawl.SkipRobots}
+			if err := r.keep(ctx, l, h.host, pr, 0, 0, pace); err != nil {
+				return err
+			}
+			continue
+		}
+		pr, attempts, backoff, err := r.capturePage(ctx, lv, h, p, &pace)
+		if err != nil {
+			return err
+		}
+		if err := r.keep(ctx, l, h.host, pr, attempts, backoff, pace); err != nil {
+			return err
+		}
+		if backoff > 0 {
+			rec.Backoffs++
+			rec.BackoffMs = max(rec.BackoffMs, int(backoff/time.Millisecond))
+			if err := r.store.RunnerSaveHost(ctx, rec); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// capturePage captures one page with the host's pacing: it waits until the
+// delay since the host's last capture ended has passed, captures, and on a
+// 429 or 503 backs the host off (Retry-After, capped) and tries once more;
+// a transient failure is tried once more after the delay. A backend that
+// cannot be used is waited for (not counted as an attempt) until
+// GiveUpAfter. It returns the page's result, the attempts made and the
+// back-off waited before the retry (0 when none).
+func (r *Runner) capturePage(ctx context.Context, lv *levelRun, h *hostRun, p crawl.FrontierPage, pace *time.Duration) (crawl.PageReport, int, time.Duration, error) {
+	l := lv.l
+	var (
+		wait      = *pace
+		attempts  int
+		backoff   time.Duration
+		unusable  time.Time
+		retryStep = time.Second
+	)
+	for {
+		if !h.last.IsZero() {
+			if err := sleepUntil(ctx, r.cfg.Now, h.last.Add(wait)); err != nil {
+				return crawl.PageReport{}, 0, 0, err
+			}
+		} else if ctx.Err() != nil {
+			return crawl.PageReport{}, 0, 0, ctx.Err()
+		}
+		taskID := uuid.NewString()
+		submitted := r.cfg.Now()
+		if err := r.store.RunnerBegin(ctx, l.CrawlID, l.Depth, p.URL, h.host, taskID, submitted); err != nil {
+			return crawl.PageReport{}, 0, 0, err
+		}
+		out, err := r.capturer.Capture(ctx, CaptureRequest{
+			URL: p.URL, CorrelationID: l.CrawlID, TaskID: taskID, Formats: l.CaptureFormats, Signing: l.Signing,
+		})
+		finished := r.cfg.Now()
+		if finished.Before(submitted) {
+			finished = submitted
+		}
+		h.last = finished
+		if err != nil {
+			if ctx.Err() != nil {
+				return crawl.PageReport{}, 0, 0, ctx.Err()
+			}
+			if unusable.IsZero() {
+				unusable = submitted
+			}
+			if down := finished.Sub(unusable); down >= r.cfg.GiveUpAfter {
+				return crawl.PageReport{}, 0, 0, &backendError{err: err, since: down}
+			}
+			lv.log.Warn("crawl runner: the capture backend could not be used; waiting", "url", p.URL, "error", err.Error(), "in", retryStep.String())
+			wait = max(*pace, retryStep)
+			retryStep = min(2*retryStep, 30*time.Second)
+			continue
+		}
+		unusable, retryStep = time.Time{}, time.Second
+		attempts++
+		if out.HTTPStatus == http.StatusTooManyRequests || out.HTTPStatus == http.StatusServiceUnavailable {
+			// The site asks us to slow down: keep the longer delay for the
+			// rest of the host's pages in this level, and retry once.
+			b := Backoff(*pace, out.RetryAfter, r.cfg.BackoffMax)
+			*pace = max(*pace, b)
+			if attempts == 1 {
+				backoff, wait = b, b
+				lv.log.Info("crawl runner: the host answered "+http.StatusText(out.HTTPStatus)+"; backing off and retrying once",
+					"url", p.URL, "backoffMs", b.Milliseconds())
+				continue
+			}
+		} else if attempts == 1 && out.Transient {
+			wait = *pace
+			lv.log.Info("crawl runner: transient capture failure; retrying once after the delay", "url", p.URL, "failure", text(out.Failure))
+			continue
+		}
+		return pageReport(p.URL, l.CrawlID, out, submitted, finished), attempts, backoff, nil
+	}
+}
+
+// keep stores one page's result; errClosed when the crawl was closed in
+// the meantime (nothing is kept then).
+func (r *Runner) keep(ctx context.Context, l crawl.Level, host string, pr crawl.PageReport, attempts int, backoff, delay time.Duration) error {
+	data, err := json.Marshal(pr)
+	if err != nil {
+		return err
+	}
+	// A result whose capture ended is kept even when the runner is being
+	// stopped: the capture happened and must not be made again.
+	kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	running, err := r.store.RunnerSave(kctx, l.CrawlID, postgres.RunnerPageResult{
+		URL: pr.URL, Host: host, Depth: l.Depth, TaskID: pr.TaskID, SubmittedAt: pr.SubmittedAt, FinishedAt: pr.FinishedAt,
+		Result: data, Attempts: attempts, BackoffMs: int(backoff / time.Millisecond),
+	}, r.cfg.Now())
+	if err != nil {
+		return err
+	}
+	if !running {
+		return errClosed
+	}
+	if r.cfg.OnPage != nil {
+		r.cfg.OnPage(PageEvent{CrawlID: l.CrawlID, Depth: l.Depth, Host: host, Result: pr, Attempts: attempts, Delay: delay})
+	}
+	return nil
+}

@@ -1,0 +1,455 @@
+// Package runner is the embedded crawl runner (DESIGN.md §4): it runs a
+// crawl's levels inside this process, doing what the Windmill flow does for
+// each level (reference §4.7, §4.8, §4.11): group the frontier by host, read
+// each host's robots.txt once per level, capture the pages of a host one at
+// a time with the delay measured from the previous capture's end (across
+// levels too), work on at most hostParallelism hosts at once, back a host
+// off on 429/503, and report the level through crawl.Service.AdmitLevel,
+// the use-case the level-report route calls. What to capture next and when
+// to stop stay in pkg/crawl: the next level comes back through Dispatch,
+// exactly as it would reach the Windmill webhook.
+//
+// Each page's result is kept in the database as soon as its capture ends,
+// so a runner stopped mid-level (serve restarted, even killed) resumes
+// with the pages that have none: no page is captured twice, none is lost.
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/capture-ledger/ledgerctl/pkg/crawl"
+	"github.com/capture-ledger/ledgerctl/pkg/ledger"
+	"github.com/capture-ledger/ledgerctl/pkg/store/postgres"
+)
+
+// Store is what the runner keeps and reads; *postgres.Store implements it.
+type Store interface {
+	RunnerOpenLevels(ctx context.Context) ([]postgres.RunnerLevel, error)
+	RunnerLevelOpen(ctx context.Context, crawlID string, depth int) (bool, error)
+	RunnerLock(ctx context.Context, crawlID string) (unlock func(), ok bool, err error)
+	RunnerResults(ctx context.Context, crawlID string, depth int) ([]postgres.RunnerResult, error)
+	RunnerBegin(ctx context.Context, crawlID string, depth int, url, host, taskID string, submittedAt time.Time) error
+	RunnerSave(ctx context.Context, crawlID string, r postgres.RunnerPageResult, now time.Time) (bool, error)
+	RunnerSaveHost(ctx context.Context, h postgres.RunnerHost) error
+}
+
+// Ledger admits level reports and closes crawls; *crawl.Service implements
+// it (AdmitLevel is ReportLevel after its identity gate).
+type Ledger interface {
+	AdmitLevel(ctx context.Context, crawlID string, rep crawl.Reported) (crawl.LevelResult, error)
+	CloseFailed(ctx context.Context, id, reason string) (crawl.FailResult, error)
+}
+
+// DefaultRobotsAgent is the product token robots.txt groups are matched
+// against (a group naming it wins over *).
+const DefaultRobotsAgent = "ledgerctl"
+
+// Config are the runner's settings; zero values take the defaults.
+type Config struct {
+	// UserAgent is sent with the robots.txt fetch (the capturer's, so the
+	// site sees one crawler); RobotsAgent is the product token that picks
+	// the robots.txt group (DefaultRobotsAgent when empty).
+	UserAgent   string
+	RobotsAgent string
+	// CrawlDelayMax caps robots.txt's Crawl-delay
+	// (CAPTURE_LEDGER_CRAWL_DELAY_MAX_MS).
+	CrawlDelayMax time.Duration
+	// BackoffMax caps the wait after a 429/503
+	// (CAPTURE_LEDGER_CRAWL_BACKOFF_MAX_MS).
+	BackoffMax time.Duration
+	// RobotsClient fetches robots.txt; it should hold the same address
+	// policy as the capturer (a default client when nil).
+	RobotsClient *http.Client
+	// CaptureFormats and Signing are the deployment's formats, for the
+	// levels the runner resumes (Dispatch brings its own).
+	CaptureFormats map[string]bool
+	Signing        bool
+	// Rescan is how often the runner looks for open levels no runner is
+	// working on (a crawl started by another process, or left by one that
+	// stopped): 15 s when zero.
+	Rescan time.Duration
+	// GiveUpAfter is how long the capture backend may stay unusable before
+	// the crawl is closed failed: 5 minutes when zero.
+	GiveUpAfter time.Duration
+	// OnPage and OnLevel, when set, are told of every page result and
+	// every level run (for progress displays and tests). They must not
+	// block.
+	OnPage  func(PageEvent)
+	OnLevel func(LevelEvent)
+	Log     *slog.Logger
+	// Now is the wall clock (to the microsecond) when set.
+	Now func() time.Time
+}
+
+// PageEvent is one page's result as it is kept.
+type PageEvent struct {
+	CrawlID string
+	Depth   int
+	Host    string
+	Result  crawl.PageReport
+	// Attempts is how many captures the page took (0: not captured).
+	Attempts int
+	// Delay is the host's delay when the page was taken.
+	Delay time.Duration
+}
+
+// LevelEvent is a level the runner ran.
+type LevelEvent struct {
+	CrawlID string
+	Depth   int
+	Pages   int
+	// Result is the level's answer when it was admitted; Err why the level
+	// ended without one (the crawl closed, the runner stopped, …).
+	Result *crawl.LevelResult
+	Err    error
+	// Took is the whole level; Reporting the part spent reporting it (the
+	// ledger reading the manifests and links back and admitting them).
+	Took, Reporting time.Duration
+}
+
+// Runner runs crawl levels. It is a crawl.Dispatcher: Dispatch queues a
+// level and returns at once; Run works through the queue.
+type Runner struct {
+	store    Store
+	capturer Capturer
+	cfg      Config
+	// ledger is set by SetLedger (the service that admits reports is
+	// built with this runner as its dispatcher).
+	mu     sync.Mutex
+	ledger Ledger
+	queue  []crawl.Level
+	known  map[levelKey]bool // queued or running
+	wake   chan struct{}
+}
+
+type levelKey struct {
+	crawlID string
+	depth   int
+}
+
+var _ crawl.Dispatcher = (*Runner)(nil)
+
+// New returns a runner; SetLedger must be called before Run.
+func New(store Store, capturer Capturer, cfg Config) *Runner {
+	if cfg.RobotsAgent == "" {
+		cfg.RobotsAgent = DefaultRobotsAgent
+	}
+	if cfg.UserAgent == "" {
+		cfg.UserAgent = cfg.RobotsAgent
+	}
+	if cfg.CrawlDelayMax <= 0 {
+		cfg.CrawlDelayMax = DefaultCrawlDelayMax
+	}
+	if cfg.BackoffMax <= 0 {
+		cfg.BackoffMax = DefaultBackoffMax
+	}
+	if cfg.RobotsClient == nil {
+		cfg.RobotsClient = &http.Client{Timeout: robotsTimeout}
+	}
+	if cfg.Rescan <= 0 {
+		cfg.Rescan = 15 * time.Second
+	}
+	if cfg.GiveUpAfter <= 0 {
+		cfg.GiveUpAfter = 5 * time.Minute
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = wallNow
+	}
+	return &Runner{store: store, capturer: capturer, cfg: cfg, known: map[levelKey]bool{}, wake: make(chan struct{}, 1)}
+}
+
+// SetLedger sets the use-case levels are reported to.
+func (r *Runner) SetLedger(l Ledger) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.ledger = l
+}
+
+func (r *Runner) getLedger() Ledger {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.ledger
+}
+
+// agent is the robots.txt product token, in lower case.
+func (r *Runner) agent() string { return strings.ToLower(r.cfg.RobotsAgent) }
+
+// Dispatch queues the level and returns at once, with no job id. The level
+// is durable before this is called (its pages are crawl_pages rows), so a
+// runner that stops before running it finds it again when it starts.
+func (r *Runner) Dispatch(_ context.Context, l crawl.Level) (string, error) {
+	r.enqueue(l)
+	return "", nil
+}
+
+func (r *Runner) enqueue(l crawl.Level) bool {
+	k := levelKey{l.CrawlID, l.Depth}
+	r.mu.Lock()
+	if r.known[k] {
+		r.mu.Unlock()
+		return false
+	}
+	r.known[k] = true
+	r.queue = append(r.queue, l)
+	r.mu.Unlock()
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+	return true
+}
+
+func (r *Runner) pop() (crawl.Level, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.queue) == 0 {
+		return crawl.Level{}, false
+	}
+	l := r.queue[0]
+	r.queue = r.queue[1:]
+	return l, true
+}
+
+func (r *Runner) forget(l crawl.Level) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.known, levelKey{l.CrawlID, l.Depth})
+}
+
+// Run works through the queued levels until ctx ends, one level at a time
+// (one crawl runs at a time: crawls_single_active_idx). It first resumes
+// the open levels of running crawls, and looks for such levels again every
+// Rescan. A level interrupted by ctx keeps its pages' results; the next
+// Run resumes it.
+func (r *Runner) Run(ctx context.Context) error {
+	if r.getLedger() == nil {
+		return errors.New("crawl runner: no ledger to report levels to")
+	}
+	r.rescan(ctx)
+	t := time.NewTicker(r.cfg.Rescan)
+	defer t.Stop()
+	for {
+		if ctx.Err() != nil {
+			return nil
+		}
+		if l, ok := r.pop(); ok {
+			r.runLevel(ctx, l)
+			r.forget(l)
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-r.wake:
+		case <-t.C:
+			r.rescan(ctx)
+		}
+	}
+}
+
+// rescan queues the open levels of running crawls that are not queued yet.
+func (r *Runner) rescan(ctx context.Context) {
+	levels, err := r.store.RunnerOpenLevels(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			r.cfg.Log.Error("crawl runner: could not look for open levels; trying again later", "error", err.Error())
+		}
+		return
+	}
+	for _, ol := range levels {
+		l := crawl.Level{
+			CrawlID: ol.CrawlID, Depth: ol.Depth, MaxDepth: ol.MaxDepth, OrgID: ol.OrgID,
+			PerHostDelayMs: ol.PerHostDelayMs, HostParallelism: ol.HostParallelism,
+			CaptureFormats: r.formats(ol.Depth, ol.MaxDepth), Signing: r.cfg.Signing,
+			Frontier: make([]crawl.FrontierPage, len(ol.Pages)),
+		}
+		for i, p := range ol.Pages {
+			l.Frontier[i] = crawl.FrontierPage{URL: p.URL, Host: p.Host, LastFinishedAt: p.LastFinishedAt}
+		}
+		if len(l.Frontier) > 0 && r.enqueue(l) {
+			r.cfg.Log.Info("crawl runner: resuming an open level", "crawlId", l.CrawlID, "depth", l.Depth, "pages", len(l.Frontier))
+		}
+	}
+}
+
+// formats are the formats of a resumed level, as crawl.Service gives them
+// to a dispatched one: the deployment's, with links on when the level's
+// pages will be followed.
+func (r *Runner) formats(depth, maxDepth int) crawl.Formats {
+	f := r.cfg.CaptureFormats
+	return crawl.Formats{
+		PNG: f["png"], WebP: f["webp"], HTML: f["html"], Links: f["links"] || maxDepth > depth,
+		MHTML: f["mhtml"], WACZ: f["wacz"],
+	}
+}
+
+// errClosed: the crawl was closed (failed, stalled) while the level ran.
+var errClosed = errors.New("the crawl is no longer running")
+
+// backendError is a capture backend that stayed unusable for GiveUpAfter.
+type backendError struct {
+	err   error
+	since time.Duration
+}
+
+func (e *backendError) Error() string {
+	return fmt.Sprintf("the capture backend could not be used for %s: %s", e.since.Round(time.Second), e.err)
+}
+
+func (e *backendError) Unwrap() error { return e.err }
+
+// runLevel runs one level to its report. Nothing it meets stops the
+// runner: every outcome is logged, and a level that could not finish is
+// found again by the next rescan (or closed by the stall timeout).
+func (r *Runner) runLevel(ctx context.Context, l crawl.Level) {
+	log := r.cfg.Log.With("crawlId", l.CrawlID, "depth", l.Depth)
+	began := time.Now()
+	var reporting time.Duration
+	res, err := r.level(ctx, l, log, &reporting)
+	if r.cfg.OnLevel != nil {
+		r.cfg.OnLevel(LevelEvent{CrawlID: l.CrawlID, Depth: l.Depth, Pages: len(l.Frontier), Result: res, Err: err,
+			Took: time.Since(began), Reporting: reporting})
+	}
+}
+
+func (r *Runner) level(ctx context.Context, l crawl.Level, log *slog.Logger, reporting *time.Duration) (*crawl.LevelResult, error) {
+	unlock, ok, err := r.store.RunnerLock(ctx, l.CrawlID)
+	if err != nil {
+		log.Error("crawl runner: could not lock the crawl; the level will be tried again", "error", err.Error())
+		return nil, err
+	}
+	if !ok {
+		log.Debug("crawl runner: another runner is running this crawl; leaving the level to it")
+		return nil, errors.New("another runner holds the crawl")
+	}
+	defer unlock()
+	if open, err := r.store.RunnerLevelOpen(ctx, l.CrawlID, l.Depth); err != nil {
+		log.Error("crawl runner: could not check the level; it will be tried again", "error", err.Error())
+		return nil, err
+	} else if !open {
+		log.Info("crawl runner: the level is no longer open (reported, or the crawl ended); nothing to do")
+		return nil, errClosed
+	}
+
+	lv, err := r.prepare(ctx, l, log)
+	if err != nil {
+		return nil, err
+	}
+	log.Info("crawl runner: level started", "pages", len(l.Frontier), "hosts", len(lv.hosts), "kept", lv.kept)
+	if err := r.capture(ctx, lv); err != nil {
+		var be *backendError
+		switch {
+		case ctx.Err() != nil:
+			log.Info("crawl runner: stopped mid-level; the pages captured so far are kept and the rest resume on the next start")
+			return nil, ctx.Err()
+		case errors.Is(err, errClosed):
+			log.Info("crawl runner: the crawl was closed while its level ran; stopping it")
+			return nil, err
+		case errors.As(err, &be):
+			log.Error("crawl runner: the capture backend stayed unusable; closing the crawl as failed", "error", err.Error())
+			r.closeFailed(ctx, l.CrawlID, err.Error(), log)
+			return nil, err
+		default:
+			log.Error("crawl runner: the level could not finish; it will be tried again", "error", err.Error())
+			return nil, err
+		}
+	}
+	rep, err := r.report(ctx, l)
+	if err != nil {
+		log.Error("crawl runner: could not build the level report; it will be tried again", "error", err.Error())
+		return nil, err
+	}
+	began := time.Now()
+	defer func() { *reporting = time.Since(began) }()
+	return r.admit(ctx, l, rep, log)
+}
+
+// closeFailed closes the crawl as failed, outliving a cancelled ctx.
+func (r *Runner) closeFailed(ctx context.Context, id, reason string, log *slog.Logger) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	if _, err := r.getLedger().CloseFailed(ctx, id, text(reason)); err != nil {
+		log.Error("crawl runner: could not close the crawl as failed", "error", err.Error())
+	}
+}
+
+// report builds the level report from the kept results, in frontier order.
+func (r *Runner) report(ctx context.Context, l crawl.Level) (crawl.LevelReport, error) {
+	kept, err := r.store.RunnerResults(ctx, l.CrawlID, l.Depth)
+	if err != nil {
+		return crawl.LevelReport{}, err
+	}
+	byURL := make(map[string][]byte, len(kept))
+	for _, k := range kept {
+		if k.Result != nil {
+			byURL[k.URL] = k.Result
+		}
+	}
+	rep := crawl.LevelReport{Depth: l.Depth, Results: make([]crawl.PageReport, 0, len(l.Frontier))}
+	seen := make(map[string]bool, len(l.Frontier))
+	for _, p := range l.Frontier {
+		if seen[p.URL] {
+			continue
+		}
+		seen[p.URL] = true
+		data, ok := byURL[p.URL]
+		if !ok {
+			return crawl.LevelReport{}, fmt.Errorf("page %s has no result", p.URL)
+		}
+		var pr crawl.PageReport
+		if err := json.Unmarshal(data, &pr); err != nil {
+			return crawl.LevelReport{}, fmt.Errorf("the kept result of %s does not read back: %w", p.URL, err)
+		}
+		rep.Results = append(rep.Results, pr)
+	}
+	return rep, nil
+}
+
+// admit reports the level until it is accepted or cannot be: a database or
+// bucket that does not answer is waited for (the stall timeout closes a
+// crawl that never gets through); a crawl that is no longer running, or a
+// depth already reported, ends it.
+func (r *Runner) admit(ctx context.Context, l crawl.Level, rep crawl.LevelReport, log *slog.Logger) (*crawl.LevelResult, error) {
+	wait := time.Second
+	for {
+		began := time.Now()
+		res, err := r.getLedger().AdmitLevel(ctx, l.CrawlID, rep)
+		switch {
+		case err == nil:
+			stop := ""
+			if res.StopReason != nil {
+				stop = *res.StopReason
+			}
+			log.Info("crawl runner: level reported", "results", len(rep.Results), "next", len(res.Next),
+				"refused", len(res.Refused), "stopReason", stop, "replayed", res.Replayed, "tookMs", time.Since(began).Milliseconds())
+			return &res, nil
+		case ctx.Err() != nil:
+			return nil, ctx.Err()
+		case errors.Is(err, crawl.ErrConflict), errors.Is(err, ledger.ErrNotFound):
+			log.Warn("crawl runner: the level report was not taken; the crawl has moved on without it", "error", err.Error())
+			return nil, err
+		case errors.Is(err, crawl.ErrInvalid):
+			// The runner built a report the ledger cannot read: a bug here,
+			// and resending it would fail the same way.
+			log.Error("crawl runner: the level report was refused as invalid; closing the crawl as failed", "error", err.Error())
+			r.closeFailed(ctx, l.CrawlID, "the embedded runner's level report was refused: "+err.Error(), log)
+			return nil, err
+		}
+		log.Warn("crawl runner: could not report the level; trying again", "error", err.Error(), "in", wait.String())
+		if err := sleepUntil(ctx, r.cfg.Now, r.cfg.Now().Add(wait)); err != nil {
+			return nil, err
+		}
+		wait = min(2*wait, time.Minute)
+	}
+}

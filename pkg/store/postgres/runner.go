@@ -1,0 +1,415 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// The queries of the embedded crawl runner (pkg/crawl/runner) and of the
+// politeness report. The runner keeps each page's result in
+// crawl_runner_results as soon as the capture ends, so a level interrupted
+// by a restart resumes with only the pages that have none; the level report
+// still goes through pkg/crawl, which is the only writer of crawl_pages.
+
+// RunnerLevel is a running crawl's deepest level that has no accepted
+// report: the level a runner has to run (or finish).
+type RunnerLevel struct {
+	CrawlID         string
+	Depth           int
+	MaxDepth        int
+	OrgID           string
+	PerHostDelayMs  int
+	HostParallelism int
+	Pages           []RunnerPage
+}
+
+// RunnerPage is one page of a RunnerLevel, with when the crawl last
+// finished a page on its host (nil when never).
+type RunnerPage struct {
+	URL            string
+	Host           string
+	LastFinishedAt *time.Time
+}
+
+// RunnerOpenLevels returns the levels of running crawls that have pages and
+// no accepted report, oldest crawl first.
+func (s *Store) RunnerOpenLevels(ctx context.Context) ([]RunnerLevel, error) {
+	rows, err := s.Pool.Query(ctx, `
+		SELECT c.id::text, d.depth, c.max_depth, c.org_id, c.per_host_delay_ms, c.host_parallelism
+		FROM crawls c
+		CROSS JOIN LATERAL (SELECT max(depth) AS depth FROM crawl_pages p WHERE p.crawl_id = c.id) d
+		WHERE c.state = 'running' AND d.depth IS NOT NULL
+		  AND NOT EXISTS (SELECT 1 FROM crawl_levels l WHERE l.crawl_id = c.id AND l.depth = d.depth)
+		ORDER BY c.started_at, c.id`)
+	if err != nil {
+		return nil, fmt.Errorf("find open crawl levels: %w", err)
+	}
+	levels, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (RunnerLevel, error) {
+		var l RunnerLevel
+		err := r.Scan(&l.CrawlID, &l.Depth, &l.MaxDepth, &l.OrgID, &l.PerHostDelayMs, &l.HostParallelism)
+		return l, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("find open crawl levels: %w", err)
+	}
+	for i := range levels {
+		if levels[i].Pages, err = s.runnerPages(ctx, levels[i].CrawlID, levels[i].Depth); err != nil {
+			return nil, err
+		}
+	}
+	return levels, nil
+}
+
+func (s *Store) runnerPages(ctx context.Context, crawlID string, depth int) ([]RunnerPage, error) {
+	rows, err := s.Pool.Query(ctx, `
+		SELECT p.url, p.host, f.last
+		FROM crawl_pages p
+		LEFT JOIN LATERAL (
+			SELECT max(q.finished_at) AS last FROM crawl_pages q
+			WHERE q.crawl_id = p.crawl_id AND q.host = p.host AND q.finished_at IS NOT NULL) f ON true
+		WHERE p.crawl_id = $1 AND p.depth = $2
+		ORDER BY p.id`, crawlID, depth)
+	if err != nil {
+		return nil, fmt.Errorf("read the level's pages: %w", err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (RunnerPage, error) {
+		var p RunnerPage
+		err := r.Scan(&p.URL, &p.Host, &p.LastFinishedAt)
+		return p, err
+	})
+}
+
+// RunnerLevelOpen says whether crawlID is running and has no accepted
+// report at depth (a level handed to a runner may have been run by another
+// process since).
+func (s *Store) RunnerLevelOpen(ctx context.Context, crawlID string, depth int) (bool, error) {
+	var open bool
+	err := s.Pool.QueryRow(ctx, `
+		SELECT EXISTS (SELECT 1 FROM crawls c WHERE c.id = $1 AND c.state = 'running')
+		   AND NOT EXISTS (SELECT 1 FROM crawl_levels l WHERE l.crawl_id = $1 AND l.depth = $2)`, crawlID, depth).Scan(&open)
+	if err != nil {
+		return false, fmt.Errorf("check the crawl level: %w", err)
+	}
+	return open, nil
+}
+
+// RunnerLock takes the runner's lock on a crawl: a PostgreSQL advisory
+// lock held by one connection, so that two processes (serve and
+// `crawl start --wait`, or two serve replicas) never run the same crawl
+// and so never break its per-host pacing. ok is false when another
+// session holds it. The lock dies with the connection: a killed process
+// leaves nothing to clean up. unlock releases it.
+func (s *Store) RunnerLock(ctx context.Context, crawlID string) (unlock func(), ok bool, err error) {
+	conn, err := s.Pool.Acquire(ctx)
+	if err != nil {
+		return nil, false, fmt.Errorf("lock crawl %s for the runner: %w", crawlID, err)
+	}
+	const key = `hashtextextended('ledgerctl crawl runner ' || $1::text, 0)`
+	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock(`+key+`)`, crawlID).Scan(&ok); err != nil {
+		conn.Release()
+		return nil, false, fmt.Errorf("lock crawl %s for the runner: %w", crawlID, err)
+	}
+	if !ok {
+		conn.Release()
+		return nil, false, nil
+	}
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if _, err := conn.Exec(ctx, `SELECT pg_advisory_unlock(`+key+`)`, crawlID); err != nil {
+			// The session may still hold the lock: close it rather than
+			// hand a locked connection back to the pool.
+			_ = conn.Conn().Close(ctx)
+		}
+		conn.Release()
+	}, true, nil
+}
+
+// RunnerResult is what the runner kept of one page of a level: the attempt
+// in flight (Result nil) or the page's result (a crawl.PageReport as JSON).
+type RunnerResult struct {
+	URL         string
+	Host        string
+	TaskID      *string
+	SubmittedAt *time.Time
+	FinishedAt  *time.Time
+	Result      []byte
+	Attempts    int
+}
+
+// RunnerResults returns what the runner kept of the pages of crawlID at
+// depth.
+func (s *Store) RunnerResults(ctx context.Context, crawlID string, depth int) ([]RunnerResult, error) {
+	rows, err := s.Pool.Query(ctx, `
+		SELECT url, host, task_id, submitted_at, finished_at, result, attempts
+		FROM crawl_runner_results WHERE crawl_id = $1 AND depth = $2`, crawlID, depth)
+	if err != nil {
+		return nil, fmt.Errorf("read the runner's results: %w", err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (RunnerResult, error) {
+		var x RunnerResult
+		err := r.Scan(&x.URL, &x.Host, &x.TaskID, &x.SubmittedAt, &x.FinishedAt, &x.Result, &x.Attempts)
+		return x, err
+	})
+}
+
+// RunnerBegin records that a capture of url is about to start, with the
+// task id the runner gave it ("" when the capture server names its own),
+// unless the page already has a result. A process killed during the
+// capture leaves this behind for the next one to look for.
+func (s *Store) RunnerBegin(ctx context.Context, crawlID string, depth int, url, host, taskID string, submittedAt time.Time) error {
+	var task *string
+	if taskID != "" {
+		task = &taskID
+	}
+	_, err := s.Pool.Exec(ctx, `
+		INSERT INTO crawl_runner_results (crawl_id, url, depth, host, task_id, submitted_at)
+		VALUES ($1, $2, $3, $4, $5, $6)
+		ON CONFLICT (crawl_id, url) DO UPDATE
+		SET task_id = EXCLUDED.task_id, submitted_at = EXCLUDED.submitted_at, finished_at = NULL, updated_at = now()
+		WHERE crawl_runner_results.result IS NULL`, crawlID, url, depth, host, task, submittedAt)
+	if err != nil {
+		return fmt.Errorf("record the capture of %s: %w", url, err)
+	}
+	return nil
+}
+
+// RunnerPageResult is one page's result to keep.
+type RunnerPageResult struct {
+	URL, Host string
+	Depth     int
+	TaskID    string
+	// SubmittedAt and FinishedAt are those of the attempt reported (zero
+	// for a page not captured, e.g. one robots.txt disallows).
+	SubmittedAt, FinishedAt time.Time
+	// Result is the crawl.PageReport as JSON.
+	Result []byte
+	// Attempts is how many captures were made (0 for a page not captured);
+	// BackoffMs the wait before the retry after a 429/503 (0 when none).
+	Attempts, BackoffMs int
+}
+
+// RunnerSave keeps a page's result and counts it as the crawl's progress
+// (progressed_at = now), in one statement, only while the crawl is
+// running: running is false (and nothing is kept) once it was closed.
+func (s *Store) RunnerSave(ctx context.Context, crawlID string, r RunnerPageResult, now time.Time) (running bool, err error) {
+	var task *string
+	if r.TaskID != "" {
+		task = &r.TaskID
+	}
+	var sub, fin *time.Time
+	if !r.SubmittedAt.IsZero() {
+		sub = &r.SubmittedAt
+	}
+	if !r.FinishedAt.IsZero() {
+		fin = &r.FinishedAt
+	}
+	err = s.Pool.QueryRow(ctx, `
+		WITH live AS (
+			UPDATE crawls SET progressed_at = greatest(progressed_at, $11)
+			WHERE id = $1 AND state = 'running' RETURNING id
+		), kept AS (
+			INSERT INTO crawl_runner_results
+				(crawl_id, url, depth, host, task_id, submitted_at, finished_at, result, attempts, backoff_ms)
+			SELECT id, $2, $3, $4, $5, $6, $7, $8, $9, $10 FROM live
+			ON CONFLICT (crawl_id, url) DO UPDATE
+			SET depth = EXCLUDED.depth, host = EXCLUDED.host, task_id = EXCLUDED.task_id,
+			    submitted_at = EXCLUDED.submitted_at, finished_at = EXCLUDED.finished_at, result = EXCLUDED.result,
+			    attempts = EXCLUDED.attempts, backoff_ms = EXCLUDED.backoff_ms, updated_at = now()
+			RETURNING 1
+		)
+		SELECT EXISTS (SELECT 1 FROM kept)`,
+		crawlID, r.URL, r.Depth, r.Host, task, sub, fin, r.Result, r.Attempts, r.BackoffMs, now).Scan(&running)
+	if err != nil {
+		return false, fmt.Errorf("keep the result of %s: %w", r.URL, err)
+	}
+	return running, nil
+}
+
+// RunnerHost is how the runner paced one host at one level.
+type RunnerHost struct {
+	CrawlID string
+	Depth   int
+	Host    string
+	// Robots is fetched (a 2xx robots.txt was read), absent (another
+	// status: no rules), unreachable (no answer: no rules) or unparsable
+	// (a 2xx that could not be read: no rules).
+	Robots       string
+	RobotsStatus *int
+	RobotsError  *string
+	// CrawlDelayMs is the Crawl-delay robots.txt gave our group (nil when
+	// none); DelayMs the delay applied and DelaySource why: setting,
+	// crawl-delay, or cap (a Crawl-delay above the maximum, cut to it).
+	CrawlDelayMs *int
+	DelayMs      int
+	DelaySource  string
+	// Backoffs counts the 429/503 answers that backed the host off;
+	// BackoffMs is the longest wait they caused.
+	Backoffs, BackoffMs int
+}
+
+// RunnerSaveHost keeps (or updates) a host's pacing at a level.
+func (s *Store) RunnerSaveHost(ctx context.Context, h RunnerHost) error {
+	_, err := s.Pool.Exec(ctx, `
+		INSERT INTO crawl_runner_hosts
+			(crawl_id, depth, host, robots, robots_status, robots_error, crawl_delay_ms, delay_ms, delay_source, backoffs, backoff_ms)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+		ON CONFLICT (crawl_id, depth, host) DO UPDATE
+		SET robots = EXCLUDED.robots, robots_status = EXCLUDED.robots_status, robots_error = EXCLUDED.robots_error,
+		    crawl_delay_ms = EXCLUDED.crawl_delay_ms, delay_ms = EXCLUDED.delay_ms, delay_source = EXCLUDED.delay_source,
+		    backoffs = EXCLUDED.backoffs, backoff_ms = EXCLUDED.backoff_ms`,
+		h.CrawlID, h.Depth, h.Host, h.Robots, h.RobotsStatus, h.RobotsError, h.CrawlDelayMs, h.DelayMs, h.DelaySource,
+		h.Backoffs, h.BackoffMs)
+	if err != nil {
+		return fmt.Errorf("record the pacing of %s: %w", h.Host, err)
+	}
+	return nil
+}
+
+// PolitenessHost is one host's pacing evidence in a crawl.
+type PolitenessHost struct {
+	Host string
+	// Captures counts the pages with a recorded submission; Captured those
+	// captured; RobotsSkipped those robots.txt kept out; Retries the
+	// second attempts after a 429/503 or a transient failure.
+	Captures, Captured, RobotsSkipped, Retries int
+	// Gaps counts the intervals between one capture's end and the next
+	// one's start; MinGapMs and MedianGapMs are nil when there are none.
+	Gaps                  int
+	MinGapMs, MedianGapMs *float64
+	// Overlaps counts captures that started before an earlier one on the
+	// host had finished; ShortGaps those that started sooner after the
+	// previous end than the delay of their level.
+	Overlaps, ShortGaps int
+	// The pacing of the host's last level the runner recorded (nil
+	// Robots when none was: a crawl run by the Windmill flow).
+	Depth        *int
+	Robots       *string
+	RobotsStatus *int
+	RobotsError  *string
+	CrawlDelayMs *int
+	DelayMs      *int
+	DelaySource  *string
+	// Backoffs and BackoffMs over all levels.
+	Backoffs, BackoffMs int
+}
+
+// Politeness reads, per host of a crawl, the gaps between one capture's
+// finish and the next one's start (ordered by submission, the seed's
+// lag(finished_at) question), with the pages of a level still running
+// taken from the runner's results.
+func (s *Store) Politeness(ctx context.Context, crawlID string) ([]PolitenessHost, error) {
+	rows, err := s.Pool.Query(ctx, `
+		WITH p AS (
+			SELECT cp.host, cp.depth, cp.state, cp.skip_reason,
+			       coalesce(cp.submitted_at, r.submitted_at) AS submitted_at,
+			       coalesce(cp.finished_at, r.finished_at) AS finished_at,
+			       coalesce(r.attempts, 0) AS attempts
+			FROM crawl_pages cp
+			LEFT JOIN crawl_runner_results r ON r.crawl_id = cp.crawl_id AND r.url = cp.url
+			WHERE cp.crawl_id = $1
+		), g AS (
+			SELECT host, depth, submitted_at,
+			       submitted_at - max(finished_at) OVER (PARTITION BY host ORDER BY submitted_at
+			           ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS gap
+			FROM p WHERE submitted_at IS NOT NULL AND finished_at IS NOT NULL
+		), d AS (
+			SELECT g.host, extract(epoch FROM g.gap) * 1000 AS gap_ms,
+			       coalesce(h.delay_ms, c.per_host_delay_ms) AS delay_ms
+			FROM g
+			JOIN crawls c ON c.id = $1
+			LEFT JOIN crawl_runner_hosts h ON h.crawl_id = $1 AND h.depth = g.depth AND h.host = g.host
+			WHERE g.gap IS NOT NULL
+		), gaps AS (
+			SELECT host, count(*) AS gaps, min(gap_ms) AS min_gap,
+			       percentile_cont(0.5) WITHIN GROUP (ORDER BY gap_ms) AS median_gap,
+			       count(*) FILTER (WHERE gap_ms < 0) AS overlaps,
+			       count(*) FILTER (WHERE gap_ms < delay_ms) AS short_gaps
+			FROM d GROUP BY host
+		), pages AS (
+			SELECT host,
+			       count(*) FILTER (WHERE submitted_at IS NOT NULL) AS captures,
+			       count(*) FILTER (WHERE state = 'captured') AS captured,
+			       count(*) FILTER (WHERE skip_reason = 'robots') AS robots_skipped,
+			       coalesce(sum(greatest(attempts - 1, 0)), 0) AS retries
+			FROM p GROUP BY host
+		), last AS (
+			SELECT DISTINCT ON (host) host, depth, robots, robots_status, robots_error, crawl_delay_ms, delay_ms, delay_source
+			FROM crawl_runner_hosts WHERE crawl_id = $1 ORDER BY host, depth DESC
+		), backoff AS (
+			SELECT host, sum(backoffs) AS backoffs, max(backoff_ms) AS backoff_ms
+			FROM crawl_runner_hosts WHERE crawl_id = $1 GROUP BY host
+		)
+		SELECT pages.host, pages.captures, pages.captured, pages.robots_skipped, pages.retries,
+		       coalesce(gaps.gaps, 0), gaps.min_gap, gaps.median_gap,
+		       coalesce(gaps.overlaps, 0), coalesce(gaps.short_gaps, 0),
+		       last.depth, last.robots, last.robots_status, last.robots_error, last.crawl_delay_ms, last.delay_ms, last.delay_source,
+		       coalesce(backoff.backoffs, 0), coalesce(backoff.backoff_ms, 0)
+		FROM pages
+		LEFT JOIN gaps USING (host)
+		LEFT JOIN last USING (host)
+		LEFT JOIN backoff USING (host)
+		ORDER BY pages.host`, crawlID)
+	if err != nil {
+		return nil, fmt.Errorf("read the crawl's pacing: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (PolitenessHost, error) {
+		var h PolitenessHost
+		var captures, captured, robots, retries, gaps, overlaps, short, backoffs, backoffMs int64
+		err := r.Scan(&h.Host, &captures, &captured, &robots, &retries, &gaps, &h.MinGapMs, &h.MedianGapMs, &overlaps, &short,
+			&h.Depth, &h.Robots, &h.RobotsStatus, &h.RobotsError, &h.CrawlDelayMs, &h.DelayMs, &h.DelaySource, &backoffs, &backoffMs)
+		h.Captures, h.Captured, h.RobotsSkipped, h.Retries = int(captures), int(captured), int(robots), int(retries)
+		h.Gaps, h.Overlaps, h.ShortGaps, h.Backoffs, h.BackoffMs = int(gaps), int(overlaps), int(short), int(backoffs), int(backoffMs)
+		return h, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read the crawl's pacing: %w", err)
+	}
+	return out, nil
+}
+
+// HostProgress is one host of a crawl's current (deepest) level: its pages
+// by state, a page the runner has a result for counting as that result
+// until the level is reported, and the delay the runner applies there.
+type HostProgress struct {
+	Host                               string
+	Depth                              int
+	Captured, Failed, Skipped, Pending int
+	Robots, DelaySource                *string
+	DelayMs, Backoffs, BackoffMs       *int
+}
+
+// RunnerProgress reads, per host, the progress of a crawl's deepest level.
+func (s *Store) RunnerProgress(ctx context.Context, crawlID string) ([]HostProgress, error) {
+	rows, err := s.Pool.Query(ctx, `
+		WITH d AS (SELECT max(depth) AS depth FROM crawl_pages WHERE crawl_id = $1),
+		p AS (
+			SELECT cp.host, d.depth,
+			       CASE WHEN cp.state <> 'pending' THEN cp.state ELSE coalesce(r.result->>'status', 'pending') END AS st
+			FROM crawl_pages cp
+			JOIN d ON cp.depth = d.depth
+			LEFT JOIN crawl_runner_results r ON r.crawl_id = cp.crawl_id AND r.url = cp.url
+			WHERE cp.crawl_id = $1
+		)
+		SELECT p.host, p.depth,
+		       count(*) FILTER (WHERE st = 'captured'), count(*) FILTER (WHERE st = 'failed'),
+		       count(*) FILTER (WHERE st = 'skipped'), count(*) FILTER (WHERE st = 'pending'),
+		       h.robots, h.delay_source, h.delay_ms, h.backoffs, h.backoff_ms
+		FROM p
+		LEFT JOIN crawl_runner_hosts h ON h.crawl_id = $1 AND h.depth = p.depth AND h.host = p.host
+		GROUP BY p.host, p.depth, h.robots, h.delay_source, h.delay_ms, h.backoffs, h.backoff_ms
+		ORDER BY p.host`, crawlID)
+	if err != nil {
+		return nil, fmt.Errorf("read the crawl's progress: %w", err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (HostProgress, error) {
+		var h HostProgress
+		var c, f, sk, p int64
+		err := r.Scan(&h.Host, &h.Depth, &c, &f, &sk, &p, &h.Robots, &h.DelaySource, &h.DelayMs, &h.Backoffs, &h.BackoffMs)
+		h.Captured, h.Failed, h.Skipped, h.Pending = int(c), int(f), int(sk), int(p)
+		return h, err
+	})
+}
