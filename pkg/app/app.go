@@ -36,6 +36,9 @@ func New(s config.Settings, log *slog.Logger) *App {
 	return &App{Settings: s, Log: log}
 }
 
+// Config returns the settings the App was built from.
+func (a *App) Config() config.Settings { return a.Settings }
+
 // Store opens the ledger database on first use.
 func (a *App) Store(ctx context.Context) (*postgres.Store, error) {
 	a.mu.Lock()
@@ -73,6 +76,16 @@ func (a *App) Admitter(ctx context.Context) (*archive.Admitter, error) {
 		return nil, err
 	}
 	return &archive.Admitter{Store: st, Bucket: a.Settings.S3Bucket, Log: a.Log}, nil
+}
+
+// Adder registers manifests already in the configured bucket (`ledgerctl
+// archives add`); the caller sets its concurrency and progress.
+func (a *App) Adder(ctx context.Context) (*archive.Adder, error) {
+	st, err := a.Store(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &archive.Adder{Store: st, Objects: a.Blob(), Bucket: a.Settings.S3Bucket, Log: a.Log}, nil
 }
 
 // Close releases whatever was opened, last first.

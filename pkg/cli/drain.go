@@ -53,12 +53,8 @@ func drainRun(cmd *cobra.Command, opts *DrainOptions) error {
 		if err != nil {
 			return err
 		}
-		st, err := a.Store(ctx)
-		if err != nil {
-			return err
-		}
 		if opts.Requeue {
-			n, err := st.RequeueDead(ctx, nil)
+			n, err := a.RequeueDead(ctx)
 			if err != nil {
 				return err
 			}
@@ -68,22 +64,18 @@ func drainRun(cmd *cobra.Command, opts *DrainOptions) error {
 			fmt.Fprintf(opts.f.Streams.Out, "requeued %d dead-lettered row(s)\n", n)
 			return nil
 		}
-		counts, err := st.CountOutbox(ctx)
-		if err != nil {
-			return err
-		}
-		dead, err := st.DeadOutbox(ctx, 1000)
+		st, err := a.OutboxStatus(ctx, 1000)
 		if err != nil {
 			return err
 		}
 		if opts.JSON {
-			return json.NewEncoder(opts.f.Streams.Out).Encode(map[string]any{"counts": counts, "dead": dead})
+			return json.NewEncoder(opts.f.Streams.Out).Encode(st)
 		}
 		p := ui.New(opts.f.Streams.Out)
-		p.Printf("pending %d, delivered %d, dead %d\n", counts.Pending, counts.Delivered, counts.Dead)
-		if len(dead) > 0 {
-			rows := make([][]string, len(dead))
-			for i, d := range dead {
+		p.Printf("pending %d, delivered %d, dead %d\n", st.Counts.Pending, st.Counts.Delivered, st.Counts.Dead)
+		if len(st.Dead) > 0 {
+			rows := make([][]string, len(st.Dead))
+			for i, d := range st.Dead {
 				rows[i] = []string{strconv.FormatInt(d.ID, 10), ui.Time(d.DeadAt), strconv.Itoa(d.Attempts), d.LastError}
 			}
 			p.Println()
@@ -96,20 +88,12 @@ func drainRun(cmd *cobra.Command, opts *DrainOptions) error {
 	if err != nil {
 		return err
 	}
-	st, w, err := a.OutboxDeps(ctx)
-	if err != nil {
-		return err
-	}
-	store, err := a.Store(ctx)
-	if err != nil {
-		return err
-	}
-	counts, err := store.CountOutbox(ctx)
+	counts, err := a.OutboxCounts(ctx)
 	if err != nil {
 		return err
 	}
 	bar := ui.NewProgress(opts.f.Streams.Err, "drain", counts.Pending)
-	res, err := outbox.Drain(ctx, st, w, outbox.Options{MaxAttempts: a.Settings.OutboxMaxAttempts, Progress: func(n int) { bar.Add(n - bar.Count()) }})
+	res, err := a.Drain(ctx, outbox.Options{Progress: func(n int) { bar.Add(n - bar.Count()) }})
 	bar.Done()
 	if err != nil {
 		return err

@@ -182,24 +182,16 @@ func fgaError(err error) error {
 	return err
 }
 
-func openFGA(ctx context.Context, f *Factory, s config.Settings, o authz.OpenOptions) (authz.Client, error) {
-	c, err := authz.Open(ctx, s, o)
-	if err != nil {
-		return nil, fgaError(err)
-	}
-	f.onClose(func() { _ = c.Close() })
-	return c, nil
-}
-
 func fgaDeployRun(ctx context.Context, opts *FGADeployOptions) error {
 	f := opts.f
-	s, err := f.Settings()
+	a, err := f.App()
 	if err != nil {
 		return err
 	}
-	c, err := openFGA(ctx, f, s, authz.OpenOptions{Prepare: true, Unbound: true})
+	s := a.Settings
+	c, err := a.AuthzAdmin(ctx)
 	if err != nil {
-		return err
+		return fgaError(err)
 	}
 	d, err := authz.Deploy(ctx, c, s.FGAStoreName, fga.Model)
 	if err != nil {
@@ -322,13 +314,14 @@ func fgaRoleRun(ctx context.Context, opts *FGARoleOptions, relation, user, org s
 		return usageError{err}
 	}
 	f := opts.f
-	s, err := f.Settings("CAPTURE_LEDGER_FGA_STORE_ID", "CAPTURE_LEDGER_FGA_MODEL_ID")
+	a, err := f.App("CAPTURE_LEDGER_FGA_STORE_ID", "CAPTURE_LEDGER_FGA_MODEL_ID")
 	if err != nil {
 		return err
 	}
-	c, err := openFGA(ctx, f, s, authz.OpenOptions{})
+	s := a.Settings
+	c, err := a.Authz(ctx)
 	if err != nil {
-		return err
+		return fgaError(err)
 	}
 	change := authz.Grant
 	if opts.Action == "revoke" {

@@ -28,11 +28,11 @@ func TestFGATestPassesWithoutConfiguration(t *testing.T) {
 	if strings.Contains(errs, "config:") {
 		t.Error("fga test read the configuration")
 	}
-	if !strings.Contains(out, "12 tests, 18 checks, all passed") || strings.Contains(out, "✗") {
+	if !strings.Contains(out, "18 tests, 31 checks, all passed") || strings.Contains(out, "✗") {
 		t.Errorf("output:\n%s", out)
 	}
-	if n := strings.Count(out, "✓"); n != 18 {
-		t.Errorf("%d ✓ rows, want 18:\n%s", n, out)
+	if n := strings.Count(out, "✓"); n != 31 {
+		t.Errorf("%d ✓ rows, want 31:\n%s", n, out)
 	}
 	for _, want := range []string{"TEST", "USER", "RELATION", "OBJECT", "EXPECTED", "GOT", "10 membership alone does not allow starting crawls"} {
 		if !strings.Contains(out, want) {
@@ -58,7 +58,7 @@ func TestFGATestJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
-	if got.Tests != 12 || got.Checks != 18 || got.Failed != 0 || !got.Passed || len(got.Results) != 18 {
+	if got.Tests != 18 || got.Checks != 31 || got.Failed != 0 || !got.Passed || len(got.Results) != 31 {
 		t.Errorf("%+v", got)
 	}
 }
@@ -96,7 +96,7 @@ func TestFGATestCatchesMemberInCanSubmit(t *testing.T) {
 	if len(failed) != 1 || failed[0] != want {
 		t.Errorf("failed rows %q, want only %q\n%s", failed, want, out)
 	}
-	if !strings.Contains(out, "1 of 18 checks FAILED") {
+	if !strings.Contains(out, "1 of 31 checks FAILED") {
 		t.Errorf("no failure summary:\n%s", out)
 	}
 }

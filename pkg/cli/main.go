@@ -10,7 +10,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
+	"strings"
 
+	"github.com/capture-ledger/ledgerctl/pkg/app"
 	"github.com/capture-ledger/ledgerctl/pkg/config"
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 )
@@ -66,6 +69,31 @@ func (e usageError) Unwrap() error { return e.err }
 // usagef returns a usage error (exit 2).
 func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
 
+// asFlags renders a use-case's *ledger.FieldError as a usage error naming
+// the flag that set the field: flags maps a field's first segment to its
+// flag, and a position in a repeated field reads "#N" (rule/1 → --rule #1).
+// The API renders the same error as querystring/rule/1 or body/…; any other
+// error passes unchanged.
+func asFlags(err error, flags map[string]string) error {
+	var fe *ledger.FieldError
+	if !errors.As(err, &fe) {
+		return err
+	}
+	segs := strings.Split(fe.Field, "/")
+	name, ok := flags[segs[0]]
+	if !ok {
+		name = segs[0]
+	}
+	for _, seg := range segs[1:] {
+		if _, err := strconv.Atoi(seg); err == nil {
+			name += " #" + seg
+		} else {
+			name += "/" + seg
+		}
+	}
+	return usageError{fmt.Errorf("%s %s", name, fe.Reason)}
+}
+
 // Main runs ledgerctl with args (without the program name) and returns the
 // process exit code.
 func Main(ctx context.Context, args []string, s Streams) int {
@@ -98,6 +126,8 @@ func classify(err error) (int, string) {
 	var missing *config.MissingError
 	var invalid *config.InvalidError
 	var setting *ledger.SettingError
+	var field *ledger.FieldError
+	var refused *app.RefusedError
 	var usage usageError
 	switch {
 	case errors.As(err, &exit):
@@ -112,6 +142,13 @@ func classify(err error) (int, string) {
 	case errors.As(err, &setting):
 		return ExitUsage, setting.Error()
 	case errors.As(err, &missing), errors.As(err, &invalid), errors.As(err, &usage):
+		return ExitUsage, err.Error()
+	case errors.As(err, &refused):
+		// serve refusing its settings as given, before opening anything.
+		return ExitUsage, err.Error()
+	case errors.As(err, &field):
+		// What the user typed, refused by a use-case; the command did not
+		// name the flag (asFlags), so the message names the field.
 		return ExitUsage, err.Error()
 	case errors.Is(err, context.Canceled):
 		return ExitFailure, "interrupted"

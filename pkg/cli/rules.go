@@ -2,7 +2,6 @@ package cli
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 
@@ -55,16 +54,9 @@ func rulesCheckRun(opts *RulesCheckOptions) error {
 	if len(opts.Seeds) == 0 {
 		return usagef("at least one --seed is required")
 	}
-	ans, err := rules.Try(opts.Seeds, opts.Rules, opts.URLs)
-	var spec *rules.SpecError
-	var many *rules.TooManyRulesError
-	switch {
-	case errors.As(err, &spec):
-		return usagef("--rule #%d %v", spec.Index, spec.Err)
-	case errors.As(err, &many):
-		return usagef("--rule %v", many)
-	case err != nil:
-		return err
+	ans, err := rules.Try(rules.CheckRequest{Seeds: opts.Seeds, Rules: opts.Rules, URLs: opts.URLs})
+	if err != nil {
+		return asFlags(err, map[string]string{rules.FieldRule: "--rule"})
 	}
 	if opts.JSON {
 		if err := json.NewEncoder(opts.f.Streams.Out).Encode(ans); err != nil {

@@ -59,14 +59,28 @@ func TestRulesCheckCLIAndEndpointAgree(t *testing.T) {
 		t.Errorf("urls %+v", ans.URLs)
 	}
 
-	// A rule that is not ACTION:PATTERN is a usage error, and a 400.
-	if _, errs, code := run(t, t.TempDir(), nil, "rules", "check", "--seed", "https://e/", "--rule", "fetch:any"); code != ExitUsage {
+	// A rule that is not ACTION:PATTERN is the same field error: a usage
+	// error naming the flag, and a 400 naming the query parameter.
+	_, errs, code := run(t, t.TempDir(), nil, "rules", "check", "--seed", "https://e/", "--rule", "follow:any", "--rule", "fetch:any")
+	_, cliReason, ok := strings.Cut(errs, "ledgerctl: --rule #1 ")
+	cliReason, _, _ = strings.Cut(cliReason, "\n")
+	if code != ExitUsage || !ok || cliReason == "" {
 		t.Errorf("bad rule: exit %d %s", code, errs)
 	}
 	rec = httptest.NewRecorder()
-	srv.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/api/crawl-rules/check?seed=https://e/&rule=fetch:any", nil))
-	if rec.Code != 400 {
-		t.Errorf("endpoint bad rule: %d", rec.Code)
+	srv.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/api/crawl-rules/check?seed=https://e/&rule=follow:any&rule=fetch:any", nil))
+	var bad struct{ Message string }
+	_ = json.Unmarshal(rec.Body.Bytes(), &bad)
+	if rec.Code != 400 || bad.Message != "querystring/rule/1 "+cliReason {
+		t.Errorf("endpoint bad rule: %d %s, want 400 querystring/rule/1 %s", rec.Code, rec.Body, cliReason)
+	}
+	// Too many rules name the list.
+	args = []string{"rules", "check", "--seed", "https://e/"}
+	for range rules.MaxRules + 1 {
+		args = append(args, "--rule", "follow:any")
+	}
+	if _, errs, code := run(t, t.TempDir(), nil, args...); code != ExitUsage || !strings.Contains(errs, "--rule must NOT have more than") {
+		t.Errorf("too many rules: exit %d %s", code, errs)
 	}
 	// No identity: 401 (after validation).
 	rec = httptest.NewRecorder()

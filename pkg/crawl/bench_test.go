@@ -141,7 +141,7 @@ func newLevelFixture(b *testing.B, e *env) *levelFixture {
 // fresh clears the previous round and starts the crawl anew (not timed).
 func (fx *levelFixture) fresh(b *testing.B, e *env) string {
 	b.Helper()
-	if _, err := e.pool.Exec(e.ctx, `DELETE FROM crawls; TRUNCATE archives, fga_outbox, capture_submissions`); err != nil {
+	if _, err := e.pool.Exec(e.ctx, `DELETE FROM crawls; TRUNCATE archives, fga_outbox, capture_submissions CASCADE`); err != nil {
 		b.Fatal(err)
 	}
 	id := e.start(crawl.StartRequest{Seeds: fx.seeds, Rules: benchRules, MaxDepth: ptr(2), MaxPages: ptr(crawl.MaxPagesLimit), PerHostDelayMs: ptr(0)})

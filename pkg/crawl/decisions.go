@@ -2,8 +2,6 @@ package crawl
 
 import (
 	"context"
-	"net/url"
-	"strconv"
 	"time"
 
 	"github.com/capture-ledger/ledgerctl/pkg/crawl/rules"
@@ -40,7 +38,7 @@ type DecisionsView struct {
 }
 
 // Decisions returns what the rules of one crawl decided. A bad id is a
-// *ValidationError; no such crawl, or one the caller may not touch, is
+// *ledger.FieldError (FieldID); no such crawl, or one the caller may not touch, is
 // ledger.ErrNotFound.
 func (s *Service) Decisions(ctx context.Context, c Caller, id string) (DecisionsView, error) {
 	if err := checkID(id); err != nil {
@@ -103,49 +101,28 @@ const (
 	MaxDecisionDays = 100000
 )
 
-// DomainQuery is the query of GET /api/decisions.
+// DomainQuery is what GET /api/decisions and ledgerctl crawl decisions
+// --domain ask: a hostname, how many days back (0: DefaultDecisionDays) and
+// an action ("": DefaultDecisionAction).
 type DomainQuery struct {
 	Domain string
 	Days   int
 	Action string
 }
 
-// ParseDomainQuery reads ?domain=&days=&action= (each at most once;
-// unknown parameters are ignored): domain is required and a lowercase
-// hostname, days a positive integer (90 when absent), action follow,
-// capture or skip (skip when absent).
-func ParseDomainQuery(q url.Values) (DomainQuery, error) {
-	for _, k := range []string{"domain", "days", "action"} {
-		if len(q[k]) > 1 {
-			return DomainQuery{}, invalid("querystring/"+k, "must be a single value")
-		}
-	}
-	dq := DomainQuery{Domain: q.Get("domain"), Action: q.Get("action")}
-	if !q.Has("domain") {
-		return DomainQuery{}, invalid("querystring", "must have required property 'domain'")
-	}
-	if q.Has("days") {
-		n, err := strconv.Atoi(q.Get("days"))
-		if err != nil || n < 1 {
-			return DomainQuery{}, invalid("querystring/days", "must be a positive integer")
-		}
-		dq.Days = n
-	}
-	if q.Has("action") && dq.Action == "" {
-		return DomainQuery{}, invalid("querystring/action", "must be equal to one of the allowed values (follow, capture, skip)")
-	}
-	return dq, checkDomainQuery(dq)
-}
-
-func checkDomainQuery(q DomainQuery) error {
+// Validate refuses a domain that is not a lowercase hostname, days outside
+// 0..MaxDecisionDays and an action other than follow, capture, skip or "",
+// with a *ledger.FieldError naming the field (FieldDomain, FieldDays,
+// FieldAction).
+func (q DomainQuery) Validate() error {
 	if kind, _, err := rules.NormalizePattern(q.Domain); err != nil || kind != rules.KindDomain {
-		return invalid("querystring/domain", "must be a lowercase hostname")
+		return invalid(FieldDomain, "must be a lowercase hostname")
 	}
 	if q.Days < 0 || q.Days > MaxDecisionDays {
-		return invalid("querystring/days", "must be a positive integer of at most %d", MaxDecisionDays)
+		return invalid(FieldDays, "must be a positive integer of at most %d", MaxDecisionDays)
 	}
 	if q.Action != "" && !rules.Action(q.Action).Valid() {
-		return invalid("querystring/action", "must be equal to one of the allowed values (follow, capture, skip)")
+		return invalid(FieldAction, "must be equal to one of the allowed values (follow, capture, skip)")
 	}
 	return nil
 }
@@ -159,7 +136,7 @@ func checkDomainQuery(q DomainQuery) error {
 // caller may touch (see List).
 func (s *Service) DecisionsByDomain(ctx context.Context, c Caller, domain string, days int, action string) (DomainDecisions, error) {
 	q := DomainQuery{Domain: domain, Days: days, Action: action}
-	if err := checkDomainQuery(q); err != nil {
+	if err := q.Validate(); err != nil {
 		return DomainDecisions{}, err
 	}
 	if q.Days == 0 {

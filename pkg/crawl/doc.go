@@ -10,7 +10,15 @@
 // from package rules, the rows live in PostgreSQL (Store), and manifests and
 // links files are read only from the configured bucket (Objects).
 //
-// Errors: ledger.ErrNotFound is "absent or not allowed" (404); errors that
-// match ErrInvalid (400) or ErrConflict (409) carry their exact JSON body
-// (Body()); anything else is internal. Refused requests change nothing.
+// The operations take typed requests (StartRequest, LevelReport,
+// FailRequest, DomainQuery) and return typed results and errors; reading a
+// request off the wire, and wording a refusal, is the edge's work (package
+// api answers Fastify-style bodies, the CLI names flags).
+//
+// Errors: ledger.ErrNotFound is "absent or not allowed"; a refused request
+// matches ErrInvalid (a *ledger.FieldError naming the field, a
+// *RequestError, a *BadTargetsError) and one that conflicts with a crawl's
+// state matches ErrConflict (*ActiveCrawlError, *NotRunningError,
+// *LevelConflictError), each carrying its data; anything else is internal.
+// Refused requests change nothing.
 package crawl

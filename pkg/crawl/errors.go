@@ -3,65 +3,94 @@ package crawl
 import (
 	"errors"
 	"fmt"
-	"time"
+	"strconv"
+	"strings"
 
 	"github.com/capture-ledger/ledgerctl/pkg/crawl/rules"
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 )
 
 // The classes of error the operations return besides ledger.ErrNotFound
-// ("absent or not allowed", 404). Every error of a class also has a Body()
-// method giving the exact JSON body to answer with.
+// ("absent or not allowed"). The operations say what was refused and with
+// what data; each edge words it its own way (the API as a status and a JSON
+// body, the CLI as a sentence naming the flag and an exit code).
 var (
 	// ErrInvalid matches (errors.Is) a request that is refused as it is:
-	// the API answers 400. The error changed nothing.
+	// a *ledger.FieldError naming the request field, a *RequestError or a
+	// *BadTargetsError. The error changed nothing.
 	ErrInvalid = errors.New("invalid request")
 	// ErrConflict matches (errors.Is) a request that conflicts with the
-	// crawl's state: the API answers 409. The error changed nothing.
+	// crawl's state: *ActiveCrawlError, *NotRunningError or
+	// *LevelConflictError. The error changed nothing.
 	ErrConflict = errors.New("conflict")
 )
 
-// ErrorBody is a body holding only an error message.
-type ErrorBody struct {
-	Error string `json:"error"`
+// The request fields a *ledger.FieldError of this package names. Lists are
+// indexed from 0 ("seeds/2", "results/3/url", "rules/1/follow"); the API
+// reads them under body/, querystring/ or params/, the CLI as flags.
+const (
+	FieldID              = "id" // the crawl id (a path parameter, an argument)
+	FieldSeeds           = "seeds"
+	FieldFromTargets     = "fromTargets"
+	FieldFromTargetLimit = "fromTargets/limit"
+	FieldRules           = "rules"
+	FieldMaxDepth        = "maxDepth"
+	FieldMaxPages        = "maxPages"
+	FieldPerHostDelayMs  = "perHostDelayMs"
+	FieldHostParallelism = "hostParallelism"
+	FieldReason          = "reason"
+	FieldState           = "state"
+	FieldBeforeID        = "beforeId"
+	FieldDomain          = "domain"
+	FieldDays            = "days"
+	FieldAction          = "action"
+	FieldDepth           = "depth"
+	FieldResults         = "results"
+)
+
+// invalid is a request field this package refuses: a *ledger.FieldError
+// that matches ErrInvalid.
+func invalid(field, format string, args ...any) error {
+	return &ledger.FieldError{Field: field, Reason: fmt.Sprintf(format, args...), Err: ErrInvalid}
 }
 
-// ValidationError is input that does not fit the request's schema: an
-// unknown key, a value of the wrong type or out of range, a missing
-// required key. Path names the offending place the way the API's
-// validation messages do ("body/maxPages", "body/results/3/taskId",
-// "querystring/days"). It matches ErrInvalid.
-type ValidationError struct {
-	Path   string
-	Reason string
+// RepeatedPageError is the cause (FieldError.Err) of a level report naming a
+// page twice: the result at the error's field has the same normalised URL as
+// results/First. It matches ErrInvalid.
+type RepeatedPageError struct {
+	First int
+	URL   string
 }
 
-func (e *ValidationError) Error() string { return e.Path + " " + e.Reason }
+func (e *RepeatedPageError) Error() string {
+	return fmt.Sprintf("repeats %s/%d/url (%s): a page is reported once", FieldResults, e.First, e.URL)
+}
 
 // Is makes errors.Is(err, ErrInvalid) true.
-func (e *ValidationError) Is(target error) bool { return target == ErrInvalid }
+func (e *RepeatedPageError) Is(target error) bool { return target == ErrInvalid }
 
-// ValidationBody is the API's schema-validation 400 body.
-type ValidationBody struct {
-	StatusCode int    `json:"statusCode"`
-	Code       string `json:"code"`
-	Error      string `json:"error"`
-	Message    string `json:"message"`
+// RuleFieldError turns a rule list's shape error (*rules.SchemaError) into
+// a *ledger.FieldError at rules, rules/N or rules/N/<key>; other errors are
+// returned as they are.
+func RuleFieldError(err error) error {
+	var se *rules.SchemaError
+	if !errors.As(err, &se) {
+		return err
+	}
+	field := FieldRules
+	if se.Index >= 0 {
+		field += "/" + strconv.Itoa(se.Index)
+	}
+	if se.Field != "" {
+		field += "/" + se.Field
+	}
+	return &ledger.FieldError{Field: field, Reason: se.Reason, Err: ErrInvalid}
 }
 
-// Body returns {"statusCode":400,"code":"FST_ERR_VALIDATION","error":"Bad Request","message":…}.
-func (e *ValidationError) Body() any {
-	return ValidationBody{StatusCode: 400, Code: "FST_ERR_VALIDATION", Error: "Bad Request", Message: e.Error()}
-}
-
-func invalid(path, format string, args ...any) error {
-	return &ValidationError{Path: path, Reason: fmt.Sprintf(format, args...)}
-}
-
-// RequestError is a 400 with a named body, such as
-// {"error":"provide exactly one of seeds or fromTargets"} or one of the
-// rule-list bodies of package rules (Err then holds that error and Body is
-// its body). It matches ErrInvalid.
+// RequestError is a request refused as a whole rather than at one field:
+// Message is one of the Msg* sentences below (or another plain sentence),
+// or Err is the rule checks' refusal (a rules.BodyError such as
+// *rules.InvalidPatternsError) and Message is empty. It matches ErrInvalid.
 type RequestError struct {
 	Message string
 	Err     error
@@ -80,28 +109,19 @@ func (e *RequestError) Is(target error) bool { return target == ErrInvalid }
 // Unwrap returns the cause, e.g. a *rules.InvalidPatternsError.
 func (e *RequestError) Unwrap() error { return e.Err }
 
-// Body returns the cause's body when it has one, else {"error":Message}.
-func (e *RequestError) Body() any {
-	var be rules.BodyError
-	if errors.As(e.Err, &be) {
-		return be.Body()
-	}
-	return ErrorBody{Error: e.Message}
-}
-
 func badRequest(msg string) error { return &RequestError{Message: msg} }
 
-// The 400 messages of POST /api/crawls (reference §3.5).
+// The refusals of a crawl start that name no single field (reference §3.5).
 const (
 	MsgSeedsXorTargets = "provide exactly one of seeds or fromTargets"
 	MsgNoSeeds         = "seeds must not be empty"
 	MsgNoTargets       = "no enabled capture targets for this organization"
 )
 
-// ActiveCrawlError is the 409 of a crawl started while another one runs,
-// in any organization: the store's refusal (CrawlID and StartedAt are the
-// running crawl's, empty when it could not be read), answered with a body.
-// It matches ErrConflict.
+// ActiveCrawlError refuses a crawl started while another one runs, in any
+// organization: the store's refusal (CrawlID and StartedAt are the running
+// crawl's), with CrawlID empty when the caller may not know which crawl
+// runs (or it could not be read). It matches ErrConflict.
 type ActiveCrawlError struct {
 	*ledger.ActiveCrawlError
 }
@@ -109,26 +129,8 @@ type ActiveCrawlError struct {
 // Is makes errors.Is(err, ErrConflict) true.
 func (e *ActiveCrawlError) Is(target error) bool { return target == ErrConflict }
 
-// ActiveCrawlBody is the body of an ActiveCrawlError.
-type ActiveCrawlBody struct {
-	Error     string     `json:"error"`
-	CrawlID   string     `json:"crawlId,omitempty"`
-	StartedAt *time.Time `json:"startedAt,omitempty"`
-}
-
-// Body returns {"error":"a crawl is already in progress","crawlId":…,"startedAt":…}.
-func (e *ActiveCrawlError) Body() any {
-	b := ActiveCrawlBody{Error: "a crawl is already in progress", CrawlID: e.CrawlID}
-	if e.CrawlID != "" {
-		t := e.StartedAt.UTC()
-		b.StartedAt = &t
-	}
-	return b
-}
-
-// NotRunningError is the 409 of a level report for a crawl that is no
-// longer running (DESIGN.md §3.2): nothing was changed. It matches
-// ErrConflict.
+// NotRunningError refuses a level report for a crawl that is no longer
+// running (DESIGN.md §3.2): nothing was changed. It matches ErrConflict.
 type NotRunningError struct {
 	CrawlID string
 	State   string
@@ -141,20 +143,9 @@ func (e *NotRunningError) Error() string {
 // Is makes errors.Is(err, ErrConflict) true.
 func (e *NotRunningError) Is(target error) bool { return target == ErrConflict }
 
-// StateBody is a 409 body naming the crawl's state.
-type StateBody struct {
-	Error string `json:"error"`
-	State string `json:"state"`
-}
-
-// Body returns {"error":"the crawl is not running","state":"failed"}.
-func (e *NotRunningError) Body() any {
-	return StateBody{Error: "the crawl is not running", State: e.State}
-}
-
-// LevelConflictError is the 409 of a level report for a depth that was
-// already reported with different results, or for a depth at which the
-// crawl has no pages. Nothing was changed. It matches ErrConflict.
+// LevelConflictError refuses a level report for a depth that was already
+// reported with different results, or for a depth at which the crawl has no
+// pages. Nothing was changed. It matches ErrConflict.
 type LevelConflictError struct {
 	CrawlID string
 	Depth   int
@@ -172,21 +163,6 @@ func (e *LevelConflictError) Error() string {
 
 // Is makes errors.Is(err, ErrConflict) true.
 func (e *LevelConflictError) Is(target error) bool { return target == ErrConflict }
-
-// LevelBody is a 409 body naming the level.
-type LevelBody struct {
-	Error string `json:"error"`
-	Depth int    `json:"depth"`
-}
-
-// Body returns {"error":"this level was already reported with different results","depth":n}
-// or {"error":"the crawl has no such level","depth":n}.
-func (e *LevelConflictError) Body() any {
-	if e.NoSuchLevel {
-		return LevelBody{Error: "the crawl has no such level", Depth: e.Depth}
-	}
-	return LevelBody{Error: "this level was already reported with different results", Depth: e.Depth}
-}
 
 // BadTargetsError refuses a whole AddTargets call because some URLs are not
 // absolute http(s) URLs; it names every one of them. It matches ErrInvalid.
@@ -211,13 +187,18 @@ func (e *BadTargetsError) Error() string {
 // Is makes errors.Is(err, ErrInvalid) true.
 func (e *BadTargetsError) Is(target error) bool { return target == ErrInvalid }
 
-// BadTargetsBody is the body of a BadTargetsError.
-type BadTargetsBody struct {
-	Error string   `json:"error"`
-	URLs  []BadURL `json:"urls"`
+// checkID refuses a crawl id that is not a UUID.
+func checkID(id string) error {
+	if !ledger.IsUUID(id) {
+		return invalid(FieldID, "must match format \"uuid\"")
+	}
+	return nil
 }
 
-// Body returns {"error":"every target must be an http(s) URL","urls":[…]}.
-func (e *BadTargetsError) Body() any {
-	return BadTargetsBody{Error: "every target must be an http(s) URL", URLs: e.URLs}
+func quoteJoin(ss []string) string {
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = strconv.Quote(s)
+	}
+	return strings.Join(q, ", ")
 }

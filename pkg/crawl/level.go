@@ -21,7 +21,8 @@ import (
 // ReportLevel admits one level report of a crawl (POST /api/crawls/:id/pages)
 // and returns the next level, which it has already dispatched.
 //
-// The report is checked whole first (*ValidationError, nothing written),
+// The report is checked whole first (a *ledger.FieldError naming the field,
+// see LevelReport.Validate; nothing written),
 // then the crawl: an absent one, and one the caller may not touch (not its
 // requester, no can_submit on its organization), are ledger.ErrNotFound.
 // A report already accepted for this depth is answered again from the
@@ -61,11 +62,11 @@ import (
 //   - the counters, the stop reason (the first sticks), the state
 //     (succeeded when no row was inserted), progressed_at, and the report's
 //     record in crawl_levels.
-func (s *Service) ReportLevel(ctx context.Context, c Caller, crawlID string, rep LevelReport) (LevelResult, error) {
+func (s *Service) ReportLevel(ctx context.Context, c Caller, crawlID string, rep Reported) (LevelResult, error) {
 	if err := checkID(crawlID); err != nil {
 		return LevelResult{}, err
 	}
-	norm, err := rep.normalize()
+	norm, err := rep.normalized()
 	if err != nil {
 		return LevelResult{}, err
 	}
@@ -79,11 +80,11 @@ func (s *Service) ReportLevel(ctx context.Context, c Caller, crawlID string, rep
 // AdmitLevel is ReportLevel without the can_submit gate, for a runner that
 // runs inside this process (the embedded runner) and so needs no identity.
 // The HTTP route must use ReportLevel.
-func (s *Service) AdmitLevel(ctx context.Context, crawlID string, rep LevelReport) (LevelResult, error) {
+func (s *Service) AdmitLevel(ctx context.Context, crawlID string, rep Reported) (LevelResult, error) {
 	if err := checkID(crawlID); err != nil {
 		return LevelResult{}, err
 	}
-	norm, err := rep.normalize()
+	norm, err := rep.normalized()
 	if err != nil {
 		return LevelResult{}, err
 	}

@@ -466,14 +466,14 @@ func TestReportValidation(t *testing.T) {
 		page crawl.PageReport
 		path string
 	}{
-		{"taskId not a UUID", crawl.PageReport{URL: www, Status: crawl.StatusCaptured, TaskID: "task-1", ManifestLocation: "s3://b/k"}, "body/results/1/taskId"},
-		{"taskId without an outcome", crawl.PageReport{URL: www, Status: crawl.StatusFailed, TaskID: task}, "body/results/1"},
-		{"taskId with both outcomes", crawl.PageReport{URL: www, Status: crawl.StatusFailed, TaskID: task, ManifestLocation: "s3://b/k", ManifestError: "x"}, "body/results/1"},
-		{"manifestLocation without taskId", crawl.PageReport{URL: www, Status: crawl.StatusFailed, ManifestLocation: "s3://b/k"}, "body/results/1"},
-		{"manifestError without taskId", crawl.PageReport{URL: www, Status: crawl.StatusFailed, ManifestError: "x"}, "body/results/1"},
-		{"unknown status", crawl.PageReport{URL: www, Status: "done"}, "body/results/1/status"},
-		{"not an http(s) URL", crawl.PageReport{URL: "ftp://www.example.com/", Status: crawl.StatusSkipped}, "body/results/1/url"},
-		{"a page twice", crawl.PageReport{URL: "https://WWW.example.com", Status: crawl.StatusSkipped}, "body/results/1/url"},
+		{"taskId not a UUID", crawl.PageReport{URL: www, Status: crawl.StatusCaptured, TaskID: "task-1", ManifestLocation: "s3://b/k"}, "results/1/taskId"},
+		{"taskId without an outcome", crawl.PageReport{URL: www, Status: crawl.StatusFailed, TaskID: task}, "results/1"},
+		{"taskId with both outcomes", crawl.PageReport{URL: www, Status: crawl.StatusFailed, TaskID: task, ManifestLocation: "s3://b/k", ManifestError: "x"}, "results/1"},
+		{"manifestLocation without taskId", crawl.PageReport{URL: www, Status: crawl.StatusFailed, ManifestLocation: "s3://b/k"}, "results/1"},
+		{"manifestError without taskId", crawl.PageReport{URL: www, Status: crawl.StatusFailed, ManifestError: "x"}, "results/1"},
+		{"unknown status", crawl.PageReport{URL: www, Status: "done"}, "results/1/status"},
+		{"not an http(s) URL", crawl.PageReport{URL: "ftp://www.example.com/", Status: crawl.StatusSkipped}, "results/1/url"},
+		{"a page twice", crawl.PageReport{URL: "https://WWW.example.com", Status: crawl.StatusSkipped}, "results/1/url"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			other := crawl.PageReport{URL: "https://www.example.com/other", Status: crawl.StatusSkipped}
@@ -481,9 +481,9 @@ func TestReportValidation(t *testing.T) {
 				other = ok
 			}
 			_, err := e.svc.ReportLevel(e.ctx, alice, id, crawl.LevelReport{Depth: 0, Results: []crawl.PageReport{other, tc.page}})
-			var ve *crawl.ValidationError
-			if !errors.As(err, &ve) || ve.Path != tc.path || !errors.Is(err, crawl.ErrInvalid) {
-				t.Fatalf("err = %v, want a validation error at %s", err, tc.path)
+			var fe *ledger.FieldError
+			if !errors.As(err, &fe) || fe.Field != tc.path || !errors.Is(err, crawl.ErrInvalid) {
+				t.Fatalf("err = %v, want a field error at %s", err, tc.path)
 			}
 			if s := e.snapshot(id); s != before {
 				t.Fatalf("a refused report changed the state")

@@ -57,127 +57,47 @@ type PageReport struct {
 	LinksLocation string `json:"linksLocation,omitempty"`
 }
 
-var (
-	// reportKeys: "compiled" is the capture-scheduler's record of the
-	// scripts its compile_scripts step built ({typescript, hostTypes,
-	// scripts}, reference §3.8). It is accepted and ignored: the ledger
-	// dispatches no scripts (DESIGN.md §3.14).
-	reportKeys = []string{"depth", "results", "compiled"}
-	pageKeys   = []string{"url", "status", "skipReason", "taskId", "correlationId", "submittedAt", "finishedAt",
-		"linksLocation", "manifestLocation", "manifestError", "finalUrl"}
-)
-
-// DecodeLevelReport reads the body of POST /api/crawls/:id/pages strictly
-// and checks it whole (see LevelReport.Validate). Every error is a
-// *ValidationError naming the place.
-func DecodeLevelReport(body []byte) (LevelReport, error) {
-	var r LevelReport
-	if err := r.UnmarshalJSON(body); err != nil {
-		return LevelReport{}, err
-	}
-	return r, r.Validate()
-}
-
-// UnmarshalJSON reads a level report: unknown keys, wrong types, empty
-// strings where a value is required, dates that are not RFC 3339, and
-// strings holding U+0000 or not valid UTF-8 are a *ValidationError. The
-// scheduler's "compiled" object is accepted and not kept.
-func (r *LevelReport) UnmarshalJSON(data []byte) error {
-	o, err := decodeObject(data, "body", reportKeys...)
-	if err != nil {
-		return err
-	}
-	if err := o.require("depth", "results"); err != nil {
-		return err
-	}
-	var out LevelReport
-	d, err := o.int("depth", 0, math32)
-	if err != nil {
-		return err
-	}
-	out.Depth = *d
-	if raw, ok := o.m["compiled"]; ok {
-		if k := jsonKind(raw); k != "object" && k != "null" {
-			return invalid(o.sub("compiled"), "must be object")
-		}
-	}
-	items, _, err := o.array("results")
-	if err != nil {
-		return err
-	}
-	out.Results = make([]PageReport, len(items))
-	for i, it := range items {
-		p, err := decodePageReport(it, fmt.Sprintf("body/results/%d", i))
-		if err != nil {
-			return err
-		}
-		out.Results[i] = p
-	}
-	*r = out
-	return nil
-}
-
-func decodePageReport(raw json.RawMessage, path string) (PageReport, error) {
-	o, err := decodeObject(raw, path, pageKeys...)
-	if err != nil {
-		return PageReport{}, err
-	}
-	if err := o.require("url", "status"); err != nil {
-		return PageReport{}, err
-	}
-	var p PageReport
-	var status string
-	for _, f := range []struct {
-		key    string
-		dst    *string
-		minLen int
-	}{
-		{"url", &p.URL, 1}, {"status", &status, 0}, {"skipReason", &p.SkipReason, 0},
-		{"taskId", &p.TaskID, 1}, {"correlationId", &p.CorrelationID, 0},
-		{"linksLocation", &p.LinksLocation, 0}, {"manifestLocation", &p.ManifestLocation, 1},
-		{"manifestError", &p.ManifestError, 1}, {"finalUrl", &p.FinalURL, 0},
-	} {
-		if *f.dst, _, err = o.str(f.key, f.minLen, 0); err != nil {
-			return PageReport{}, err
-		}
-	}
-	p.Status = PageStatus(status)
-	if p.SubmittedAt, err = o.dateTime("submittedAt"); err != nil {
-		return PageReport{}, err
-	}
-	if p.FinishedAt, err = o.dateTime("finishedAt"); err != nil {
-		return PageReport{}, err
-	}
-	return p, nil
-}
-
 // Validate checks a report whole before anything is written: the depth is
 // not negative; each page's URL is an absolute http(s) URL, reported once
 // (after normalisation); its status is captured, failed or skipped; a
 // taskId is a UUID and comes with exactly one of manifestLocation and
-// manifestError, neither of which comes without a taskId.
+// manifestError, neither of which comes without a taskId; no free-text
+// string holds U+0000 or is not UTF-8. Every error is a *ledger.FieldError
+// naming the field ("depth", "results/3/taskId").
 func (r LevelReport) Validate() error {
-	_, err := r.normalize()
+	_, err := r.Normalize()
 	return err
 }
 
-// normalize validates the report and returns it with URLs in normal form
-// and task ids in lower case, the form that is written and digested.
-func (r LevelReport) normalize() (Report, error) {
+// Normalize validates the report (see Validate) and returns it in normal
+// form, the form that is written and digested: URLs normalised, task ids in
+// lower case, times in UTC. The crawl operations take the result as it is
+// (it is not checked again).
+func (r LevelReport) Normalize() (Report, error) {
 	if r.Depth < 0 {
-		return Report{}, invalid("body/depth", "must be >= 0")
+		return Report{}, invalid(FieldDepth, "must be >= 0")
 	}
 	out := LevelReport{Depth: r.Depth, Results: make([]PageReport, len(r.Results))}
 	urls := make([]rules.URL, len(r.Results))
 	seen := make(map[string]int, len(r.Results))
 	for i, p := range r.Results {
-		path := fmt.Sprintf("body/results/%d", i)
+		path := fmt.Sprintf("%s/%d", FieldResults, i)
+		for _, f := range []struct{ key, v string }{
+			{"url", p.URL}, {"status", string(p.Status)}, {"skipReason", p.SkipReason}, {"taskId", p.TaskID},
+			{"correlationId", p.CorrelationID}, {"manifestLocation", p.ManifestLocation},
+			{"manifestError", p.ManifestError}, {"finalUrl", p.FinalURL}, {"linksLocation", p.LinksLocation},
+		} {
+			if reason := TextProblem(f.v); reason != "" {
+				return Report{}, invalid(path+"/"+f.key, "%s", reason)
+			}
+		}
 		u, err := rules.ParseURL(p.URL)
 		if err != nil {
 			return Report{}, invalid(path+"/url", "must be an absolute http(s) URL")
 		}
 		if j, dup := seen[u.Normalized]; dup {
-			return Report{}, invalid(path+"/url", "repeats body/results/%d/url (%s): a page is reported once", j, u.Normalized)
+			rep := &RepeatedPageError{First: j, URL: u.Normalized}
+			return Report{}, &ledger.FieldError{Field: path + "/url", Reason: rep.Error(), Err: rep}
 		}
 		seen[u.Normalized] = i
 		switch p.Status {
@@ -214,7 +134,7 @@ func (r LevelReport) normalize() (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
-	return Report{LevelReport: out, urls: urls, digest: sha256.Sum256(data)}, nil
+	return Report{LevelReport: out, urls: urls, digest: sha256.Sum256(data), normal: true}, nil
 }
 
 func lowerASCII(s string) string {
@@ -232,7 +152,7 @@ func lowerASCII(s string) string {
 // same report have the same digest whatever their JSON spelling. The
 // report must be valid.
 func (r LevelReport) Digest() [32]byte {
-	n, err := r.normalize()
+	n, err := r.Normalize()
 	if err != nil {
 		data, _ := json.Marshal(r)
 		return sha256.Sum256(data)
@@ -241,13 +161,31 @@ func (r LevelReport) Digest() [32]byte {
 }
 
 // Report is a level report checked and put in normal form once (see
-// LevelReport.Validate): URLs normalised, with their parsed form kept for
+// LevelReport.Normalize): URLs normalised, with their parsed form kept for
 // the rules; task ids in lower case; times in UTC; and its digest. The
 // crawl use-cases work on it, never on the report as received.
 type Report struct {
 	LevelReport
 	urls   []rules.URL
 	digest [32]byte
+	normal bool // made by Normalize, not by hand
+}
+
+// Reported is what ReportLevel and AdmitLevel take: a LevelReport as
+// received, or a Report the caller already made with Normalize (the API
+// does, to refuse a bad report before it asks who is calling), which is not
+// checked again.
+type Reported interface {
+	normalized() (Report, error)
+}
+
+func (r LevelReport) normalized() (Report, error) { return r.Normalize() }
+
+func (r Report) normalized() (Report, error) {
+	if !r.normal {
+		return r.LevelReport.Normalize()
+	}
+	return r, nil
 }
 
 // NextPage is a page of the next level.

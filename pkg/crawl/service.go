@@ -105,8 +105,8 @@ type Caller struct {
 
 // Service holds the crawl operations. They are the one implementation used
 // by the HTTP handlers and by the CLI; they return ledger.ErrNotFound,
-// errors matching ErrInvalid or ErrConflict (each with Body()), or other
-// (internal) errors.
+// typed errors matching ErrInvalid or ErrConflict (see the package doc),
+// or other (internal) errors.
 type Service struct {
 	Store   Store
 	Targets TargetStore

@@ -1,7 +1,6 @@
 package crawl
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -24,9 +23,10 @@ const (
 	DefaultHostParallelism = 4
 )
 
-// StartRequest is the body of POST /api/crawls. Exactly one of Seeds and
-// FromTargets must be given; a nil pointer (or nil Seeds) is an absent key
-// and takes its default.
+// StartRequest is a crawl start, as POST /api/crawls reads it from its body
+// and ledgerctl crawl start from its flags. Exactly one of Seeds and
+// FromTargets must be given; a nil pointer (or nil Seeds) is absent and
+// takes its default.
 type StartRequest struct {
 	// Seeds are the URLs to start from (non-nil means present).
 	Seeds []string `json:"seeds,omitempty"`
@@ -50,129 +50,68 @@ type FromTargets struct {
 	Limit *int `json:"limit,omitempty"`
 }
 
-var startKeys = []string{"seeds", "fromTargets", "rules", "maxDepth", "maxPages", "perHostDelayMs", "hostParallelism"}
-
-// DecodeStartRequest reads the body of POST /api/crawls; an empty body is
-// {}. Errors are *ValidationError (400) naming the field.
-func DecodeStartRequest(body []byte) (StartRequest, error) {
-	var r StartRequest
-	if len(bytes.TrimSpace(body)) == 0 {
-		return r, nil
-	}
-	err := r.UnmarshalJSON(body)
-	return r, err
-}
-
-// UnmarshalJSON reads the body strictly: unknown keys, wrong types and
-// out-of-range values are a *ValidationError naming the field.
-func (r *StartRequest) UnmarshalJSON(data []byte) error {
-	o, err := decodeObject(data, "body", startKeys...)
-	if err != nil {
-		return err
-	}
-	var out StartRequest
-	if items, ok, err := o.array("seeds"); err != nil {
-		return err
-	} else if ok {
-		if len(items) == 0 {
-			return invalid("body/seeds", "must NOT have fewer than 1 items")
-		}
-		out.Seeds = make([]string, len(items))
-		for i, it := range items {
-			if out.Seeds[i], err = jsonString(it, fmt.Sprintf("body/seeds/%d", i), 1, 0); err != nil {
-				return err
-			}
-		}
-	}
-	if raw, ok := o.m["fromTargets"]; ok {
-		ft, err := decodeObject(raw, "body/fromTargets", "limit")
-		if err != nil {
-			return err
-		}
-		out.FromTargets = &FromTargets{}
-		if out.FromTargets.Limit, err = ft.int("limit", 1, math32); err != nil {
-			return err
-		}
-	}
-	if raw, ok := o.m["rules"]; ok {
-		rs, err := rules.ParseJSON(raw)
-		if err != nil {
-			return ruleSchemaError(err, "body/rules")
-		}
-		out.Rules = rs
-	}
-	for _, f := range []struct {
-		key      string
-		dst      **int
-		min, max int
-	}{
-		{"maxDepth", &out.MaxDepth, 0, MaxDepthLimit},
-		{"maxPages", &out.MaxPages, 1, MaxPagesLimit},
-		{"perHostDelayMs", &out.PerHostDelayMs, 0, MaxPerHostDelayMs},
-		{"hostParallelism", &out.HostParallelism, MinHostParallelism, MaxHostParallelism},
-	} {
-		if *f.dst, err = o.int(f.key, f.min, f.max); err != nil {
-			return err
-		}
-	}
-	*r = out
-	return nil
-}
-
-// math32 is the largest int32: integer fields stored as PostgreSQL integer.
-const math32 = 1<<31 - 1
-
-// Validate applies the body's schema to a request built in code (the CLI):
-// the ranges, non-empty seed strings, fromTargets.limit >= 1 and the shape
-// of the rule list. Empty Seeds are left to Start, which answers
-// "seeds must not be empty".
+// Validate checks a request before anything is read: the ranges, seed
+// strings that are not empty (and hold no U+0000 and are UTF-8),
+// fromTargets.limit >= 1, and the shape of the rule list. Every error is a
+// *ledger.FieldError naming the field (FieldMaxDepth, "seeds/2",
+// "rules/1/follow"). Empty Seeds are left to Start, which answers
+// MsgNoSeeds.
 func (r StartRequest) Validate() error {
 	for i, s := range r.Seeds {
+		field := fmt.Sprintf("%s/%d", FieldSeeds, i)
 		if s == "" {
-			return invalid(fmt.Sprintf("body/seeds/%d", i), "must NOT have fewer than 1 characters")
+			return invalid(field, "must NOT have fewer than 1 characters")
+		}
+		if reason := TextProblem(s); reason != "" {
+			return invalid(field, "%s", reason)
 		}
 	}
 	if r.FromTargets != nil && r.FromTargets.Limit != nil && *r.FromTargets.Limit < 1 {
-		return invalid("body/fromTargets/limit", "must be >= 1")
+		return invalid(FieldFromTargetLimit, "must be >= 1")
 	}
 	if r.Rules != nil {
 		if err := rules.CheckShape(r.Rules); err != nil {
-			return ruleSchemaError(err, "body/rules")
+			return RuleFieldError(err)
+		}
+		for i, rule := range r.Rules {
+			if reason := TextProblem(rule.Pattern); reason != "" {
+				return invalid(fmt.Sprintf("%s/%d/%s", FieldRules, i, rule.Action), "%s", reason)
+			}
 		}
 	}
 	for _, f := range []struct {
-		key      string
+		field    string
 		v        *int
 		min, max int
 	}{
-		{"maxDepth", r.MaxDepth, 0, MaxDepthLimit},
-		{"maxPages", r.MaxPages, 1, MaxPagesLimit},
-		{"perHostDelayMs", r.PerHostDelayMs, 0, MaxPerHostDelayMs},
-		{"hostParallelism", r.HostParallelism, MinHostParallelism, MaxHostParallelism},
+		{FieldMaxDepth, r.MaxDepth, 0, MaxDepthLimit},
+		{FieldMaxPages, r.MaxPages, 1, MaxPagesLimit},
+		{FieldPerHostDelayMs, r.PerHostDelayMs, 0, MaxPerHostDelayMs},
+		{FieldHostParallelism, r.HostParallelism, MinHostParallelism, MaxHostParallelism},
 	} {
 		if f.v == nil {
 			continue
 		}
 		if *f.v < f.min {
-			return invalid("body/"+f.key, "must be >= %d", f.min)
+			return invalid(f.field, "must be >= %d", f.min)
 		}
 		if *f.v > f.max {
-			return invalid("body/"+f.key, "must be <= %d", f.max)
+			return invalid(f.field, "must be <= %d", f.max)
 		}
 	}
 	return nil
 }
 
 // Start starts a crawl for the caller (POST /api/crawls) and returns its id.
-// In order: the request's schema (*ValidationError), can_submit
+// In order: the request's fields (Validate: a *ledger.FieldError), can_submit
 // (ledger.ErrNotFound), exactly one of seeds and fromTargets, at least one
 // seed, every seed an http(s) URL, then the rule checks (invalid patterns,
 // rules that can never match, seeds the rules do not follow) — each a
-// *RequestError with its body. The crawl is attributed to the caller's
+// *RequestError (the rule checks' refusal as its Err). The crawl is attributed to the caller's
 // first organization; fromTargets reads only that organization's targets.
 // The crawl row (rules pinned in normal form) and its depth-0 pages are
 // written in one transaction; a running crawl anywhere makes it an
-// *ActiveCrawlError (409). Level 0 is then dispatched; a failed dispatch
+// *ActiveCrawlError. Level 0 is then dispatched; a failed dispatch
 // closes the crawl as failed but still returns its id (the crawl was
 // accepted; its state says what became of it).
 func (s *Service) Start(ctx context.Context, c Caller, req StartRequest) (string, error) {
@@ -235,7 +174,7 @@ func (s *Service) start(ctx context.Context, c Caller, req StartRequest) (string
 	if err != nil {
 		var se *rules.SchemaError
 		if errors.As(err, &se) {
-			return "", ruleSchemaError(err, "body/rules")
+			return "", RuleFieldError(err)
 		}
 		return "", &RequestError{Err: err}
 	}

@@ -1,10 +1,10 @@
 package crawl
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"github.com/capture-ledger/ledgerctl/pkg/crawl/rules"
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
@@ -82,7 +82,7 @@ func pinnedRules(c ledger.Crawl) ([]rules.Rule, error) {
 }
 
 // Get returns one crawl (GET /api/crawls/:id). A bad id is a
-// *ValidationError; no such crawl, or one the caller may not touch (not its
+// *ledger.FieldError (FieldID); no such crawl, or one the caller may not touch (not its
 // requester, no can_submit on its organization), is ledger.ErrNotFound.
 func (s *Service) Get(ctx context.Context, c Caller, id string) (CrawlView, error) {
 	if err := checkID(id); err != nil {
@@ -145,13 +145,13 @@ type CrawlList struct {
 const ListPageSize = 50
 
 // CheckState refuses a state filter other than "" (all), running,
-// succeeded or failed.
+// succeeded or failed, with a *ledger.FieldError on FieldState.
 func CheckState(state string) error {
 	switch state {
 	case "", StateRunning, StateSucceeded, StateFailed:
 		return nil
 	}
-	return invalid("querystring/state", "must be equal to one of the allowed values (running, succeeded, failed)")
+	return invalid(FieldState, "must be equal to one of the allowed values (running, succeeded, failed)")
 }
 
 // List returns up to 50 crawls, newest first, strictly after cursor (GET
@@ -164,7 +164,7 @@ func (s *Service) List(ctx context.Context, c Caller, state string, cursor *Curs
 		return CrawlList{}, err
 	}
 	if cursor != nil && !ledger.IsUUID(cursor.ID) {
-		return CrawlList{}, invalid("querystring/beforeId", "must match format \"uuid\"")
+		return CrawlList{}, invalid(FieldBeforeID, "must match format \"uuid\"")
 	}
 	out := CrawlList{Crawls: []CrawlSummary{}}
 	scope, err := s.scope(ctx, c)
@@ -190,7 +190,8 @@ func (s *Service) List(ctx context.Context, c Caller, state string, cursor *Curs
 	return out, nil
 }
 
-// FailRequest is the optional body of POST /api/crawls/:id/failed.
+// FailRequest is why a crawl is closed failed: the optional body of POST
+// /api/crawls/:id/failed, the --reason of ledgerctl crawl fail.
 type FailRequest struct {
 	Reason *string `json:"reason,omitempty"`
 }
@@ -201,21 +202,19 @@ const MaxFailReason = 2000
 // DefaultFailReason is the error recorded when /failed names no reason.
 const DefaultFailReason = "the flow failed without saying why"
 
-// DecodeFailRequest reads the optional body of POST /api/crawls/:id/failed
-// ({reason?: string of at most 2000 characters}, no other key).
-func DecodeFailRequest(body []byte) (FailRequest, error) {
-	if len(bytes.TrimSpace(body)) == 0 {
-		return FailRequest{}, nil
+// Validate refuses a reason of more than MaxFailReason characters, or one
+// holding U+0000 or not UTF-8, with a *ledger.FieldError on FieldReason.
+func (r FailRequest) Validate() error {
+	if r.Reason == nil {
+		return nil
 	}
-	o, err := decodeObject(body, "body", "reason")
-	if err != nil {
-		return FailRequest{}, err
+	if n := utf8.RuneCountInString(*r.Reason); n > MaxFailReason {
+		return invalid(FieldReason, "must NOT have more than %d characters", MaxFailReason)
 	}
-	r, ok, err := o.str("reason", 0, MaxFailReason)
-	if err != nil || !ok {
-		return FailRequest{}, err
+	if p := TextProblem(*r.Reason); p != "" {
+		return invalid(FieldReason, "%s", p)
 	}
-	return FailRequest{Reason: &r}, nil
+	return nil
 }
 
 // FailResult is the answer of /failed: whether a running crawl was closed.
@@ -233,15 +232,11 @@ func (s *Service) Fail(ctx context.Context, c Caller, id string, req FailRequest
 	if err := checkID(id); err != nil {
 		return FailResult{}, err
 	}
+	if err := req.Validate(); err != nil {
+		return FailResult{}, err
+	}
 	reason := DefaultFailReason
 	if req.Reason != nil {
-		if n := len([]rune(*req.Reason)); n > MaxFailReason {
-			return FailResult{}, invalid("body/reason", "must NOT have more than %d characters", MaxFailReason)
-		}
-		if p := textProblem(*req.Reason); p != "" {
-			// The CLI's --reason does not come through the body decoder.
-			return FailResult{}, invalid("body/reason", "%s", p)
-		}
 		reason = *req.Reason
 	}
 	if _, err := s.crawlFor(ctx, c, id); err != nil {

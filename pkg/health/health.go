@@ -21,9 +21,9 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/capture-ledger/ledgerctl/fga"
-	"github.com/capture-ledger/ledgerctl/pkg/app"
 	"github.com/capture-ledger/ledgerctl/pkg/authz"
 	"github.com/capture-ledger/ledgerctl/pkg/blob"
+	"github.com/capture-ledger/ledgerctl/pkg/config"
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 	"github.com/capture-ledger/ledgerctl/pkg/store/postgres"
 )
@@ -155,9 +155,19 @@ func Ready(rs []Result) bool {
 	return true
 }
 
+// Adapters opens what the checks look at (app.App does): health is a
+// use-case of the adapters app wires, and app builds serve's /readyz from
+// it, so it names only what it uses rather than importing app.
+type Adapters interface {
+	Config() config.Settings
+	Store(ctx context.Context) (*postgres.Store, error)
+	Authz(ctx context.Context) (authz.Client, error)
+	Blob() *blob.Client
+}
+
 // Checker runs the checks against an App's adapters.
 type Checker struct {
-	App *app.App
+	App Adapters
 	// Timeout bounds each check (DefaultTimeout when zero).
 	Timeout time.Duration
 	// Now is this machine's clock (time.Now when nil).
@@ -215,17 +225,17 @@ func (c *Checker) postgres(ctx context.Context) Result {
 		var one int
 		err = st.Pool.QueryRow(ctx, "SELECT 1").Scan(&one)
 		if err != nil && ctx.Err() == nil {
-			err = &postgres.UnreachableError{Host: postgres.HostOf(c.App.Settings.DatabaseURL), Err: err}
+			err = &postgres.UnreachableError{Host: postgres.HostOf(c.App.Config().DatabaseURL), Err: err}
 		}
 	}
 	if err != nil {
 		return failed(err, "error", "check DATABASE_URL", "is the stack up? `make stack-up` (local), or check DATABASE_URL")
 	}
-	return Result{Status: OK, Detail: "SELECT 1 answered at " + postgres.HostOf(c.App.Settings.DatabaseURL)}
+	return Result{Status: OK, Detail: "SELECT 1 answered at " + postgres.HostOf(c.App.Config().DatabaseURL)}
 }
 
 func (c *Checker) openfga(ctx context.Context) Result {
-	s := c.App.Settings
+	s := c.App.Config()
 	where := authz.Where(s)
 	unreachableHint := "is the stack up? `make stack-up`; the embedded OpenFGA keeps its tuples in CAPTURE_LEDGER_FGA_DATASTORE_URI"
 	if s.FGAAPIURL != "" {
@@ -253,7 +263,7 @@ func (c *Checker) openfga(ctx context.Context) Result {
 }
 
 func (c *Checker) s3(ctx context.Context, bc *blob.Client) Result {
-	bucket := c.App.Settings.S3Bucket
+	bucket := c.App.Config().S3Bucket
 	err := bc.HeadBucket(ctx, bucket)
 	switch {
 	case err == nil:
@@ -279,7 +289,7 @@ func (c *Checker) model(ctx context.Context) Result {
 	if err != nil {
 		return failed(err, "error", "`ledgerctl fga deploy`", "is the stack up? `make stack-up`")
 	}
-	s := c.App.Settings
+	s := c.App.Config()
 	s.FGAModelID = "" // bound to the store only: ReadModel answers its latest
 	latestClient, err := authz.Open(ctx, s, authz.OpenOptions{})
 	if err != nil {
@@ -302,7 +312,7 @@ func (c *Checker) model(ctx context.Context) Result {
 }
 
 func (c *Checker) migrations(ctx context.Context) Result {
-	m, err := postgres.NewMigrator(ctx, c.App.Settings.DatabaseURL)
+	m, err := postgres.NewMigrator(ctx, c.App.Config().DatabaseURL)
 	if err != nil {
 		return failed(err, "error", "check DATABASE_URL", "is the stack up? `make stack-up`")
 	}

@@ -1,6 +1,10 @@
 package rules
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/capture-ledger/ledgerctl/pkg/ledger"
+)
 
 // URLDecision says which rule decides one URL (a dry run on any link).
 type URLDecision struct {
@@ -19,17 +23,18 @@ type DryRun struct {
 	URLs []URLDecision `json:"urls,omitempty"`
 }
 
-// SpecError is a rule given as text that is not ACTION:PATTERN; Index counts
-// from 0 in the order given. Each caller names the place its own way (the
-// API as querystring/rule/N, the CLI as --rule #N).
-type SpecError struct {
-	Index int
-	Err   error
+// CheckRequest is a rules check as a caller asks it: the seeds, the rules
+// as ACTION:PATTERN texts in order (none means the default list), and URLs
+// to decide with them.
+type CheckRequest struct {
+	Seeds []string
+	Rules []string
+	URLs  []string
 }
 
-func (e *SpecError) Error() string { return fmt.Sprintf("rule %d: %v", e.Index, e.Err) }
-
-func (e *SpecError) Unwrap() error { return e.Err }
+// FieldRule names the rules in a *ledger.FieldError: "rule" for the list,
+// "rule/N" for the rule at N (from 0).
+const FieldRule = "rule"
 
 // TooManyRulesError is a rule list longer than MaxRules.
 type TooManyRulesError struct{ N int }
@@ -38,23 +43,26 @@ func (e *TooManyRulesError) Error() string {
 	return fmt.Sprintf("must NOT have more than %d items (got %d)", MaxRules, e.N)
 }
 
-// Try runs the checks of a crawl start on seeds and rules given as
-// ACTION:PATTERN texts (none means the default), and decides each of urls
-// with the rules whose patterns are valid, in their places. It is the one
-// function behind the endpoint and the CLI. A rule that is not
-// ACTION:PATTERN is a *SpecError and too many rules a *TooManyRulesError;
-// everything else is reported in the answer.
-func Try(seeds, specs, urls []string) (DryRun, error) {
+// Try is the rules check of GET /api/crawl-rules/check and `ledgerctl rules
+// check`, the one function behind both: it runs the checks of a crawl start
+// on the seeds and rules, and decides each URL with the rules whose patterns
+// are valid, in their places. A rule that is not ACTION:PATTERN, or more than
+// MaxRules, is a *ledger.FieldError (on "rule/N", or "rule" holding a
+// *TooManyRulesError) that each edge names its own way; everything else is
+// reported in the answer.
+func Try(req CheckRequest) (DryRun, error) {
+	seeds, specs, urls := req.Seeds, req.Rules, req.URLs
 	var rs []Rule
 	for i, spec := range specs {
 		r, err := ParseSpec(spec)
 		if err != nil {
-			return DryRun{}, &SpecError{Index: i, Err: err}
+			return DryRun{}, &ledger.FieldError{Field: fmt.Sprintf("%s/%d", FieldRule, i), Reason: err.Error(), Err: err}
 		}
 		rs = append(rs, r)
 	}
 	if len(rs) > MaxRules {
-		return DryRun{}, &TooManyRulesError{N: len(rs)}
+		many := &TooManyRulesError{N: len(rs)}
+		return DryRun{}, &ledger.FieldError{Field: FieldRule, Reason: many.Error(), Err: many}
 	}
 	if len(rs) == 0 {
 		rs = Default()
