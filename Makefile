@@ -14,7 +14,7 @@ BIN        := bin/ledgerctl
 TESTFLAGS  ?= -count=1 -timeout 40m
 PKGS       ?= ./...
 
-.PHONY: all build vet test run stack-up stack-down tools postgres chromium completions generate clean
+.PHONY: all build vet test run stack-up stack-down tools postgres chromium completions generate clean replay-viewer replay-key
 
 all: build
 
@@ -61,6 +61,38 @@ chromium:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-noto-cjk >/dev/null; \
 	else echo "Chromium is missing: sudo apt-get install -y chromium fonts-noto-cjk (or set CAPTURE_LEDGER_CHROMIUM_PATH)" >&2; exit 1; fi
 
+# ReplayWeb.page, the archive viewer `serve` offers at /replay/: the
+# replaywebpage npm package, pinned and checked against its registry
+# integrity, unpacked (never committed) into REPLAY_VIEWER — the default of
+# CAPTURE_LEDGER_REPLAY_VIEWER_DIR. Only its prebuilt ui.js and sw.js are
+# served, unmodified; it is AGPL-3.0 (docs/replay.md). `npm pack` fetches
+# the one package without its build dependencies, which the viewer does
+# not need.
+REPLAY_VERSION   := 2.5.3
+REPLAY_INTEGRITY := sha512-nCj2PSON3BxeSJKE8AsYPyULv0XPZKJWfy4l9PyQre9SqwLZ+WKZVs/sfLqPOQ4GrH+0YkjbwOhr8cSTH08gsQ==
+REPLAY_VIEWER    := .state/replay/replaywebpage-$(REPLAY_VERSION)
+
+replay-viewer: $(REPLAY_VIEWER)/sw.js
+
+$(REPLAY_VIEWER)/sw.js:
+	@command -v npm >/dev/null || { echo "npm is needed to fetch ReplayWeb.page (apt-get install -y npm)" >&2; exit 1; }
+	@echo "fetching ReplayWeb.page $(REPLAY_VERSION) (npm replaywebpage, AGPL-3.0) into $(REPLAY_VIEWER)"
+	@set -euo pipefail; tmp="$$(mktemp -d)"; trap 'rm -rf "$$tmp"' EXIT; \
+	npm pack --silent --pack-destination "$$tmp" replaywebpage@$(REPLAY_VERSION) >/dev/null; \
+	got="sha512-$$(openssl dgst -sha512 -binary "$$tmp/replaywebpage-$(REPLAY_VERSION).tgz" | base64 -w0)"; \
+	if [ "$$got" != "$(REPLAY_INTEGRITY)" ]; then echo "replaywebpage-$(REPLAY_VERSION).tgz: integrity $$got, want $(REPLAY_INTEGRITY)" >&2; exit 1; fi; \
+	tar -xzf "$$tmp/replaywebpage-$(REPLAY_VERSION).tgz" -C "$$tmp"; \
+	mkdir -p "$(dir $(REPLAY_VIEWER))"; rm -rf "$(REPLAY_VIEWER)"; mv "$$tmp/package" "$(REPLAY_VIEWER)"
+	@test -s $(REPLAY_VIEWER)/ui.js && test -s $(REPLAY_VIEWER)/sw.js
+
+# A random CAPTURE_LEDGER_REPLAY_KEY in .env.local, unless one is set already
+# (shell, .env or .env.local): replay links must outlive a restart of serve
+# and be signed alike by `ledgerctl archives open`.
+replay-key:
+	@if [ -n "$${CAPTURE_LEDGER_REPLAY_KEY:-}" ] || grep -qs '^[[:space:]]*\(export[[:space:]]\+\)\?CAPTURE_LEDGER_REPLAY_KEY=[^[:space:]]' .env .env.local; then :; else \
+		( umask 077; printf 'CAPTURE_LEDGER_REPLAY_KEY=%s\n' "$$(openssl rand -base64 48 | tr -d '\n')" >> .env.local ); \
+		echo "wrote a random CAPTURE_LEDGER_REPLAY_KEY to .env.local"; fi
+
 # Restarts the `make run` stack on the ports it had (.env.local is rewritten
 # should a port have to change).
 stack-up: build tools postgres
@@ -72,7 +104,7 @@ stack-down: build
 # Starts the test stack (under TEST_STATE, never the `make run` one), runs
 # every test against it (unit, integration, fuzz seed corpora), and stops that
 # stack whatever the outcome.
-test: build tools postgres chromium vet
+test: build tools postgres chromium vet replay-viewer
 	@if [ "$(abspath $(TEST_STATE))" = "$(abspath $(STATE))" ]; then \
 		echo "TEST_STATE must differ from STATE ($(STATE)): make test would stop the make run stack" >&2; exit 2; fi
 	@set -euo pipefail; \
@@ -85,8 +117,9 @@ test: build tools postgres chromium vet
 # .env.local), prints the picker URL and runs `ledgerctl serve` with the dev
 # identity headers (loopback only). Ctrl-C stops serve; `make stack-down`
 # stops the stack.
-run: build tools postgres chromium
+run: build tools postgres chromium replay-viewer
 	./$(BIN) dev stack up --dir $(STATE) --versitygw $(VERSITYGW) --env-local
+	@$(MAKE) --no-print-directory replay-key
 	./$(BIN) migrate up
 	./$(BIN) fga deploy >/dev/null
 	@echo

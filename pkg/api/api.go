@@ -41,6 +41,20 @@ type Server struct {
 
 	// Readiness answers /readyz; nil answers 503 (not ready).
 	Readiness Readiness
+	// Search serves GET /api/search, CrawlIndex POST
+	// /api/crawls/{id}/index; nil leaves them unserved (404 route).
+	Search     Searcher
+	CrawlIndex CrawlIndexer
+	// Replay serves viewer links, the viewer's archive reads and /replay/;
+	// nil leaves them unserved (404 route).
+	Replay *Replay
+	// Shares serves /api/archives/{id}/shares, Deleter DELETE
+	// /api/archives/{id}; nil leaves them unserved (404 route).
+	Shares  *archive.Shares
+	Deleter *archive.Deleter
+	// Captures serves POST /api/captures; nil leaves it unserved (404
+	// route).
+	Captures *archive.Captures
 
 	mux *http.ServeMux
 }
@@ -57,6 +71,15 @@ func (s *Server) Handler() http.Handler {
 		s.mux.HandleFunc("GET /api/crawl-rules/check", s.rulesCheck())
 		if s.Crawls != nil {
 			s.crawlRoutes()
+			s.politenessRoutes()
+		}
+		s.searchRoutes()
+		if s.Replay != nil {
+			s.replayRoutes()
+		}
+		s.shareRoutes()
+		if s.Captures != nil {
+			s.captureRoutes()
 		}
 		s.mux.HandleFunc("GET /{$}", s.picker)
 	}
@@ -97,17 +120,15 @@ var errUnauthenticated = errors.New("unauthenticated")
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	var bad *BadRequest
 	var large *TooLarge
-	var bodied interface{ Body() any }
+	var refused *refusal
 	var busy *archive.BusyError
 	switch {
 	case errors.As(err, &bad):
 		writeJSON(w, http.StatusBadRequest, map[string]any{"statusCode": 400, "code": "FST_ERR_VALIDATION", "error": "Bad Request", "message": bad.Message})
 	case errors.As(err, &large):
 		writeJSON(w, http.StatusRequestEntityTooLarge, map[string]any{"statusCode": 413, "code": "FST_ERR_CTP_BODY_TOO_LARGE", "error": "Payload Too Large", "message": "Request body is too large: " + large.Error()})
-	case errors.As(err, &bodied) && errors.Is(err, crawl.ErrInvalid):
-		writeJSON(w, http.StatusBadRequest, bodied.Body())
-	case errors.As(err, &bodied) && errors.Is(err, crawl.ErrConflict):
-		writeJSON(w, http.StatusConflict, bodied.Body())
+	case errors.As(err, &refused):
+		writeJSON(w, refused.status, refused.body)
 	case errors.Is(err, errUnauthenticated):
 		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "unauthenticated"})
 	case errors.Is(err, ledger.ErrNotFound):
@@ -265,75 +286,24 @@ func (s *Server) archiveURL() http.HandlerFunc {
 }
 
 // parseBefore reads ?before=<date-time>[&beforeId=<uuid>], each at most
-// once. Without beforeId, rows strictly older than before follow (the
-// largest id sorts after every real one).
+// once (archive.ParseBefore: the crawl list's position has the same shape).
+// Without beforeId, rows strictly older than before follow.
 func parseBefore(q map[string][]string) (time.Time, string, bool, error) {
-	if len(q["before"]) > 1 || len(q["beforeId"]) > 1 {
-		return time.Time{}, "", false, &BadRequest{Message: "querystring/before must be a single value"}
+	at, err := archive.ParseBefore(q["before"], q["beforeId"])
+	if err != nil || at == nil {
+		return time.Time{}, "", false, inQuery(err)
 	}
-	raw, idRaw := first(q["before"]), first(q["beforeId"])
-	if raw == "" {
-		if idRaw != "" {
-			return time.Time{}, "", false, &BadRequest{Message: "querystring/beforeId needs before"}
-		}
-		return time.Time{}, "", false, nil
-	}
-	t, err := time.Parse(time.RFC3339Nano, raw)
-	if err != nil {
-		return time.Time{}, "", false, &BadRequest{Message: "querystring/before must match format \"date-time\""}
-	}
-	id := "ffffffff-ffff-ffff-ffff-ffffffffffff"
-	if idRaw != "" {
-		u, err := uuid.Parse(idRaw)
-		if err != nil {
-			return time.Time{}, "", false, &BadRequest{Message: "querystring/beforeId must match format \"uuid\""}
-		}
-		id = u.String()
-	}
-	return t, id, true, nil
+	return at.CapturedAt, at.ID, true, nil
 }
 
-// ArchiveCursor is where an archive list starts: the newest row (zero), a
-// position the caller chose (At), or a resume token a previous page handed
-// out (Token, opened by Open).
-type ArchiveCursor struct {
-	At    *archive.Cursor
-	Token string
-}
-
-// ParseArchiveCursor reads the archive list's cursor: ?before=<date-time>
-// [&beforeId=<uuid>] (see parseBefore; a time the caller chose reveals
-// nothing), or ?before=<token> with beforeId absent or empty, the token a
-// previous page's next.before carried. A token's shape is checked here,
-// before identity; whose it is, by Open.
-func ParseArchiveCursor(q map[string][]string) (ArchiveCursor, error) {
-	if raw := q["before"]; len(raw) == 1 && archive.IsCursorToken(raw[0]) {
-		if len(q["beforeId"]) > 1 || first(q["beforeId"]) != "" {
-			return ArchiveCursor{}, &BadRequest{Message: "querystring/beforeId must be empty when before is a cursor from next.before"}
-		}
-		if err := archive.CheckCursorToken(raw[0]); err != nil {
-			return ArchiveCursor{}, &BadRequest{Message: "querystring/before " + err.Error()}
-		}
-		return ArchiveCursor{Token: raw[0]}, nil
+// inQuery renders a use-case's *ledger.FieldError as the 400 of a query
+// parameter: querystring/<field> <reason>. Other errors pass unchanged.
+func inQuery(err error) error {
+	var fe *ledger.FieldError
+	if errors.As(err, &fe) {
+		return &BadRequest{Message: "querystring/" + fe.Error()}
 	}
-	t, id, ok, err := parseBefore(q)
-	if !ok || err != nil {
-		return ArchiveCursor{}, err
-	}
-	return ArchiveCursor{At: &archive.Cursor{CapturedAt: t, ID: id}}, nil
-}
-
-// Open returns the position c stands for. A token opens only for the caller
-// it was handed to; any other token is a 400.
-func (c ArchiveCursor) Open(ctx context.Context, access *archive.Access, subject string, orgs []string) (*archive.Cursor, error) {
-	if c.Token == "" {
-		return c.At, nil
-	}
-	at, err := access.OpenCursor(ctx, subject, orgs, c.Token)
-	if errors.Is(err, archive.ErrBadCursor) {
-		return nil, &BadRequest{Message: "querystring/before " + err.Error()}
-	}
-	return at, err
+	return err
 }
 
 func first(v []string) string {
@@ -344,10 +314,7 @@ func first(v []string) string {
 }
 
 // CursorJSON is how the API shows the next page's position.
-type CursorJSON struct {
-	Before   string `json:"before"`
-	BeforeID string `json:"beforeId"`
-}
+type CursorJSON = archive.PageCursor
 
 // nextCursor is the position a list's next page starts after, in the form
 // parseBefore reads back.
@@ -355,34 +322,23 @@ func nextCursor(at time.Time, id string) *CursorJSON {
 	return &CursorJSON{Before: at.UTC().Format(time.RFC3339Nano), BeforeID: id}
 }
 
-// ArchivePage is the body of GET /api/archives.
-type ArchivePage struct {
-	Archives []ledger.Archive `json:"archives"`
-	// Next resumes the list: before is an opaque token (the position is
-	// sealed for this caller, DESIGN.md §3.12) and beforeId is empty; sent
-	// back as they are (?before=…&beforeId=), they continue after this page.
-	Next      *CursorJSON `json:"next"`
-	Truncated bool        `json:"truncated"`
-}
+// ArchivePage is the body of GET /api/archives (archive.Page.Body).
+type ArchivePage = archive.PageBody
 
-// NewArchivePage shapes a page for JSON (shared with `ledgerctl archives list`).
-func NewArchivePage(p archive.Page) ArchivePage {
-	out := ArchivePage{Archives: p.Archives, Truncated: p.Truncated}
-	if p.Token != "" {
-		out.Next = &CursorJSON{Before: p.Token}
-	}
-	return out
-}
-
+// listArchives reads where the list starts (a token's shape is checked
+// before identity; whose it is, by ListFrom) and answers the page.
 func (s *Server) listArchives() http.HandlerFunc {
 	return handle(s, http.StatusOK,
-		func(r *http.Request) (ArchiveCursor, error) { return ParseArchiveCursor(r.URL.Query()) },
-		func(ctx context.Context, who identity.Identity, c ArchiveCursor) (any, error) {
-			at, err := c.Open(ctx, s.Access, who.Subject, who.Organizations)
+		func(r *http.Request) (archive.ListStart, error) {
+			q := r.URL.Query()
+			start, err := archive.ParseListStart(q["before"], q["beforeId"])
+			return start, inQuery(err)
+		},
+		func(ctx context.Context, who identity.Identity, start archive.ListStart) (any, error) {
+			page, err := s.Access.ListFrom(ctx, who.Subject, who.Organizations, start)
 			if err != nil {
-				return nil, err
+				return nil, inQuery(err)
 			}
-			page, err := s.Access.List(ctx, who.Subject, who.Organizations, at)
-			return NewArchivePage(page), err
+			return page.Body(), nil
 		})
 }

@@ -22,10 +22,13 @@ const (
 
 // PickerConfig is what the picker page is built from.
 type PickerConfig struct {
-	View         PickerView
-	Issuer       string // JWT mode
-	Host         string // listen host, for the header-mode warning
-	Port         int
+	View   PickerView
+	Issuer string // JWT mode
+	Host   string // listen host, for the header-mode warning
+	Port   int
+	// ReplayOrigin is the external viewer archives open in, named in the
+	// footer ("" is serve's own viewer). The links themselves come from
+	// POST /api/archives/{id}/replay.
 	ReplayOrigin string
 }
 
@@ -97,11 +100,15 @@ body { font: 15px/1.5 system-ui, sans-serif; margin: 2rem auto; max-width: 60rem
 .warn { background: #fff0f0; color: #900; padding: .6rem .8rem; border-radius: 4px; }
 form { margin: 1rem 0; display: flex; gap: .5rem; flex-wrap: wrap; }
 input { padding: .3rem .5rem; min-width: 14rem; }
-ul#rows { list-style: none; padding: 0; }
-ul#rows li { padding: .5rem 0; border-bottom: 1px solid #eee; }
-ul#rows a { text-decoration: none; color: #0645ad; word-break: break-all; }
+ul#rows, ul#hits { list-style: none; padding: 0; }
+ul#rows li, ul#hits li { padding: .5rem 0; border-bottom: 1px solid #eee; }
+ul#rows a, ul#hits a { text-decoration: none; color: #0645ad; word-break: break-all; }
+.url { color: #060; font-size: 13px; word-break: break-all; }
+.snippet { margin: .2rem 0; color: #333; font-size: 14px; }
+mark { background: #fe6; }
 .chip { display: inline-block; background: #eef; border-radius: 9px; padding: 0 .5rem; margin-left: .3rem; font-size: 12px; }
 .incomplete { color: #c00; margin-left: .5rem; font-weight: bold; }
+.note { color: #900; margin-left: .5rem; font-size: 13px; }
 time { color: #666; margin-left: .5rem; font-size: 13px; white-space: nowrap; font-variant-numeric: tabular-nums; }
 label { display: inline-flex; gap: .3rem; align-items: center; font-size: 13px; color: #444; }
 footer { margin-top: 2rem; color: #666; font-size: 13px; }
@@ -118,16 +125,20 @@ footer { margin-top: 2rem; color: #666; font-size: 13px; }
 <p class="notice">{{.T.TokenHowTo}} <code>ledgerctl dev token --subject "$(whoami)" --org acme</code></p>
 {{end}}
 {{if ne .View "none"}}
+<form id="find" role="search"><label>{{.T.Search}} <input id="q" name="q" type="search" autocomplete="off"></label><button>{{.T.SearchButton}}</button></form>
+<p id="found" aria-live="polite"></p>
+<ul id="hits"></ul>
+<button id="hits-more" hidden>{{.T.SearchMore}}</button>
 <p id="status" aria-live="polite">{{.Prompt}}</p>
 <ul id="rows"></ul>
 <button id="more" hidden>{{.T.More}}</button>
 {{end}}
-<footer>{{.T.FooterBefore}}<code>/wacz/&lt;key&gt;</code>{{.T.FooterAfter}}<a href="{{.Docs}}" hreflang="ja">{{.T.FooterDocs}}</a></footer>
+<footer>{{.T.Footer}}{{if .ReplayOrigin}} {{.T.ViewerBefore}}<code>{{.ReplayOrigin}}</code>{{.T.ViewerAfter}}{{end}} <a href="{{.Docs}}" hreflang="ja">{{.T.FooterDocs}}</a></footer>
 {{if ne .View "none"}}
 <script>
 (function () {
   "use strict";
-  var view = {{.View}}, replay = {{.ReplayOrigin}}, unauthorized = {{.Unauthorized}}, text = {{.T.Script}};
+  var view = {{.View}}, unauthorized = {{.Unauthorized}}, text = {{.T.Script}};
   var rows = document.getElementById("rows"), more = document.getElementById("more"), status = document.getElementById("status");
   var cursor = null, sent = null, generation = 0, busy = false;
   function $(id) { return document.getElementById(id); }
@@ -164,22 +175,44 @@ footer { margin-top: 2rem; color: #666; font-size: 13px; }
   // Every value from the API goes in through textContent or an attribute
   // setter, never as markup: captured URLs and labels are outside input.
   function row(a) {
-    var li = document.createElement("li"), link = document.createElement("a");
-    link.href = replay + "/?source=/wacz/" + encodeURIComponent(a.objectKey);
-    link.target = "_blank"; link.rel = "noopener";
+    var li = document.createElement("li"), link = document.createElement("a"), note = document.createElement("span"), who = sent;
+    link.href = "#" + a.id;
     link.textContent = a.sourceUrl;
+    link.addEventListener("click", function (e) { e.preventDefault(); open(a, note, who); });
     li.appendChild(link);
+    note.className = "note"; note.setAttribute("aria-live", "polite");
     var t = document.createElement("time");
     t.dateTime = a.capturedAt; t.title = a.capturedAt; t.textContent = new Date(a.capturedAt).toLocaleString(text.dateLanguage, when);
     li.appendChild(t);
     (a.labels || []).forEach(function (l) { var c = document.createElement("span"); c.className = "chip"; c.textContent = l; li.appendChild(c); });
     if (a.waczComplete === false) { var x = document.createElement("span"); x.className = "incomplete"; x.textContent = text.incomplete; li.appendChild(x); }
+    li.appendChild(note);
     return li;
+  }
+  // Opening asks the API again, as the row's caller (who), for a link to the
+  // viewer (can_view once more; the link is for this archive and this
+  // caller only, and reads stop when access is removed). The viewer opens
+  // without an opener: its page cannot reach this one, nor the token here.
+  function open(a, note, who) {
+    note.textContent = text.opening;
+    var h = { "Content-Type": "application/json" };
+    for (var k in who) { h[k] = who[k]; }
+    fetch("/api/archives/" + encodeURIComponent(a.id) + "/replay", { method: "POST", headers: h, body: JSON.stringify({ page: a.sourceUrl }) }).then(function (r) {
+      if (r.status === 401) { note.textContent = unauthorized; return null; }
+      if (r.status === 404) { note.textContent = text.gone; return null; }
+      if (!r.ok) { note.textContent = fill(text.openFailed, { n: r.status }); return null; }
+      return r.json();
+    }).then(function (body) {
+      if (!body) { return; }
+      note.textContent = "";
+      window.open(body.url, "_blank", "noopener");
+    }).catch(function () { note.textContent = fill(text.openFailed, { n: 0 }); });
   }
   function setBusy(b) { busy = b; more.disabled = b; rows.setAttribute("aria-busy", b ? "true" : "false"); }
   function load(reset) {
     if (reset) {
       generation++; rows.textContent = ""; cursor = null; more.hidden = true; sent = identity();
+      clearSearch(); found.textContent = "";
       if (view !== "token" && sent["X-Capture-ledger-Subject"] === "") { status.textContent = unauthorized; return; }
       if (!ascii(sent)) { status.textContent = text.notAscii; return; }
     } else if (busy) {
@@ -222,6 +255,104 @@ footer { margin-top: 2rem; color: #666; font-size: 13px; }
       $("notice").textContent = fill(text.viewingAs, { subject: me.subject, orgs: orgs });
     });
   }
+  // Search asks as the list's caller (the identity the form last sent; the
+  // fields as they are when the list was never loaded), and a new list
+  // clears the hits, so the hits on the page are always one caller's.
+  var hits = $("hits"), hitsMore = $("hits-more"), found = $("found");
+  var query = "", hitCursor = null, searchWho = null, searchGeneration = 0, searching = false, counted = "";
+  function clearSearch() { searchGeneration++; hits.textContent = ""; hitCursor = null; hitsMore.hidden = true; searching = false; hitsMore.disabled = false; counted = ""; }
+  // unescape undoes the API's HTML escaping of one piece of a snippet
+  // (Go's html.EscapeString writes &lt; &gt; &amp; &#39; &#34;; the other
+  // usual forms are read too). One pass, so "&amp;lt;" stays "&lt;".
+  function unescape(s) {
+    var named = { lt: "<", gt: ">", amp: "&", quot: "\"", apos: "'" };
+    return s.replace(/&(lt|gt|amp|quot|apos|#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6});/g, function (m, e) {
+      if (e.charAt(0) !== "#") { return named[e]; }
+      var n = /^#[xX]/.test(e) ? parseInt(e.slice(2), 16) : parseInt(e.slice(1), 10);
+      return n > 0 && n <= 0x10ffff && (n < 0xd800 || n > 0xdfff) ? String.fromCodePoint(n) : "\ufffd";
+    });
+  }
+  // marked fills el from one highlighted string of the API (escaped, the
+  // matches between <mark> and </mark>): each piece between the marks is
+  // un-escaped and goes in as a text node, a marked one inside a <mark>
+  // element made here. The server's text is never parsed as markup.
+  function marked(el, s) {
+    var inside = false;
+    s.split(/(<mark>|<\/mark>)/).forEach(function (p) {
+      if (p === "<mark>") { inside = true; return; }
+      if (p === "</mark>") { inside = false; return; }
+      if (p === "") { return; }
+      var t = document.createTextNode(unescape(p));
+      if (!inside) { el.appendChild(t); return; }
+      var m = document.createElement("mark"); m.appendChild(t); el.appendChild(m);
+    });
+  }
+  function hit(h) {
+    var li = document.createElement("li"), link = document.createElement("a"), note = document.createElement("span"), who = searchWho;
+    link.href = "#" + h.archiveId;
+    if (h.titleHighlight) { marked(link, h.titleHighlight); } else { link.textContent = h.url; }
+    // The viewer opens at the page that matched, not the archive's first.
+    link.addEventListener("click", function (e) { e.preventDefault(); open({ id: h.archiveId, sourceUrl: h.url }, note, who); });
+    li.appendChild(link);
+    note.className = "note"; note.setAttribute("aria-live", "polite");
+    var t = document.createElement("time");
+    t.dateTime = h.capturedAt; t.title = h.capturedAt; t.textContent = new Date(h.capturedAt).toLocaleString(text.dateLanguage, when);
+    li.appendChild(t);
+    (h.labels || []).forEach(function (l) { var c = document.createElement("span"); c.className = "chip"; c.textContent = l; li.appendChild(c); });
+    li.appendChild(note);
+    var u = document.createElement("div"); u.className = "url"; u.textContent = h.url; li.appendChild(u);
+    (h.highlight || []).forEach(function (f) { var p = document.createElement("p"); p.className = "snippet"; marked(p, f); li.appendChild(p); });
+    if (h.textWithheld) { var w = document.createElement("p"); w.className = "snippet"; w.textContent = fill(text.withheld, { reason: h.textWithheld }); li.appendChild(w); }
+    return li;
+  }
+  function search(reset) {
+    if (reset) {
+      clearSearch();
+      query = $("q").value.trim(); searchWho = sent || identity();
+      if (query === "") { found.textContent = text.searchEmpty; return; }
+      if (view !== "token" && searchWho["X-Capture-ledger-Subject"] === "") { found.textContent = unauthorized; return; }
+      if (!ascii(searchWho)) { found.textContent = text.notAscii; return; }
+    } else if (searching) {
+      return;
+    }
+    var mine = searchGeneration, first = !hitCursor;
+    var url = "/api/search?q=" + encodeURIComponent(query) + (hitCursor ? "&cursor=" + encodeURIComponent(hitCursor) : "");
+    found.textContent = text.searching;
+    searching = true; hitsMore.disabled = true;
+    fetch(url, { headers: searchWho }).then(function (r) {
+      if (mine !== searchGeneration) { return null; }
+      if (r.status === 401) { found.textContent = unauthorized; hitsMore.hidden = true; return null; }
+      if (r.status === 503) { found.textContent = fill(text.busy, { n: parseInt(r.headers.get("Retry-After"), 10) || 1 }); hitsMore.hidden = !hitCursor; return null; }
+      if (r.status === 404) { found.textContent = text.searchOff; hitsMore.hidden = true; return null; }
+      if (r.status === 400) {
+        hitsMore.hidden = true;
+        return r.json().then(function (b) {
+          if (mine === searchGeneration) { found.textContent = fill(text.searchBad, { reason: b && typeof b.message === "string" ? b.message : "" }); }
+          return null;
+        }, function () { if (mine === searchGeneration) { found.textContent = fill(text.searchFailed, { n: 400 }); } return null; });
+      }
+      if (!r.ok) { found.textContent = fill(text.searchFailed, { n: r.status }); hitsMore.hidden = true; return null; }
+      return r.json();
+    }).then(function (body) {
+      if (!body || mine !== searchGeneration) { return; }
+      body.hits.forEach(function (h) { hits.appendChild(hit(h)); });
+      hitCursor = body.next;
+      hitsMore.hidden = !hitCursor;
+      if (body.truncated) {
+        found.textContent = text.searchTruncated;
+      } else if (hits.children.length === 0) {
+        found.textContent = text.noHits;
+      } else {
+        // Only the first page has a total; later pages keep its line.
+        if (first) { counted = typeof body.total === "number" ? fill(body.totalExact ? text.hitsExact : text.hitsAtLeast, { n: body.total }) : ""; }
+        found.textContent = counted;
+      }
+    }).catch(function () {
+      if (mine === searchGeneration) { found.textContent = fill(text.searchFailed, { n: 0 }); }
+    }).then(function () { if (mine === searchGeneration) { searching = false; hitsMore.disabled = false; } });
+  }
+  $("find").addEventListener("submit", function (e) { e.preventDefault(); search(true); });
+  hitsMore.addEventListener("click", function () { search(false); });
   $("who").addEventListener("submit", function (e) { e.preventDefault(); remember(); load(true); });
   more.addEventListener("click", function () { load(false); });
   if (restore()) { load(true); }

@@ -40,13 +40,13 @@ func TestPickerSpeaksTheReadersLanguage(t *testing.T) {
 	// Strings only the English page has, and only the Japanese one.
 	english := map[api.PickerView][]string{
 		api.ViewNames: {"<title>Choose an archive — capture-ledger</title>", "<h1>Choose an archive</h1>", "Organizations (comma-separated)", ">Load</button>", ">Load more</button>",
-			"anyone can be anyone", "This API listens on 0.0.0.0:7070", `"loading":"Loading…"`, "could not load the list", "the server is busy. Try again in {n} s.", `"dateLanguage":"en"`, "Only the list is filtered"},
+			"anyone can be anyone", "This API listens on 0.0.0.0:7070", `"loading":"Loading…"`, "could not load the list", "the server is busy. Try again in {n} s.", `"dateLanguage":"en"`, "The list shows only the archives you may view", "Archives open in the ReplayWeb.page viewer at <code>http://127.0.0.1:8899</code>", `"gone":"404 — this archive is not there`},
 		api.ViewToken: {"Paste a token", "This API takes the caller\u0026#39;s name from a JWT (http://127.0.0.1:7071)", "To mint a token:", "this token is not accepted", "Viewing as {subject} ({orgs})"},
 		api.ViewNone:  {"everyone gets 401", "<h1>Choose an archive</h1>"},
 	}
 	japanese := map[api.PickerView][]string{
 		api.ViewNames: {"<title>アーカイブを選ぶ — capture-ledger</title>", "<h1>アーカイブを選ぶ</h1>", "組織（カンマ区切り）", ">読み込む</button>", ">さらに読む</button>",
-			"誰でも誰にでもなれる", "この API は 0.0.0.0:7070 で待ちながら", `"loading":"読み込み中…"`, "一覧を取れなかった", "{n} 秒ほど置いてからもう一度", `"dateLanguage":"ja"`, "絞り込まれるのは一覧だけ"},
+			"誰でも誰にでもなれる", "この API は 0.0.0.0:7070 で待ちながら", `"loading":"読み込み中…"`, "一覧を取れなかった", "{n} 秒ほど置いてからもう一度", `"dateLanguage":"ja"`, "一覧に出るのは見てよいアーカイブだけ", "アーカイブは <code>http://127.0.0.1:8899</code> の ReplayWeb.page で開く", `"gone":"404 — このアーカイブは無いか`},
 		api.ViewToken: {"トークンを貼って「読み込む」", "この API は JWT で名乗る設定（http://127.0.0.1:7071）", "トークンの刷り方:", "このトークンは通らない", "{subject}（{orgs}）として見ている"},
 		api.ViewNone:  {"全員 401", "<h1>アーカイブを選ぶ</h1>"},
 	}
@@ -143,4 +143,48 @@ func FuzzPickerAcceptLanguage(f *testing.F) {
 			t.Fatalf("%q: Content-Language %q", header, lang)
 		}
 	})
+}
+
+// The picker has the search form in either language: the form, its
+// results' list and "more" button, the strings the script shows, and a
+// script that asks /api/search and builds snippets from text nodes and
+// <mark> elements it makes (never parsing the server's text as markup).
+func TestPickerHasTheSearchForm(t *testing.T) {
+	t.Parallel()
+	common := []string{`<form id="find" role="search">`, `<input id="q" name="q" type="search"`, `<ul id="hits"></ul>`, `<button id="hits-more" hidden>`,
+		`"/api/search?q=" + encodeURIComponent(query)`, `"&cursor=" + encodeURIComponent(hitCursor)`, `fetch(url, { headers: searchWho })`,
+		`document.createTextNode(unescape(p))`, `document.createElement("mark")`, `open({ id: h.archiveId, sourceUrl: h.url }, note, who)`}
+	english := []string{"Search archived pages <input", ">Search</button>", ">More results</button>", `"searching":"Searching…"`, `"noHits":"No page you can see matches"`,
+		`"hitsExact":"{n} matching pages"`, `"hitsAtLeast":"At least {n} matching pages"`, `"searchBad":"400 — the search was refused: {reason}"`,
+		`"searchOff":"404 — this server has no full-text search`, `"searchFailed":"{n} — could not search"`, `"searchEmpty":"Type the words to search for"`, `"withheld":"text not kept in the archive ({reason})"`}
+	japanese := []string{"保存したページを検索 <input", ">検索</button>", ">検索結果をさらに</button>", `"searching":"検索中…"`, `"noHits":"見えるページに当たりが無い"`,
+		`"hitsExact":"{n} ページが当たった"`, `"hitsAtLeast":"少なくとも {n} ページが当たった"`, `"searchBad":"400 — 検索を受け付けなかった: {reason}"`,
+		`"searchOff":"404 — このサーバには全文検索が無い`, `"searchFailed":"{n} — 検索できなかった"`, `"searchEmpty":"探す語を入れる"`, `"withheld":"本文はアーカイブに入っていない（{reason}）"`}
+	for _, cfg := range []api.PickerConfig{
+		{View: api.ViewNames, Host: "127.0.0.1", Port: 7070},
+		{View: api.ViewToken, Issuer: "http://127.0.0.1:7071"},
+	} {
+		for _, lang := range []string{"en", "ja"} {
+			_, body := pickerPage(t, cfg, lang)
+			want, other := english, japanese
+			if lang == "ja" {
+				want, other = other, want
+			}
+			for _, w := range append(want, common...) {
+				if !strings.Contains(body, w) {
+					t.Errorf("%s, view %s: lacks %q", lang, cfg.View, w)
+				}
+			}
+			for _, w := range other {
+				if strings.Contains(body, w) {
+					t.Errorf("%s, view %s: has the other language's %q", lang, cfg.View, w)
+				}
+			}
+		}
+	}
+	// Without an identity setting nobody can search: no form.
+	_, body := pickerPage(t, api.PickerConfig{View: api.ViewNone})
+	if strings.Contains(body, `id="find"`) || strings.Contains(body, "/api/search") {
+		t.Error("the picker without identity has a search form")
+	}
 }

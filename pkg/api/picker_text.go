@@ -13,8 +13,12 @@ type pickerText struct {
 	Title, Heading            string
 	Organizations, Load       string
 	Token, TokenHowTo, More   string
-	FooterBefore, FooterAfter string // around <code>/wacz/<key></code>
+	Footer                    string // what is filtered and checked, and when
+	ViewerBefore, ViewerAfter string // around the external viewer's origin
 	FooterDocs                string
+
+	// The search form: its label, button and "more" button.
+	Search, SearchButton, SearchMore string
 
 	// By view; Warn* take the listen address, TokenNotice the issuer.
 	NamesPrompt, NamesUnauthorized, NamesNotice string
@@ -37,10 +41,25 @@ type scriptText struct {
 	Failed       string `json:"failed"`       // "{n}": the HTTP status, 0 when the request failed
 	Busy         string `json:"busy"`         // 503: "{n}" seconds from Retry-After
 	Truncated    string `json:"truncated"`    // the list stopped looking: load more
+	Opening      string `json:"opening"`      // asking for a viewer link
+	Gone         string `json:"gone"`         // 404 to the link: absent, or no longer viewable
+	OpenFailed   string `json:"openFailed"`   // "{n}": the link's HTTP status, 0 when the request failed
 	Empty        string `json:"empty"`        // nothing visible
 	NoOrgs       string `json:"noOrgs"`       // /api/me named no organization
 	ViewingAs    string `json:"viewingAs"`    // "{subject}", "{orgs}"
 	DateLanguage string `json:"dateLanguage"` // BCP 47 tag the time stamps are written in
+
+	// The search's statuses. {n} and {reason} are filled in by the script.
+	SearchEmpty     string `json:"searchEmpty"`     // submitted with nothing to look for
+	Searching       string `json:"searching"`       // waiting for /api/search
+	NoHits          string `json:"noHits"`          // no visible page matches
+	HitsExact       string `json:"hitsExact"`       // "{n}": every match was counted
+	HitsAtLeast     string `json:"hitsAtLeast"`     // "{n}": a lower bound (totalExact false)
+	SearchTruncated string `json:"searchTruncated"` // the page stopped short: "more" looks further
+	SearchBad       string `json:"searchBad"`       // 400: "{reason}" is the API's message
+	SearchOff       string `json:"searchOff"`       // 404: the server has no search
+	SearchFailed    string `json:"searchFailed"`    // "{n}": the HTTP status, 0 when the request failed
+	Withheld        string `json:"withheld"`        // "{reason}": why the capturer kept the text out
 }
 
 var pickerTexts = map[i18n.Lang]pickerText{
@@ -52,9 +71,13 @@ var pickerTexts = map[i18n.Lang]pickerText{
 		Token:         "Token",
 		TokenHowTo:    "To mint a token:",
 		More:          "Load more",
-		FooterBefore:  "Only the list is filtered. Reading ",
-		FooterAfter:   " (replay) is not authorized. ",
+		Footer:        "The list shows only the archives you may view. Opening one asks again, and the viewer gets a link for that archive and you alone, reading it through this API: it ends after an hour, and at once when your access is removed.",
+		ViewerBefore:  "Archives open in the ReplayWeb.page viewer at ",
+		ViewerAfter:   ".",
 		FooterDocs:    "About the picker (in Japanese)",
+		Search:        "Search archived pages",
+		SearchButton:  "Search",
+		SearchMore:    "More results",
 
 		NamesPrompt:       `Enter a subject and press "Load"`,
 		NamesUnauthorized: "401 — no subject (this API takes the caller's name from development headers)",
@@ -75,9 +98,23 @@ var pickerTexts = map[i18n.Lang]pickerText{
 			Busy:         "503 — the server is busy. Try again in {n} s.",
 			Truncated:    `Stopped looking for archives you can see — "Load more" looks further`,
 			Empty:        "No archives you can see",
+			Opening:      "Opening…",
+			Gone:         "404 — this archive is not there, or you may no longer view it",
+			OpenFailed:   "{n} — could not open the archive",
 			NoOrgs:       "no organization",
 			ViewingAs:    "Viewing as {subject} ({orgs})",
 			DateLanguage: "en",
+
+			SearchEmpty:     "Type the words to search for",
+			Searching:       "Searching…",
+			NoHits:          "No page you can see matches",
+			HitsExact:       "{n} matching pages",
+			HitsAtLeast:     "At least {n} matching pages",
+			SearchTruncated: `Stopped looking before the page filled — "More results" looks further`,
+			SearchBad:       "400 — the search was refused: {reason}",
+			SearchOff:       "404 — this server has no full-text search (no index is set up)",
+			SearchFailed:    "{n} — could not search",
+			Withheld:        "text not kept in the archive ({reason})",
 		},
 	},
 	i18n.Japanese: {
@@ -88,9 +125,13 @@ var pickerTexts = map[i18n.Lang]pickerText{
 		Token:         "トークン",
 		TokenHowTo:    "トークンの刷り方:",
 		More:          "さらに読む",
-		FooterBefore:  "絞り込まれるのは一覧だけ。",
-		FooterAfter:   " の読み出し（replay）には認可が無い。",
+		Footer:        "一覧に出るのは見てよいアーカイブだけ。開くときにもう一度訊き、viewer にはそのアーカイブだけを、あなたとして、この API を通して読むリンクを渡す —— 1 時間で切れ、見る権限が外れたらその場で読めなくなる。",
+		ViewerBefore:  "アーカイブは ",
+		ViewerAfter:   " の ReplayWeb.page で開く。",
 		FooterDocs:    "picker の説明",
+		Search:        "保存したページを検索",
+		SearchButton:  "検索",
+		SearchMore:    "検索結果をさらに",
 
 		NamesPrompt:       "subject を入れて「読み込む」",
 		NamesUnauthorized: "401 — subject が空（この API は開発用ヘッダで名乗る設定）",
@@ -111,9 +152,23 @@ var pickerTexts = map[i18n.Lang]pickerText{
 			Busy:         "503 — サーバが混んでいる。{n} 秒ほど置いてからもう一度",
 			Truncated:    "見えるアーカイブを探す途中で区切った —「さらに読む」で続きを探す",
 			Empty:        "見えるアーカイブが無い",
+			Opening:      "開いている…",
+			Gone:         "404 — このアーカイブは無いか、もう見られない",
+			OpenFailed:   "{n} — アーカイブを開けなかった",
 			NoOrgs:       "組織なし",
 			ViewingAs:    "{subject}（{orgs}）として見ている",
 			DateLanguage: "ja",
+
+			SearchEmpty:     "探す語を入れる",
+			Searching:       "検索中…",
+			NoHits:          "見えるページに当たりが無い",
+			HitsExact:       "{n} ページが当たった",
+			HitsAtLeast:     "少なくとも {n} ページが当たった",
+			SearchTruncated: "ページが埋まる前に探すのを区切った —「検索結果をさらに」で続きを探す",
+			SearchBad:       "400 — 検索を受け付けなかった: {reason}",
+			SearchOff:       "404 — このサーバには全文検索が無い（索引の設定が無い）",
+			SearchFailed:    "{n} — 検索できなかった",
+			Withheld:        "本文はアーカイブに入っていない（{reason}）",
 		},
 	},
 }

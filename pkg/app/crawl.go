@@ -2,17 +2,31 @@ package app
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"net/http"
 
+	"github.com/capture-ledger/ledgerctl/pkg/browserhive"
+	"github.com/capture-ledger/ledgerctl/pkg/capture"
 	"github.com/capture-ledger/ledgerctl/pkg/crawl"
+	"github.com/capture-ledger/ledgerctl/pkg/crawl/runner"
+	"github.com/capture-ledger/ledgerctl/pkg/store/postgres"
 	"github.com/capture-ledger/ledgerctl/pkg/windmill"
 )
 
-// CrawlsEnabled says whether crawls can run: a runner is configured (the
-// Windmill webhook; the embedded runner is not built yet).
-func (a *App) CrawlsEnabled() bool { return a.Settings.WebhookURL != "" }
+// CrawlsEnabled says whether crawls can run: always, on the Windmill flow
+// when its webhook is configured, else on the embedded runner (serve runs
+// it; see CrawlRunner).
+func (a *App) CrawlsEnabled() bool { return true }
+
+// Windmill says crawls run on the Windmill flow (the webhook is set).
+func (a *App) Windmill() bool { return a.Settings.WebhookURL != "" }
 
 // Crawls is the crawl use-case wired to the ledger, the bucket, OpenFGA and
-// the configured runner (none when crawls are not enabled).
+// the Windmill webhook when it is configured. Without it, the use-case
+// dispatches nothing itself: a started crawl's first level is durable
+// (crawl_pages), and the embedded runner of serve (or of
+// `crawl start --wait`) finds it and runs it.
 func (a *App) Crawls(ctx context.Context) (*crawl.Service, error) {
 	st, err := a.Store(ctx)
 	if err != nil {
@@ -27,7 +41,7 @@ func (a *App) Crawls(ctx context.Context) (*crawl.Service, error) {
 		CaptureFormats: a.Settings.CaptureFormats, Signing: a.Settings.CaptureSigning,
 		Permissions: perms, Log: a.Log,
 	}
-	if a.CrawlsEnabled() {
+	if a.Windmill() {
 		svc.Dispatcher = &windmill.Dispatcher{URL: a.Settings.WebhookURL, Token: a.Settings.WebhookToken, Timeout: a.Settings.WebhookTimeout}
 	}
 	return svc, nil
@@ -40,4 +54,72 @@ func (a *App) Targets(ctx context.Context) (*crawl.Service, error) {
 		return nil, err
 	}
 	return &crawl.Service{Store: st, Targets: st, Log: a.Log}, nil
+}
+
+// CrawlRunner is the crawl use-case with the embedded runner as its
+// dispatcher, and the runner (not running yet: the caller runs it). With the
+// Windmill webhook it is Crawls and a nil runner. The runner captures
+// through BrowserHive when CAPTURE_LEDGER_BROWSERHIVE_ENDPOINTS is set,
+// else with the built-in capturer's configured engine, which closes with
+// the App. When that engine cannot start for want of Chromium, crawls
+// cannot run here: the use-case is nil and a warning says why (like
+// POST /api/captures).
+func (a *App) CrawlRunner(ctx context.Context, software string) (*crawl.Service, *runner.Runner, error) {
+	svc, err := a.Crawls(ctx)
+	if err != nil || a.Windmill() {
+		return svc, nil, err
+	}
+	// The runner's own pool: each host worker keeps results as it goes and
+	// a level holds one connection for the crawl's lock, so it would starve
+	// the API of the shared pool's few connections (and be slowed by them).
+	pool, err := postgres.Open(ctx, a.Settings.DatabaseURL, crawl.MaxHostParallelism+4)
+	if err != nil {
+		return nil, nil, err
+	}
+	a.mu.Lock()
+	a.closers = append(a.closers, pool.Close)
+	a.mu.Unlock()
+	st := &postgres.Store{Pool: pool}
+	ccfg, err := a.CaptureConfig()
+	if err != nil {
+		return nil, nil, err
+	}
+	s := a.Settings
+	var capt runner.Capturer
+	if len(s.BrowserHiveEndpoints) > 0 {
+		capt = runner.BrowserHive{Client: &browserhive.Client{
+			Endpoints: s.BrowserHiveEndpoints, Deadline: s.BrowserHiveDeadline, HTTP: &http.Client{},
+		}}
+	} else {
+		eng, err := capture.New(s.CaptureEngine, ccfg)
+		var missing *capture.ChromiumError
+		switch {
+		case errors.As(err, &missing):
+			a.Log.Warn("/api/crawls is not served: the embedded crawl runner's engine cannot start ("+err.Error()+
+				"); set CAPTURE_LEDGER_CAPTURE_ENGINE=http, CAPTURE_LEDGER_CHROMIUM_PATH or CAPTURE_LEDGER_BROWSERHIVE_ENDPOINTS",
+				"engine", s.CaptureEngine)
+			return nil, nil, nil
+		case err != nil:
+			return nil, nil, fmt.Errorf("the embedded crawl runner's engine: %w", err)
+		}
+		a.mu.Lock()
+		a.closers = append(a.closers, func() { _ = eng.Close() })
+		a.mu.Unlock()
+		capt = &runner.Builtin{Engine: eng, Objects: a.Blob(), Bucket: s.S3Bucket, Software: software}
+	}
+	ua := ccfg.UserAgent
+	if ua == "" {
+		ua = capture.DefaultUserAgent
+	}
+	r := runner.New(st, capt, runner.Config{
+		UserAgent: ua, CrawlDelayMax: s.CrawlDelayMax, BackoffMax: s.CrawlBackoffMax,
+		RobotsClient: runner.NewRobotsClient(ccfg), CaptureFormats: s.CaptureFormats, Signing: s.CaptureSigning, Log: a.Log,
+	})
+	svc.Dispatcher = r
+	// The level report is made here, not received: read its manifests
+	// and links files with more requests in flight (a 500-page level's
+	// admission halves).
+	svc.FetchConcurrency = 64
+	r.SetLedger(svc)
+	return svc, r, nil
 }

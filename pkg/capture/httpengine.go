@@ -406,3 +406,14 @@ func connectionMessage(where string, err error) string {
 	}
 	return fmt.Sprintf("connection to %s failed: %v", where, err)
 }
+
+// NewClient is an HTTP client that holds the capture engines' address
+// policy (cfg's AllowPrivate, AllowPrefixes and Resolve), checked on the
+// address each connection dials, and never uses an environment proxy: for
+// what a capture fetches beside the page, such as robots.txt. timeout
+// bounds one request.
+func NewClient(cfg Config, timeout time.Duration) *http.Client {
+	t := newTransport(newDialer(cfg.withDefaults()))
+	t.TLSHandshakeTimeout, t.ResponseHeaderTimeout, t.MaxIdleConnsPerHost = timeout, timeout, 2
+	return &http.Client{Timeout: timeout, Transport: t}
+}

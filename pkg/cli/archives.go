@@ -10,7 +10,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 
-	"github.com/capture-ledger/ledgerctl/pkg/api"
 	"github.com/capture-ledger/ledgerctl/pkg/archive"
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 	"github.com/capture-ledger/ledgerctl/pkg/ui"
@@ -30,7 +29,7 @@ func newCmdArchives(f *Factory) *cobra.Command {
 	opts := &ArchivesOptions{f: f}
 	cmd := &cobra.Command{
 		Use:     "archives",
-		Example: "  ledgerctl archives list --as alice --org acme\n  ledgerctl archives url ARCHIVE_ID --as alice --org acme\n  ledgerctl archives add s3://captures/a/b.result.json --as alice --org acme",
+		Example: "  ledgerctl archives list --as alice --org acme\n  ledgerctl archives url ARCHIVE_ID --as alice --org acme\n  ledgerctl archives open ARCHIVE_ID --as alice --org acme\n  ledgerctl archives add s3://captures/a/b.result.json --as alice --org acme",
 		Short:   "List archives or mint a URL as a given person, without a server",
 		Long: `Runs the same functions as GET /api/archives and POST /api/archives/{id}/url,
 with the identity given on the command line instead of a token. Useful to check
@@ -55,7 +54,7 @@ what someone can see; OpenFGA still decides.`,
 		Args:    cobra.ExactArgs(1),
 		RunE:    func(cmd *cobra.Command, args []string) error { return archivesURLRun(cmd, opts, args[0]) },
 	}
-	cmd.AddCommand(list, url, newCmdArchivesAdd(f, opts))
+	cmd.AddCommand(list, url, newCmdArchivesAdd(f, opts), newCmdArchivesOpen(f, opts), newCmdArchivesDelete(f, opts))
 	return cmd
 }
 
@@ -137,13 +136,12 @@ func archivesAddRun(cmd *cobra.Command, opts *ArchivesAddOptions, keys []string)
 		}
 	}
 	ctx := cmd.Context()
-	st, err := a.Store(ctx)
+	adder, err := a.Adder(ctx)
 	if err != nil {
 		return err
 	}
 	bar := ui.NewProgress(opts.f.Streams.Err, "add", 0)
-	adder := &archive.Adder{Store: st, Objects: a.Blob(), Bucket: bucket, Log: a.Log, Concurrency: opts.Concurrency,
-		Start: bar.SetTotal, Progress: func() { bar.Add(1) }}
+	adder.Concurrency, adder.Start, adder.Progress = opts.Concurrency, bar.SetTotal, func() { bar.Add(1) }
 	res, err := adder.Add(ctx, archive.AddRequest{Keys: keys, Prefix: opts.Prefix, Org: org, SubmittedBy: id.Subject})
 	bar.Done()
 	if errors.Is(err, ledger.ErrUnreachable) {
@@ -194,16 +192,9 @@ func archivesListRun(cmd *cobra.Command, opts *ArchivesOptions) error {
 	if err != nil {
 		return err
 	}
-	q := map[string][]string{}
-	if opts.Before != "" {
-		q["before"] = []string{opts.Before}
-	}
-	if opts.BeforeID != "" {
-		q["beforeId"] = []string{opts.BeforeID}
-	}
-	cursor, err := api.ParseArchiveCursor(q)
+	start, err := archive.ParseListStart(nonEmpty(opts.Before), nonEmpty(opts.BeforeID))
 	if err != nil {
-		return usagef("%s", strings.NewReplacer("querystring/beforeId", "--before-id", "querystring/before", "--before").Replace(err.Error()))
+		return asFlags(err, listFlags)
 	}
 	a, err := opts.f.App("DATABASE_URL", "CAPTURE_LEDGER_FGA_STORE_ID", "CAPTURE_LEDGER_FGA_MODEL_ID")
 	if err != nil {
@@ -213,19 +204,11 @@ func archivesListRun(cmd *cobra.Command, opts *ArchivesOptions) error {
 	if err != nil {
 		return err
 	}
-	at, err := cursor.Open(cmd.Context(), access, subject, orgs)
-	var bad *api.BadRequest
-	if errors.As(err, &bad) {
-		return usagef("%s", strings.Replace(bad.Message, "querystring/before", "--before", 1))
-	}
+	page, err := access.ListFrom(cmd.Context(), subject, orgs, start)
 	if err != nil {
-		return err
+		return asFlags(err, listFlags) // a --before handed to someone else
 	}
-	page, err := access.List(cmd.Context(), subject, orgs, at)
-	if err != nil {
-		return err
-	}
-	body := api.NewArchivePage(page)
+	body := page.Body()
 	if opts.JSON {
 		return json.NewEncoder(opts.f.Streams.Out).Encode(body)
 	}
@@ -251,6 +234,17 @@ func archivesListRun(cmd *cobra.Command, opts *ArchivesOptions) error {
 		fmt.Fprintln(opts.f.Streams.Err, "the list's check or time budget ran out before the page filled; continue with the cursor above")
 	}
 	return nil
+}
+
+// listFlags name the list's request fields as the flags that set them.
+var listFlags = map[string]string{archive.FieldBefore: "--before", archive.FieldBeforeID: "--before-id"}
+
+// nonEmpty is a flag's value as the list of values given: none when unset.
+func nonEmpty(v string) []string {
+	if v == "" {
+		return nil
+	}
+	return []string{v}
 }
 
 func archivesURLRun(cmd *cobra.Command, opts *ArchivesOptions, rawID string) error {

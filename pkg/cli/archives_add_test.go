@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/capture-ledger/ledgerctl/pkg/api"
+	"github.com/capture-ledger/ledgerctl/pkg/archive"
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 	"github.com/capture-ledger/ledgerctl/pkg/testenv"
 )
@@ -264,7 +264,7 @@ func TestArchivesAdd(t *testing.T) {
 			args = append(args, "--org", o)
 		}
 		out, errs, code := run(t, dir, env, args...)
-		var page api.ArchivePage
+		var page archive.PageBody
 		if code != 0 || json.Unmarshal([]byte(out), &page) != nil {
 			t.Fatalf("%v: exit %d: %s %s", args, code, out, errs)
 		}

@@ -11,7 +11,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/capture-ledger/ledgerctl/pkg/api"
+	"github.com/capture-ledger/ledgerctl/pkg/archive"
 	"github.com/capture-ledger/ledgerctl/pkg/testenv"
 )
 
@@ -47,7 +47,7 @@ func TestArchivesListResumesWithOpaqueCursor(t *testing.T) {
 	before := testenv.TakeSnapshot(t, dsn)
 
 	out, errs, code := run(t, dir, env, "archives", "list", "--as", "carol", "--org", "nobody", "--json")
-	var page api.ArchivePage
+	var page archive.PageBody
 	if code != 0 || json.Unmarshal([]byte(out), &page) != nil || !page.Truncated || page.Next == nil || len(page.Archives) != 0 {
 		t.Fatalf("first page: exit %d: %s %s", code, out, errs)
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -42,16 +41,6 @@ func (o *CrawlOptions) service(ctx context.Context) (*crawl.Service, error) {
 	return a.Crawls(ctx)
 }
 
-// runnerService is service for commands that start work: without a runner a
-// started crawl would sit running until the stall timeout closes it.
-func (o *CrawlOptions) runnerService(ctx context.Context) (*crawl.Service, error) {
-	svc, err := o.service(ctx)
-	if err == nil && svc.Dispatcher == nil {
-		err = usagef("crawls need a runner: set CAPTURE_LEDGER_CRAWL_WEBHOOK_URL and CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN (the Windmill flow)")
-	}
-	return svc, err
-}
-
 func (o *CrawlOptions) print(v any) error {
 	return json.NewEncoder(o.f.Streams.Out).Encode(v)
 }
@@ -64,19 +53,25 @@ func newCmdCrawl(f *Factory) *cobra.Command {
 		Short:   "Start, watch and explain crawls, without a server",
 		Long: `The same operations as the /api/crawls routes, acting as --as (a subject with
 can_submit on one of --org; OpenFGA decides). A crawl's organization is the
-first --org. Only one crawl runs at a time, across every organization.`,
+first --org. Only one crawl runs at a time, across every organization.
+
+Who runs a started crawl: with CAPTURE_LEDGER_CRAWL_WEBHOOK_URL set, the
+Windmill flow; without it, the embedded runner of ledgerctl serve, of
+ledgerctl crawl run, or of crawl start --wait (the built-in capturer, or
+BrowserHive when CAPTURE_LEDGER_BROWSERHIVE_ENDPOINTS is set).`,
 	}
 	cmd.PersistentFlags().StringVar(&opts.As, "as", "", "subject to act as (required)")
 	cmd.PersistentFlags().StringSliceVar(&opts.Orgs, "org", nil, "organization of the subject (repeatable; the first owns new crawls)")
 	cmd.PersistentFlags().BoolVar(&opts.JSON, "json", false, "print the API's JSON body")
-	cmd.AddCommand(newCmdCrawlStart(opts), newCmdCrawlStatus(opts), newCmdCrawlList(opts), newCmdCrawlDecisions(opts), newCmdCrawlFail(opts))
+	cmd.AddCommand(newCmdCrawlStart(opts), newCmdCrawlStatus(opts), newCmdCrawlList(opts), newCmdCrawlDecisions(opts), newCmdCrawlFail(opts),
+		newCmdCrawlRun(opts), newCmdCrawlPoliteness(opts))
 	return cmd
 }
 
 func newCmdCrawlStart(opts *CrawlOptions) *cobra.Command {
 	var (
 		seeds, ruleSpecs                []string
-		fromTargets                     bool
+		fromTargets, wait               bool
 		limit, maxDepth, maxPages       int
 		perHostDelayMs, hostParallelism int
 	)
@@ -84,47 +79,48 @@ func newCmdCrawlStart(opts *CrawlOptions) *cobra.Command {
 		Use:   "start",
 		Short: "Start a crawl from seeds or from the organization's capture targets",
 		Example: "  ledgerctl crawl start --as alice --org acme --seed https://www.example.com/ --rule skip:ads.example.com --rule follow:same-site\n" +
-			"  ledgerctl crawl start --as alice --org acme --from-targets --limit 100",
+			"  ledgerctl crawl start --as alice --org acme --from-targets --limit 100\n" +
+			"  ledgerctl crawl start --as alice --org acme --seed https://www.example.com/ --wait",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, err := opts.caller()
 			if err != nil {
 				return err
 			}
-			// Build the API's body so the CLI is validated exactly like it.
-			body := map[string]any{}
+			req := crawl.StartRequest{}
 			if len(seeds) > 0 {
-				body["seeds"] = seeds
+				req.Seeds = seeds
 			}
 			if fromTargets {
-				ft := map[string]any{}
+				req.FromTargets = &crawl.FromTargets{}
 				if cmd.Flags().Changed("limit") {
-					ft["limit"] = limit
-				}
-				body["fromTargets"] = ft
-			}
-			if len(ruleSpecs) > 0 {
-				var rs []rules.Rule
-				for i, spec := range ruleSpecs {
-					r, err := rules.ParseSpec(spec)
-					if err != nil {
-						return usagef("--rule #%d: %v", i, err)
-					}
-					rs = append(rs, r)
-				}
-				body["rules"] = rs
-			}
-			for flag, v := range map[string]int{"max-depth": maxDepth, "max-pages": maxPages, "per-host-delay-ms": perHostDelayMs, "host-parallelism": hostParallelism} {
-				if cmd.Flags().Changed(flag) {
-					body[camel(flag)] = v
+					req.FromTargets.Limit = &limit
 				}
 			}
-			raw, _ := json.Marshal(body)
-			req, err := crawl.DecodeStartRequest(raw)
-			if err != nil {
-				return usagef("%s", flagNames(err.Error()))
+			for i, spec := range ruleSpecs {
+				r, err := rules.ParseSpec(spec)
+				if err != nil {
+					return usagef("--rule #%d: %v", i, err)
+				}
+				req.Rules = append(req.Rules, r)
 			}
-			svc, err := opts.runnerService(cmd.Context())
+			for _, f := range []struct {
+				flag string
+				v    *int
+				dst  **int
+			}{
+				{"max-depth", &maxDepth, &req.MaxDepth}, {"max-pages", &maxPages, &req.MaxPages},
+				{"per-host-delay-ms", &perHostDelayMs, &req.PerHostDelayMs}, {"host-parallelism", &hostParallelism, &req.HostParallelism},
+			} {
+				if cmd.Flags().Changed(f.flag) {
+					*f.dst = f.v
+				}
+			}
+			// Refused before any configuration is read (Start checks again).
+			if err := req.Validate(); err != nil {
+				return crawlError(err, opts.JSON, mayNotStart(c))
+			}
+			svc, err := opts.service(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -133,13 +129,31 @@ func newCmdCrawlStart(opts *CrawlOptions) *cobra.Command {
 				return crawlError(err, opts.JSON, mayNotStart(c))
 			}
 			if opts.JSON {
-				return opts.print(map[string]string{"crawlId": id})
+				if err := opts.print(map[string]string{"crawlId": id}); err != nil {
+					return err
+				}
+			} else {
+				fmt.Fprintln(opts.f.Streams.Out, id)
 			}
-			fmt.Fprintln(opts.f.Streams.Out, id)
-			fmt.Fprintf(opts.f.Streams.Err, "crawl started; follow it with: ledgerctl crawl status %s --as %s --org %s --watch\n", id, c.Subject, strings.Join(c.Orgs, ","))
+			as := fmt.Sprintf("--as %s --org %s", c.Subject, strings.Join(c.Orgs, ","))
+			// Without the webhook nothing in this process has run the
+			// crawl yet: its first level waits in the ledger for an
+			// embedded runner (serve's, crawl run's, or --wait's here).
+			embedded := svc.Dispatcher == nil
+			switch {
+			case wait && embedded:
+				return runCrawlHere(cmd.Context(), opts, c, id)
+			case wait:
+				return watchCrawl(cmd.Context(), opts, c, id, 2*time.Second)
+			case embedded:
+				fmt.Fprintf(opts.f.Streams.Err, "crawl started; it runs on the embedded runner of a running `ledgerctl serve`, or run it here with: ledgerctl crawl run %s %s (or start with --wait)\n", id, as)
+			default:
+				fmt.Fprintf(opts.f.Streams.Err, "crawl started on the Windmill flow; follow it with: ledgerctl crawl status %s %s --watch\n", id, as)
+			}
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&wait, "wait", false, "then run the crawl here with the embedded runner until it ends, as crawl run does (with the Windmill flow: watch it until it ends)")
 	cmd.Flags().StringArrayVar(&seeds, "seed", nil, "a seed URL (repeatable)")
 	cmd.Flags().BoolVar(&fromTargets, "from-targets", false, "start from the organization's enabled capture targets")
 	cmd.Flags().IntVar(&limit, "limit", 0, "with --from-targets: at most this many targets")
@@ -151,45 +165,67 @@ func newCmdCrawlStart(opts *CrawlOptions) *cobra.Command {
 	return cmd
 }
 
-// camel turns a flag name into the API's key (max-depth → maxDepth).
-func camel(flag string) string {
-	parts := strings.Split(flag, "-")
-	for i := 1; i < len(parts); i++ {
-		parts[i] = strings.ToUpper(parts[i][:1]) + parts[i][1:]
+// crawlFlags names the request fields of the crawl use-cases the way the
+// CLI takes them.
+var crawlFlags = map[string]string{
+	crawl.FieldID: "CRAWL_ID", crawl.FieldSeeds: "--seed", crawl.FieldFromTargets: "--from-targets",
+	crawl.FieldFromTargetLimit: "--limit", crawl.FieldRules: "--rule", crawl.FieldMaxDepth: "--max-depth",
+	crawl.FieldMaxPages: "--max-pages", crawl.FieldPerHostDelayMs: "--per-host-delay-ms",
+	crawl.FieldHostParallelism: "--host-parallelism", crawl.FieldReason: "--reason", crawl.FieldState: "--state",
+	crawl.FieldDomain: "--domain", crawl.FieldDays: "--days", crawl.FieldAction: "--action",
+}
+
+// flagOf names a field of a *ledger.FieldError as the flag or argument that
+// set it: "maxDepth" is --max-depth, "seeds/2" the --seed at #2 and
+// "rules/1/follow" the --rule at #1 (counted from 0, as --rule errors are).
+func flagOf(field string) string {
+	head, rest, _ := strings.Cut(field, "/")
+	if f, ok := crawlFlags[field]; ok {
+		return f
 	}
-	return strings.Join(parts, "")
-}
-
-// flagNames rewrites the API's body/… paths into the flags that set them.
-func flagNames(msg string) string {
-	return strings.NewReplacer("body/maxDepth", "--max-depth", "body/maxPages", "--max-pages", "body/perHostDelayMs", "--per-host-delay-ms",
-		"body/hostParallelism", "--host-parallelism", "body/fromTargets/limit", "--limit", "body/seeds", "--seed", "body/rules", "--rule",
-		"body/reason", "--reason", "params/id", "CRAWL_ID", "querystring/domain", "--domain", "querystring/days", "--days",
-		"querystring/action", "--action", "querystring/state", "--state", `must match format "uuid"`, "must be a crawl id (a UUID, as crawl list prints it)").Replace(msg)
-}
-
-// crawlError turns a crawl use-case error into what the CLI says. With
-// --json the API's body is the message (the machine shape); otherwise a
-// sentence naming the flag or argument at fault. absent is the sentence for
-// "absent, or not allowed" (the two look the same, as in the API).
-func crawlError(err error, jsonOut bool, absent string) error {
-	var bodied interface{ Body() any }
-	if jsonOut && errors.As(err, &bodied) {
-		b, _ := json.Marshal(bodied.Body())
-		code := ExitUsage
-		if errors.Is(err, crawl.ErrConflict) {
-			code = ExitFailure
+	if f, ok := crawlFlags[head]; ok {
+		if i, _, _ := strings.Cut(rest, "/"); i != "" {
+			if _, err := strconv.Atoi(i); err == nil {
+				return f + " #" + i
+			}
 		}
+		return f
+	}
+	return field
+}
+
+// fieldMessage is a *ledger.FieldError as the CLI says it: the flag, then
+// what is wrong with its value.
+func fieldMessage(fe *ledger.FieldError) string {
+	reason := fe.Reason
+	if fe.Field == crawl.FieldID && reason == `must match format "uuid"` {
+		reason = "must be a crawl id (a UUID, as crawl list prints it)"
+	}
+	return flagOf(fe.Field) + " " + reason
+}
+
+// crawlError turns a crawl use-case error into what the CLI says: a
+// sentence naming the flag or argument at fault (exit 2 for a refused
+// request, 1 for a conflict), or with --json the refusal's machine shape
+// (crawlRefusalJSON). absent is the sentence for "absent, or not allowed"
+// (the two look the same, as in the API).
+func crawlError(err error, jsonOut bool, absent string) error {
+	code := ExitUsage
+	if errors.Is(err, crawl.ErrConflict) {
+		code = ExitFailure
+	}
+	if body := crawlRefusalJSON(err); jsonOut && body != nil {
+		b, _ := json.Marshal(body)
 		return &ExitError{Code: code, Err: fmt.Errorf("%s", b)}
 	}
 	var (
-		valid  *crawl.ValidationError
+		field  *ledger.FieldError
 		req    *crawl.RequestError
 		active *crawl.ActiveCrawlError
 	)
 	switch {
-	case errors.As(err, &valid):
-		return usagef("%s", flagNames(valid.Error()))
+	case errors.As(err, &field):
+		return usagef("%s", fieldMessage(field))
 	case errors.As(err, &req):
 		switch req.Message {
 		case crawl.MsgSeedsXorTargets:
@@ -197,7 +233,7 @@ func crawlError(err error, jsonOut bool, absent string) error {
 		case crawl.MsgNoTargets:
 			return usagef("this organization has no enabled capture targets; add some with: ledgerctl targets add URL... --org ORG")
 		}
-		return usagef("%s", flagNames(req.Error()))
+		return usagef("%s", req.Error())
 	case errors.As(err, &active):
 		if active.CrawlID == "" {
 			return &ExitError{Code: ExitFailure, Err: errors.New("a crawl is already in progress (one runs at a time); try again when it has ended")}
@@ -205,15 +241,60 @@ func crawlError(err error, jsonOut bool, absent string) error {
 		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("crawl %s is already in progress (started %s); wait for it, or close it with: ledgerctl crawl fail %s",
 			active.CrawlID, ui.Time(active.StartedAt), active.CrawlID)}
 	case errors.Is(err, crawl.ErrInvalid), errors.Is(err, crawl.ErrConflict):
-		code := ExitUsage
-		if errors.Is(err, crawl.ErrConflict) {
-			code = ExitFailure
-		}
 		return &ExitError{Code: code, Err: err}
 	case errors.Is(err, ledger.ErrNotFound):
 		return &ExitError{Code: ExitFailure, Err: errors.New(absent)}
 	}
 	return err
+}
+
+// crawlRefusalJSON is the machine shape --json gives a refused request: the
+// shapes of the API's 400 and 409 bodies (a refused field is the validation
+// body, its message naming the flag), so that a script reads one shape from
+// either; nil for any other error.
+func crawlRefusalJSON(err error) any {
+	var (
+		field   *ledger.FieldError
+		req     *crawl.RequestError
+		named   rules.BodyError
+		active  *crawl.ActiveCrawlError
+		targets *crawl.BadTargetsError
+	)
+	type errorBody struct {
+		Error string `json:"error"`
+	}
+	switch {
+	case errors.As(err, &field):
+		return struct {
+			StatusCode int    `json:"statusCode"`
+			Code       string `json:"code"`
+			Error      string `json:"error"`
+			Message    string `json:"message"`
+		}{400, "FST_ERR_VALIDATION", "Bad Request", fieldMessage(field)}
+	case errors.As(err, &req) && errors.As(req.Err, &named):
+		return named.Body()
+	case errors.As(err, &req):
+		return errorBody{req.Message}
+	case errors.As(err, &active):
+		body := struct {
+			Error     string     `json:"error"`
+			CrawlID   string     `json:"crawlId,omitempty"`
+			StartedAt *time.Time `json:"startedAt,omitempty"`
+		}{Error: "a crawl is already in progress", CrawlID: active.CrawlID}
+		if active.CrawlID != "" {
+			t := active.StartedAt.UTC()
+			body.StartedAt = &t
+		}
+		return body
+	case errors.As(err, &targets):
+		return struct {
+			Error string         `json:"error"`
+			URLs  []crawl.BadURL `json:"urls"`
+		}{"every target must be an http(s) URL", targets.URLs}
+	case errors.Is(err, crawl.ErrInvalid), errors.Is(err, crawl.ErrConflict):
+		return errorBody{err.Error()}
+	}
+	return nil
 }
 
 // mayNotStart is the sentence for a start refused as "not found": the
@@ -253,60 +334,44 @@ func newCmdCrawlStatus(opts *CrawlOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if watch {
+				return watchCrawl(cmd.Context(), opts, c, args[0], 2*time.Second)
+			}
 			svc, err := opts.service(cmd.Context())
 			if err != nil {
 				return err
 			}
-			var bar *ui.Progress
-			for {
-				v, err := svc.Get(cmd.Context(), c, args[0])
-				if err != nil {
-					return crawlError(err, opts.JSON, noCrawl(c, args[0]))
-				}
-				if watch && v.State == crawl.StateRunning {
-					if bar == nil {
-						bar = ui.NewProgress(opts.f.Streams.Err, "pages captured", v.MaxPages)
-					}
-					bar.Add(v.PagesCaptured - bar.Count())
-					select {
-					case <-cmd.Context().Done():
-						bar.Done()
-						return cmd.Context().Err()
-					case <-time.After(2 * time.Second):
-					}
-					continue
-				}
-				if bar != nil {
-					bar.Done()
-				}
-				if opts.JSON {
-					return opts.print(v)
-				}
-				p := ui.New(opts.f.Streams.Out)
-				stop := "—"
-				if v.StopReason != nil {
-					stop = *v.StopReason
-				}
-				p.Printf("crawl %s (%s, by %s)\nstate: %s   stop reason: %s\npages: %d captured, %d discovered (limit %d, depth ≤ %d)\nseeds: %s\n",
-					v.CrawlID, v.OrgID, v.RequestedBy, v.State, stop, v.PagesCaptured, v.PagesDiscovered, v.MaxPages, v.MaxDepth, strings.Join(v.Seeds, " "))
-				for i, r := range v.Rules {
-					p.Printf("rule %d: %s\n", i+1, r)
-				}
-				if v.Error != nil {
-					p.Printf("error: %s\n", *v.Error)
-				}
-				for _, fl := range v.Failures {
-					reason := "no reason given"
-					if fl.Reason != nil {
-						reason = *fl.Reason
-					}
-					p.Printf("failed (depth %d): %s — %s\n", fl.Depth, fl.URL, reason)
-				}
-				return nil
+			v, err := svc.Get(cmd.Context(), c, args[0])
+			if err != nil {
+				return crawlError(err, opts.JSON, noCrawl(c, args[0]))
 			}
+			if opts.JSON {
+				return opts.print(v)
+			}
+			p := ui.New(opts.f.Streams.Out)
+			stop := "—"
+			if v.StopReason != nil {
+				stop = *v.StopReason
+			}
+			p.Printf("crawl %s (%s, by %s)\nstate: %s   stop reason: %s\npages: %d captured, %d discovered (limit %d, depth ≤ %d)\nseeds: %s\n",
+				v.CrawlID, v.OrgID, v.RequestedBy, v.State, stop, v.PagesCaptured, v.PagesDiscovered, v.MaxPages, v.MaxDepth, strings.Join(v.Seeds, " "))
+			for i, r := range v.Rules {
+				p.Printf("rule %d: %s\n", i+1, r)
+			}
+			if v.Error != nil {
+				p.Printf("error: %s\n", *v.Error)
+			}
+			for _, fl := range v.Failures {
+				reason := "no reason given"
+				if fl.Reason != nil {
+					reason = *fl.Reason
+				}
+				p.Printf("failed (depth %d): %s — %s\n", fl.Depth, fl.URL, reason)
+			}
+			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&watch, "watch", false, "poll every 2 s with a progress bar until the crawl ends")
+	cmd.Flags().BoolVar(&watch, "watch", false, "redraw the crawl's per-host progress every 2 s until it ends (exit 1 when it failed; with --json, one line per change)")
 	return cmd
 }
 
@@ -372,14 +437,21 @@ that hostname and its subdomains (label boundaries), newest crawl first.`,
 			if (len(args) == 1) == (domain != "") {
 				return usagef("give either a CRAWL_ID or --domain")
 			}
-			var q crawl.DomainQuery
+			q := crawl.DomainQuery{Domain: domain, Action: action}
 			if domain != "" {
-				v := url.Values{"domain": {domain}, "action": {action}}
+				// 0 days and an empty action are the defaults to the
+				// use-case; given as flags they are mistakes.
 				if cmd.Flags().Changed("days") {
-					v.Set("days", strconv.Itoa(days))
+					if days < 1 {
+						return usagef("--days must be a positive integer")
+					}
+					q.Days = days
 				}
-				if q, err = crawl.ParseDomainQuery(v); err != nil {
-					return usagef("%s", strings.NewReplacer("querystring/", "--").Replace(err.Error()))
+				if action == "" {
+					return usagef("--action must be equal to one of the allowed values (follow, capture, skip)")
+				}
+				if err := q.Validate(); err != nil {
+					return crawlError(err, false, "")
 				}
 			}
 			svc, err := opts.service(cmd.Context())
@@ -456,10 +528,10 @@ func newCmdCrawlFail(opts *CrawlOptions) *cobra.Command {
 			}
 			var req crawl.FailRequest
 			if cmd.Flags().Changed("reason") {
-				raw, _ := json.Marshal(map[string]string{"reason": reason})
-				if req, err = crawl.DecodeFailRequest(raw); err != nil {
-					return usagef("--reason: %v", err)
-				}
+				req.Reason = &reason
+			}
+			if err := req.Validate(); err != nil {
+				return crawlError(err, opts.JSON, noCrawl(c, args[0]))
 			}
 			svc, err := opts.service(cmd.Context())
 			if err != nil {

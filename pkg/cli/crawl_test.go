@@ -80,10 +80,21 @@ func TestCrawlCommands(t *testing.T) {
 		t.Fatalf("grant: %s", errs)
 	}
 
-	// Without a runner, starting is refused and nothing is written.
-	_, errs, code := run(t, dir, env, "crawl", "start", "--as", "alice", "--org", "acme", "--seed", "https://www.example.com/")
-	if code != ExitUsage || !strings.Contains(errs, "CAPTURE_LEDGER_CRAWL_WEBHOOK_URL") {
-		t.Fatalf("no runner: exit %d %s", code, errs)
+	// Without the webhook, starting starts the crawl for the embedded
+	// runner and says which commands run it; nothing here has run it, so
+	// it is still running at depth 0 with nothing captured.
+	out, errs, code := run(t, dir, env, "crawl", "start", "--as", "alice", "--org", "acme", "--seed", "https://www.example.com/")
+	embedded := strings.TrimSpace(out)
+	if code != 0 || len(embedded) != 36 || !strings.Contains(errs, "ledgerctl serve") || !strings.Contains(errs, "ledgerctl crawl run "+embedded+" --as alice --org acme") {
+		t.Fatalf("start without a webhook: exit %d %q %s", code, out, errs)
+	}
+	out, _, code = run(t, dir, env, "crawl", "status", embedded, "--as", "alice", "--org", "acme", "--json")
+	if code != 0 || !strings.Contains(out, `"state":"running"`) || !strings.Contains(out, `"pagesCaptured":0`) {
+		t.Fatalf("status of the embedded crawl: %d %s", code, out)
+	}
+	// Only one crawl runs at a time: close it to make room.
+	if out, errs, code := run(t, dir, env, "crawl", "fail", embedded, "--as", "alice", "--org", "acme", "--reason", "not run here"); code != 0 {
+		t.Fatalf("fail the embedded crawl: %d %s %s", code, out, errs)
 	}
 
 	var levels atomic.Int32
@@ -122,9 +133,9 @@ func TestCrawlCommands(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q", tc.args, code, errs)
 		}
 	}
-	out, errs, code := run(t, dir, env, "crawl", "start", "--as", "alice", "--org", "acme", "--seed", "https://www.example.com/", "--rule", "follow:same-site", "--max-depth", "1")
+	out, errs, code = run(t, dir, env, "crawl", "start", "--as", "alice", "--org", "acme", "--seed", "https://www.example.com/", "--rule", "follow:same-site", "--max-depth", "1")
 	id := strings.TrimSpace(out)
-	if code != 0 || len(id) != 36 || levels.Load() != 1 {
+	if code != 0 || len(id) != 36 || levels.Load() != 1 || !strings.Contains(errs, "Windmill") {
 		t.Fatalf("start: exit %d %q %s (levels dispatched %d)", code, out, errs, levels.Load())
 	}
 	if _, errs, code := run(t, dir, env, "crawl", "start", "--as", "alice", "--org", "acme", "--seed", "https://other.example.org/"); code != ExitFailure || !strings.Contains(errs, id) {
@@ -156,5 +167,107 @@ func TestCrawlCommands(t *testing.T) {
 	out, _, _ = run(t, dir, env, "crawl", "status", id, "--as", "alice", "--org", "acme")
 	if !strings.Contains(out, "state: failed") || !strings.Contains(out, "error: testing") {
 		t.Errorf("status after fail: %s", out)
+	}
+	// Watching an ended crawl draws it once; a failed one exits 1 with
+	// its reason.
+	out, errs, code = run(t, dir, env, "crawl", "status", id, "--as", "alice", "--org", "acme", "--watch")
+	if code != ExitFailure || !strings.Contains(out, "crawl "+id+" · failed") || !strings.Contains(errs, "crawl "+id+" failed: testing") {
+		t.Errorf("status --watch after fail: exit %d %q %s", code, out, errs)
+	}
+}
+
+// TestCrawlFlagErrors: a request the use-cases refuse names the flag or
+// argument at fault (never an API place such as body/maxPages), exits 2, and
+// is refused before any configuration is read (env is empty here).
+func TestCrawlFlagErrors(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	as := []string{"--as", "alice", "--org", "acme"}
+	many := []string{}
+	for range 33 {
+		many = append(many, "--rule", "follow:any")
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"crawl", "start", "--seed", "https://e.com/", "--max-pages", "0"}, "--max-pages must be >= 1"},
+		{[]string{"crawl", "start", "--seed", "https://e.com/", "--max-depth", "11"}, "--max-depth must be <= 10"},
+		{[]string{"crawl", "start", "--seed", "https://e.com/", "--per-host-delay-ms", "-1"}, "--per-host-delay-ms must be >= 0"},
+		{[]string{"crawl", "start", "--seed", "https://e.com/", "--host-parallelism", "33"}, "--host-parallelism must be <= 32"},
+		{[]string{"crawl", "start", "--from-targets", "--limit", "0"}, "--limit must be >= 1"},
+		{[]string{"crawl", "start", "--seed", "https://e.com/", "--seed", ""}, "--seed #1 must NOT have fewer than 1 characters"},
+		{[]string{"crawl", "start", "--seed", "https://e.com/\x00"}, "--seed #0 must NOT contain U+0000 (NUL)"},
+		{[]string{"crawl", "start", "--seed", "https://e.com/", "--rule", "follow:same-site", "--rule", "skip:\xff"}, "--rule #1 must be valid UTF-8"},
+		{[]string{"crawl", "start", "--seed", "https://e.com/", "--rule", "fetch:any"}, "--rule #0: "},
+		{append([]string{"crawl", "start", "--seed", "https://e.com/"}, many...), "--rule #32 too many rules"},
+		{[]string{"crawl", "fail", "5b0a3c1e-0000-4000-8000-000000000000", "--reason", "a\x00"}, "--reason must NOT contain U+0000 (NUL)"},
+		{[]string{"crawl", "fail", "5b0a3c1e-0000-4000-8000-000000000000", "--reason", strings.Repeat("é", 2001)}, "--reason must NOT have more than 2000 characters"},
+		{[]string{"crawl", "decisions", "--domain", "Example.COM"}, "--domain must be a lowercase hostname"},
+		{[]string{"crawl", "decisions", "--domain", "example.com", "--days", "0"}, "--days must be a positive integer"},
+		{[]string{"crawl", "decisions", "--domain", "example.com", "--action", ""}, "--action must be equal to one of the allowed values"},
+		{[]string{"crawl", "decisions", "--domain", "example.com", "--action", "drop"}, "--action must be equal to one of the allowed values"},
+		{[]string{"crawl", "list", "--state", "done"}, "--state must be running, succeeded or failed"},
+	} {
+		_, errs, code := run(t, dir, map[string]string{}, append(tc.args, as...)...)
+		if code != ExitUsage || !strings.Contains(errs, tc.want) || strings.Contains(errs, "body/") || strings.Contains(errs, "querystring/") {
+			t.Errorf("%q: exit %d, stderr %q; want %q", tc.args, code, errs, tc.want)
+		}
+	}
+	// --json: the API's validation shape, the message naming the flag.
+	_, errs, code := run(t, dir, map[string]string{}, append([]string{"crawl", "start", "--seed", "https://e.com/", "--max-pages", "0", "--json"}, as...)...)
+	want := `{"statusCode":400,"code":"FST_ERR_VALIDATION","error":"Bad Request","message":"--max-pages must be \u003e= 1"}`
+	if code != ExitUsage || !strings.Contains(errs, want) {
+		t.Errorf("--json: exit %d, stderr %q; want %s", code, errs, want)
+	}
+}
+
+func TestFlagOf(t *testing.T) {
+	t.Parallel()
+	for field, want := range map[string]string{
+		"maxDepth": "--max-depth", "fromTargets/limit": "--limit", "seeds": "--seed", "seeds/2": "--seed #2",
+		"rules": "--rule", "rules/1": "--rule #1", "rules/1/follow": "--rule #1", "id": "CRAWL_ID", "reason": "--reason",
+		"domain": "--domain", "something/else": "something/else",
+	} {
+		if got := flagOf(field); got != want {
+			t.Errorf("flagOf(%q) = %q, want %q", field, got, want)
+		}
+	}
+}
+
+// TestCrawlStartWait: without the webhook, `crawl start --wait` starts the
+// crawl and runs it here with the embedded runner until it ends.
+func TestCrawlStartWait(t *testing.T) {
+	t.Parallel()
+	dsn := testenv.Database(t)
+	_, bucket, _ := testenv.Bucket(t)
+	dir := t.TempDir()
+	env := stackEnv(t, dsn, bucket)
+	env["CAPTURE_LEDGER_FGA_DATASTORE_URI"] = testenv.EmptyDatabase(t)
+	if _, errs, code := run(t, dir, env, "fga", "deploy"); code != 0 {
+		t.Fatalf("deploy: %s", errs)
+	}
+	if _, errs, code := run(t, dir, env, "fga", "grant", "submitter", "alice", "acme"); code != 0 {
+		t.Fatalf("grant: %s", errs)
+	}
+	env["CAPTURE_LEDGER_CAPTURE_ENGINE"] = "http"
+	env["CAPTURE_LEDGER_CAPTURE_ALLOW_PRIVATE"] = "1"
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			http.NotFound(w, r)
+			return
+		}
+		fmt.Fprintf(w, `<html><title>%s</title><a href="/a">a</a></html>`, r.URL.Path)
+	}))
+	defer site.Close()
+
+	out, errs, code := run(t, dir, env, "crawl", "start", "--as", "alice", "--org", "acme", "--seed", site.URL+"/", "--max-depth", "1", "--per-host-delay-ms", "0", "--wait")
+	id, _, _ := strings.Cut(out, "\n")
+	if code != 0 || len(id) != 36 || !strings.Contains(out, "crawl "+id+" · succeeded") {
+		t.Fatalf("start --wait: exit %d %q %s", code, out, errs)
+	}
+	out, _, code = run(t, dir, env, "crawl", "status", id, "--as", "alice", "--org", "acme", "--json")
+	if code != 0 || !strings.Contains(out, `"state":"succeeded"`) || !strings.Contains(out, `"pagesCaptured":2`) {
+		t.Errorf("status after --wait: %d %s", code, out)
 	}
 }

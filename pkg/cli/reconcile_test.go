@@ -38,6 +38,9 @@ func stackEnv(t *testing.T, dsn, bucket string) map[string]string {
 		"CAPTURE_LEDGER_S3_ACCESS_KEY_ID":     cfg.AccessKeyID,
 		"CAPTURE_LEDGER_S3_SECRET_ACCESS_KEY": cfg.SecretAccessKey,
 		"CAPTURE_LEDGER_S3_FORCE_PATH_STYLE":  "true",
+		// The on-disk search index of anything a test starts: never the
+		// default, which is relative to the working directory (the source).
+		"CAPTURE_LEDGER_SEARCH_DIR": t.TempDir(),
 	}
 }
 

@@ -41,10 +41,13 @@ Configuration comes from flags, then the shell, then .env.local, then .env
 		newCmdServe(f),
 		newCmdDrain(f),
 		newCmdArchives(f),
+		newCmdCapture(f),
+		newCmdShare(f),
 		newCmdRules(f),
 		newCmdCrawl(f),
 		newCmdTargets(f),
 		newCmdDoctor(f),
+		newCmdSearch(f),
 	)
 	root.CompletionOptions.HiddenDefaultCmd = false
 	// The completion command is built now rather than at Execute, so that

@@ -183,6 +183,10 @@ var Formats = []string{"png", "webp", "html", "links", "mhtml", "wacz"}
 type Settings struct {
 	DatabaseURL string
 
+	// Full-text search: the on-disk index's directory, or an OpenSearch
+	// cluster (set, it is used instead) and its index.
+	SearchDir, OpenSearchURL, OpenSearchIndex string
+
 	S3Endpoint, S3Bucket, S3AccessKeyID, S3SecretAccessKey, S3Region string
 	S3ForcePathStyle                                                 bool
 
@@ -204,8 +208,23 @@ type Settings struct {
 	WebhookURL, WebhookToken       string
 	WebhookTimeout                 time.Duration
 	CrawlStallTimeout              time.Duration
+	// The embedded crawl runner: the caps on Crawl-delay and on a 429/503
+	// back-off, and the BrowserHive endpoints it captures through (none:
+	// the built-in capturer) with the deadline of one call.
+	CrawlDelayMax, CrawlBackoffMax time.Duration
+	BrowserHiveEndpoints           []string
+	BrowserHiveDeadline            time.Duration
 	ReplayOrigin                   string
 	LogLevel                       string
+	// APIURL is CAPTURE_LEDGER_API_URL without a trailing slash.
+	APIURL                     string
+	ReplayKey, ReplayViewerDir string
+	// CaptureEngine is the built-in capturer's engine (browser or http).
+	CaptureEngine string
+	// Lookup returns the resolved value of any variable (flags > shell >
+	// .env.local > .env > defaults), for the packages that parse their own
+	// (the capturer's limits: capture.FromEnv).
+	Lookup func(name string) string
 }
 
 // Settings parses and validates every value that is set, returning all the
@@ -243,39 +262,77 @@ func (c *Config) Settings() (Settings, error) {
 	}
 
 	s := Settings{
-		DatabaseURL:       c.Get("DATABASE_URL"),
-		S3Endpoint:        httpURL("CAPTURE_LEDGER_S3_ENDPOINT"),
-		S3Bucket:          c.Get("CAPTURE_LEDGER_S3_BUCKET"),
-		S3AccessKeyID:     c.Get("CAPTURE_LEDGER_S3_ACCESS_KEY_ID"),
-		S3SecretAccessKey: c.Get("CAPTURE_LEDGER_S3_SECRET_ACCESS_KEY"),
-		S3Region:          c.Get("CAPTURE_LEDGER_S3_REGION"),
-		S3ForcePathStyle:  c.Get("CAPTURE_LEDGER_S3_FORCE_PATH_STYLE") == "true",
-		FGAStoreID:        c.Get("CAPTURE_LEDGER_FGA_STORE_ID"),
-		FGAModelID:        c.Get("CAPTURE_LEDGER_FGA_MODEL_ID"),
-		FGAStoreName:      c.Get("CAPTURE_LEDGER_FGA_STORE_NAME"),
-		FGAAPIURL:         httpURL("CAPTURE_LEDGER_FGA_API_URL"),
-		FGAAPIToken:       c.Get("CAPTURE_LEDGER_FGA_API_TOKEN"),
-		FGADatastoreURI:   c.Get("CAPTURE_LEDGER_FGA_DATASTORE_URI"),
-		DevIdentity:       c.Get("CAPTURE_LEDGER_DEV_IDENTITY") == "1",
-		OIDCIssuer:        httpURL("CAPTURE_LEDGER_OIDC_ISSUER"),
-		OIDCAudience:      c.Get("CAPTURE_LEDGER_OIDC_AUDIENCE"),
-		DevIssuerPort:     intIn("CAPTURE_LEDGER_DEV_ISSUER_PORT", 1, 65535),
-		APIHost:           c.Get("CAPTURE_LEDGER_API_HOST"),
-		APIPort:           intIn("CAPTURE_LEDGER_API_PORT", 1, 65535),
-		DrainInterval:     ms("CAPTURE_LEDGER_DRAIN_INTERVAL_MS", 100, 3_600_000),
-		OutboxMaxAttempts: intIn("CAPTURE_LEDGER_OUTBOX_MAX_ATTEMPTS", 1, 1000),
-		ListTimeBudget:    ms("CAPTURE_LEDGER_LIST_TIME_BUDGET_MS", 100, 50_000),
-		ListCheckBudget:   intIn("CAPTURE_LEDGER_LIST_CHECK_BUDGET", 100, 1_000_000),
-		ListConcurrency:   intIn("CAPTURE_LEDGER_LIST_CONCURRENCY", 1, 10_000),
-		ListPerCaller:     intIn("CAPTURE_LEDGER_LIST_CONCURRENCY_PER_CALLER", 1, 10_000),
-		ListChecks:        intIn("CAPTURE_LEDGER_LIST_CHECK_CONCURRENCY", 1, 100),
-		CaptureSigning:    c.Get("CAPTURE_LEDGER_CAPTURE_SIGNING") == "1",
-		WebhookURL:        httpURL("CAPTURE_LEDGER_CRAWL_WEBHOOK_URL"),
-		WebhookToken:      c.Get("CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN"),
-		WebhookTimeout:    ms("CAPTURE_LEDGER_CRAWL_WEBHOOK_TIMEOUT_MS", 100, 600_000),
-		CrawlStallTimeout: ms("CAPTURE_LEDGER_CRAWL_STALL_TIMEOUT_MS", 1000, 7*24*3_600_000),
-		ReplayOrigin:      httpURL("REPLAY_ORIGIN"),
-		LogLevel:          strings.ToLower(c.Get("LOG_LEVEL")),
+		DatabaseURL:         c.Get("DATABASE_URL"),
+		S3Endpoint:          httpURL("CAPTURE_LEDGER_S3_ENDPOINT"),
+		S3Bucket:            c.Get("CAPTURE_LEDGER_S3_BUCKET"),
+		S3AccessKeyID:       c.Get("CAPTURE_LEDGER_S3_ACCESS_KEY_ID"),
+		S3SecretAccessKey:   c.Get("CAPTURE_LEDGER_S3_SECRET_ACCESS_KEY"),
+		S3Region:            c.Get("CAPTURE_LEDGER_S3_REGION"),
+		S3ForcePathStyle:    c.Get("CAPTURE_LEDGER_S3_FORCE_PATH_STYLE") == "true",
+		FGAStoreID:          c.Get("CAPTURE_LEDGER_FGA_STORE_ID"),
+		FGAModelID:          c.Get("CAPTURE_LEDGER_FGA_MODEL_ID"),
+		FGAStoreName:        c.Get("CAPTURE_LEDGER_FGA_STORE_NAME"),
+		FGAAPIURL:           httpURL("CAPTURE_LEDGER_FGA_API_URL"),
+		FGAAPIToken:         c.Get("CAPTURE_LEDGER_FGA_API_TOKEN"),
+		FGADatastoreURI:     c.Get("CAPTURE_LEDGER_FGA_DATASTORE_URI"),
+		DevIdentity:         c.Get("CAPTURE_LEDGER_DEV_IDENTITY") == "1",
+		OIDCIssuer:          httpURL("CAPTURE_LEDGER_OIDC_ISSUER"),
+		OIDCAudience:        c.Get("CAPTURE_LEDGER_OIDC_AUDIENCE"),
+		DevIssuerPort:       intIn("CAPTURE_LEDGER_DEV_ISSUER_PORT", 1, 65535),
+		APIHost:             c.Get("CAPTURE_LEDGER_API_HOST"),
+		APIPort:             intIn("CAPTURE_LEDGER_API_PORT", 1, 65535),
+		DrainInterval:       ms("CAPTURE_LEDGER_DRAIN_INTERVAL_MS", 100, 3_600_000),
+		OutboxMaxAttempts:   intIn("CAPTURE_LEDGER_OUTBOX_MAX_ATTEMPTS", 1, 1000),
+		ListTimeBudget:      ms("CAPTURE_LEDGER_LIST_TIME_BUDGET_MS", 100, 50_000),
+		ListCheckBudget:     intIn("CAPTURE_LEDGER_LIST_CHECK_BUDGET", 100, 1_000_000),
+		ListConcurrency:     intIn("CAPTURE_LEDGER_LIST_CONCURRENCY", 1, 10_000),
+		ListPerCaller:       intIn("CAPTURE_LEDGER_LIST_CONCURRENCY_PER_CALLER", 1, 10_000),
+		ListChecks:          intIn("CAPTURE_LEDGER_LIST_CHECK_CONCURRENCY", 1, 100),
+		CaptureSigning:      c.Get("CAPTURE_LEDGER_CAPTURE_SIGNING") == "1",
+		WebhookURL:          httpURL("CAPTURE_LEDGER_CRAWL_WEBHOOK_URL"),
+		WebhookToken:        c.Get("CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN"),
+		WebhookTimeout:      ms("CAPTURE_LEDGER_CRAWL_WEBHOOK_TIMEOUT_MS", 100, 600_000),
+		CrawlStallTimeout:   ms("CAPTURE_LEDGER_CRAWL_STALL_TIMEOUT_MS", 1000, 7*24*3_600_000),
+		CrawlDelayMax:       ms("CAPTURE_LEDGER_CRAWL_DELAY_MAX_MS", 1000, 24*3_600_000),
+		CrawlBackoffMax:     ms("CAPTURE_LEDGER_CRAWL_BACKOFF_MAX_MS", 1000, 24*3_600_000),
+		BrowserHiveDeadline: ms("CAPTURE_LEDGER_BROWSERHIVE_DEADLINE_MS", 1000, 3_600_000),
+		ReplayOrigin:        httpURL("CAPTURE_LEDGER_REPLAY_ORIGIN"),
+		LogLevel:            strings.ToLower(c.Get("LOG_LEVEL")),
+		APIURL:              httpURL("CAPTURE_LEDGER_API_URL"),
+		ReplayKey:           c.Get("CAPTURE_LEDGER_REPLAY_KEY"),
+		ReplayViewerDir:     c.Get("CAPTURE_LEDGER_REPLAY_VIEWER_DIR"),
+		CaptureEngine:       c.Get("CAPTURE_LEDGER_CAPTURE_ENGINE"),
+		Lookup:              c.Get,
+	}
+	if e := c.Get("CAPTURE_LEDGER_CAPTURE_ENGINE"); e != "browser" && e != "http" {
+		bad("CAPTURE_LEDGER_CAPTURE_ENGINE", "must be browser or http")
+	}
+	for _, name := range []string{"CAPTURE_LEDGER_REPLAY_ORIGIN", "CAPTURE_LEDGER_API_URL"} {
+		// An origin, or a base the API's paths are appended to: no path,
+		// query or fragment for them to collide with.
+		if u, err := url.Parse(c.Get(name)); err == nil && (strings.Trim(u.Path, "/") != "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil) {
+			bad(name, "must be scheme://host[:port] with nothing after it")
+		}
+	}
+	if n := len(s.ReplayKey); n > 0 && n < 32 {
+		// The value is a secret: named, never printed.
+		errs = append(errs, &InvalidError{Name: "CAPTURE_LEDGER_REPLAY_KEY", Reason: fmt.Sprintf("is %d bytes; it must be at least 32 (openssl rand -base64 48)", n)})
+	}
+	s.SearchDir, s.OpenSearchIndex = c.Get("CAPTURE_LEDGER_SEARCH_DIR"), c.Get("CAPTURE_LEDGER_OPENSEARCH_INDEX")
+	if raw := c.Get("CAPTURE_LEDGER_OPENSEARCH_URL"); raw != "" {
+		// The URL may carry credentials: named, never printed.
+		if u, err := url.Parse(raw); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			errs = append(errs, &InvalidError{Name: "CAPTURE_LEDGER_OPENSEARCH_URL", Reason: "must be an http(s) URL"})
+		}
+		s.OpenSearchURL = strings.TrimRight(raw, "/")
+	}
+	for _, ep := range splitList(c.Get("CAPTURE_LEDGER_BROWSERHIVE_ENDPOINTS")) {
+		u, err := url.Parse(ep)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+			bad("CAPTURE_LEDGER_BROWSERHIVE_ENDPOINTS", fmt.Sprintf("must be a comma list of http(s)://host[:port] URLs; %q is not one", ep))
+			continue
+		}
+		s.BrowserHiveEndpoints = append(s.BrowserHiveEndpoints, strings.TrimRight(ep, "/"))
 	}
 	if raw := c.Get("CAPTURE_LEDGER_DEV_IDENTITY"); raw != "" && raw != "1" {
 		bad("CAPTURE_LEDGER_DEV_IDENTITY", `must be exactly "1" to enable the dev headers, or unset`)

@@ -34,8 +34,8 @@ func write(t *testing.T, dir, name, body string) {
 func TestPrecedence(t *testing.T) {
 	clearEnv(t)
 	dir := t.TempDir()
-	write(t, dir, ".env", "CAPTURE_LEDGER_S3_BUCKET=from-env\nCAPTURE_LEDGER_S3_REGION=env-region\nREPLAY_ORIGIN=http://env\nCAPTURE_LEDGER_API_PORT=1111\n")
-	write(t, dir, ".env.local", "CAPTURE_LEDGER_S3_BUCKET=from-local\nREPLAY_ORIGIN=\nCAPTURE_LEDGER_API_PORT=2222\n")
+	write(t, dir, ".env", "CAPTURE_LEDGER_S3_BUCKET=from-env\nCAPTURE_LEDGER_S3_REGION=env-region\nLOG_LEVEL=debug\nCAPTURE_LEDGER_API_PORT=1111\n")
+	write(t, dir, ".env.local", "CAPTURE_LEDGER_S3_BUCKET=from-local\nLOG_LEVEL=\nCAPTURE_LEDGER_API_PORT=2222\n")
 	t.Setenv("CAPTURE_LEDGER_S3_REGION", "shell-region")
 	t.Setenv("CAPTURE_LEDGER_OIDC_AUDIENCE", "") // empty in the shell = unset: the default stays
 	t.Setenv("CAPTURE_LEDGER_API_PORT", "3333")
@@ -50,18 +50,18 @@ func TestPrecedence(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, want := range map[string]string{
-		"CAPTURE_LEDGER_S3_BUCKET":     "from-local",            // .env.local > .env
-		"CAPTURE_LEDGER_S3_REGION":     "shell-region",          // shell > files
-		"REPLAY_ORIGIN":                "http://127.0.0.1:8899", // empty in .env.local unsets .env's value; default applies
-		"CAPTURE_LEDGER_OIDC_AUDIENCE": "capture-ledger",        // default
-		"CAPTURE_LEDGER_API_PORT":      "4444",                  // flag > shell
-		"DATABASE_URL":                 "",                      // unset flag does not count
+		"CAPTURE_LEDGER_S3_BUCKET":     "from-local",     // .env.local > .env
+		"CAPTURE_LEDGER_S3_REGION":     "shell-region",   // shell > files
+		"LOG_LEVEL":                    "info",           // empty in .env.local unsets .env's value; default applies
+		"CAPTURE_LEDGER_OIDC_AUDIENCE": "capture-ledger", // default
+		"CAPTURE_LEDGER_API_PORT":      "4444",           // flag > shell
+		"DATABASE_URL":                 "",               // unset flag does not count
 	} {
 		if got := c.Get(name); got != want {
 			t.Errorf("%s = %q, want %q", name, got, want)
 		}
 	}
-	wantNote := "config: .env (4 names), .env.local (3 names) — .env.local wins for CAPTURE_LEDGER_S3_BUCKET, REPLAY_ORIGIN, CAPTURE_LEDGER_API_PORT (a value set in the shell beats the files)"
+	wantNote := "config: .env (4 names), .env.local (3 names) — .env.local wins for CAPTURE_LEDGER_S3_BUCKET, LOG_LEVEL, CAPTURE_LEDGER_API_PORT (a value set in the shell beats the files)"
 	if got := c.Note(); got != wantNote {
 		t.Errorf("note:\n got %s\nwant %s", got, wantNote)
 	}
@@ -138,6 +138,9 @@ func TestSettingsValidation(t *testing.T) {
 		{"webhook token alone", map[string]string{"CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN": "t"}, []string{"must be set together"}},
 		{"webhook pair", map[string]string{"CAPTURE_LEDGER_CRAWL_WEBHOOK_URL": "http://w/x", "CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN": "t"}, nil},
 		{"dev identity true", map[string]string{"CAPTURE_LEDGER_DEV_IDENTITY": "true"}, []string{`CAPTURE_LEDGER_DEV_IDENTITY="true"`}},
+		{"browserhive endpoints", map[string]string{"CAPTURE_LEDGER_BROWSERHIVE_ENDPOINTS": "http://bh1:8080, https://bh2/"}, nil},
+		{"browserhive endpoint not a url", map[string]string{"CAPTURE_LEDGER_BROWSERHIVE_ENDPOINTS": "http://bh1:8080,bh2:8080"}, []string{"CAPTURE_LEDGER_BROWSERHIVE_ENDPOINTS", `"bh2:8080" is not one`}},
+		{"crawl delay cap too small", map[string]string{"CAPTURE_LEDGER_CRAWL_DELAY_MAX_MS": "10"}, []string{"CAPTURE_LEDGER_CRAWL_DELAY_MAX_MS"}},
 		{"endpoint not a url", map[string]string{"CAPTURE_LEDGER_S3_ENDPOINT": "localhost:8333"}, []string{"CAPTURE_LEDGER_S3_ENDPOINT"}},
 		{"two problems at once", map[string]string{"CAPTURE_LEDGER_API_PORT": "0", "LOG_LEVEL": "loud"}, []string{"CAPTURE_LEDGER_API_PORT", "LOG_LEVEL"}},
 	}

@@ -91,12 +91,14 @@ func sectionOf(name string) string {
 		return "identity"
 	case strings.HasPrefix(name, "CAPTURE_LEDGER_API_"), strings.Contains(name, "DRAIN"), strings.Contains(name, "OUTBOX"), strings.HasPrefix(name, "CAPTURE_LEDGER_LIST_"):
 		return "serve"
+	case strings.Contains(name, "REPLAY"):
+		return "replay"
+	case strings.Contains(name, "SEARCH"):
+		return "search"
 	case strings.Contains(name, "CAPTURE_"), strings.Contains(name, "BROWSERHIVE"):
 		return "captures"
 	case strings.Contains(name, "CRAWL"):
 		return "crawls"
-	case strings.Contains(name, "SEARCH"):
-		return "search"
 	}
 	return "other"
 }

@@ -65,13 +65,32 @@ var Variables = []Var{
 
 	{Name: "CAPTURE_LEDGER_CAPTURE_FORMATS", Default: "wacz", Help: "comma list of png,webp,html,links,mhtml,wacz"},
 	{Name: "CAPTURE_LEDGER_CAPTURE_SIGNING", Help: "\"1\" asks for signed WACZ (needs wacz in the formats)"},
+	{Name: "CAPTURE_LEDGER_CAPTURE_ENGINE", Default: "browser", Help: "engine of the built-in capturer: browser (headless Chromium) or http (no JavaScript)"},
+	{Name: "CAPTURE_LEDGER_CAPTURE_TIMEOUT_MS", Default: "60000", Help: "the longest one built-in capture may take, in milliseconds"},
+	{Name: "CAPTURE_LEDGER_CAPTURE_MAX_BODY_BYTES", Default: "20971520", Help: "the most bytes one response body is recorded with; past it the archive is marked incomplete"},
+	{Name: "CAPTURE_LEDGER_CAPTURE_MAX_PAGE_BYTES", Default: "209715200", Help: "the most bytes of bodies one capture records in all; past it the archive is marked incomplete"},
+	{Name: "CAPTURE_LEDGER_CAPTURE_MAX_RESOURCES", Default: "500", Help: "the most responses one capture records besides the page itself"},
+	{Name: "CAPTURE_LEDGER_CAPTURE_ALLOW_PRIVATE", Help: "exactly \"1\" lets captures reach loopback, private and link-local addresses (local test sites only; refused by default)"},
+	{Name: "CAPTURE_LEDGER_CHROMIUM_PATH", Help: "Chromium the browser engine runs; unset: chromium, chromium-browser or google-chrome on PATH"},
 
-	{Name: "CAPTURE_LEDGER_CRAWL_WEBHOOK_URL", Help: "Windmill flow webhook; set with _TOKEN to run crawls (without a runner the crawl routes are not served)"},
+	{Name: "CAPTURE_LEDGER_CRAWL_WEBHOOK_URL", Help: "Windmill flow webhook; set with _TOKEN, crawls run on the flow; unset, serve's embedded runner runs them (docs/crawling.md)"},
 	{Name: "CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN", Help: "bearer token for the crawl webhook", Secret: true},
 	{Name: "CAPTURE_LEDGER_CRAWL_WEBHOOK_TIMEOUT_MS", Default: "10000", Help: "timeout of one webhook call, in milliseconds"},
 	{Name: "CAPTURE_LEDGER_CRAWL_STALL_TIMEOUT_MS", Default: "1800000", Help: "a running crawl with no progress for this long is closed failed, in milliseconds"},
+	{Name: "CAPTURE_LEDGER_CRAWL_DELAY_MAX_MS", Default: "60000", Help: "the embedded crawl runner's cap on a robots.txt Crawl-delay, in milliseconds (a longer one is cut to it and reported as the cap; it never shortens perHostDelayMs)"},
+	{Name: "CAPTURE_LEDGER_CRAWL_BACKOFF_MAX_MS", Default: "120000", Help: "the embedded crawl runner's cap on the wait after a 429 or 503 (Retry-After), in milliseconds"},
+	{Name: "CAPTURE_LEDGER_BROWSERHIVE_ENDPOINTS", Help: "comma list of BrowserHive base URLs (http(s)://host:port); set, the embedded crawl runner captures through them (POST /captures) instead of the built-in capturer"},
+	{Name: "CAPTURE_LEDGER_BROWSERHIVE_DEADLINE_MS", Default: "145000", Help: "how long one BrowserHive capture call may take, waits for a free endpoint included, in milliseconds"},
 
-	{Name: "REPLAY_ORIGIN", Default: "http://127.0.0.1:8899", Help: "WACZ replay viewer the picker links to"},
+	{Name: "CAPTURE_LEDGER_API_URL", Help: "URL browsers reach `serve` at (scheme://host[:port]), for the replay links `ledgerctl archives open` prints and the viewer reads from; unset: what the request came to (serve), http://API_HOST:API_PORT (the CLI)"},
+
+	{Name: "CAPTURE_LEDGER_REPLAY_KEY", Help: "HMAC-SHA256 key of replay links, at least 32 bytes (`make run` writes a random one to .env.local); serve refuses to start without it unless CAPTURE_LEDGER_DEV_IDENTITY=1, which uses a key that lasts as long as the process", Secret: true},
+	{Name: "CAPTURE_LEDGER_REPLAY_ORIGIN", Help: "origin of an external ReplayWeb.page deployment the picker opens archives in (it reads them through this API); unset: serve's own viewer at /replay/"},
+	{Name: "CAPTURE_LEDGER_REPLAY_VIEWER_DIR", Default: ".state/replay/replaywebpage-2.5.3", Help: "folder holding ReplayWeb.page's ui.js and sw.js, which serve offers at /replay/ (`make replay-viewer` puts them there)"},
+	{Name: "CAPTURE_LEDGER_SEARCH_DIR", Default: ".ledgerctl/search", Help: "directory of the on-disk (Bleve) full-text index, used when CAPTURE_LEDGER_OPENSEARCH_URL is unset; one process at a time holds it open"},
+	{Name: "CAPTURE_LEDGER_OPENSEARCH_URL", Help: "OpenSearch cluster for full-text search; set, it replaces the on-disk index (credentials may go in the URL)", Secret: true},
+	{Name: "CAPTURE_LEDGER_OPENSEARCH_INDEX", Default: "capture-pages", Help: "OpenSearch index holding the pages"},
+
 	{Name: "LOG_LEVEL", Default: "info", Help: "serve log level: debug, info, warn or error"},
 }
 

@@ -1,0 +1,325 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"errors"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/capture-ledger/ledgerctl/pkg/authz"
+	"github.com/capture-ledger/ledgerctl/pkg/replay"
+	"github.com/capture-ledger/ledgerctl/pkg/wacz"
+)
+
+// The pages the test archive holds, and text only their replay can show.
+const (
+	archivedPage  = "https://www.example.test/garden"
+	archivedText  = "The plum tree in the archived garden flowers in February"
+	archivedPage2 = "https://www.example.test/orchard"
+	archivedText2 = "The archived orchard has eleven pear trees"
+)
+
+// needBrowser returns Chromium's path and the folder of ReplayWeb.page's
+// files (`make replay-viewer`), or stops the test: fatally under CI, where
+// `make test` installs both.
+func needBrowser(t *testing.T) (chromium, viewer string) {
+	t.Helper()
+	stop := t.Skipf
+	if os.Getenv("CI") == "true" {
+		stop = t.Fatalf
+	}
+	chromium = os.Getenv("CAPTURE_LEDGER_CHROMIUM_PATH")
+	if chromium == "" {
+		var err error
+		if chromium, err = exec.LookPath("chromium"); err != nil {
+			stop("no Chromium (apt-get install -y chromium, or set CAPTURE_LEDGER_CHROMIUM_PATH)")
+		}
+	}
+	viewer = os.Getenv("LEDGER_TEST_REPLAY_VIEWER_DIR")
+	if viewer == "" {
+		viewer, _ = filepath.Abs(filepath.Join("..", "..", ".state", "replay", "replaywebpage-2.5.3"))
+	}
+	if !replay.ViewerInstalled(viewer) {
+		stop("ReplayWeb.page is not in %s: run `make replay-viewer` (or set LEDGER_TEST_REPLAY_VIEWER_DIR)", viewer)
+	}
+	return chromium, viewer
+}
+
+// gardenWACZ is a WACZ of two pages as the built-in capturer records them
+// (pkg/wacz.Write, the writer both capture engines use). Half a megabyte
+// of other content lies between their records, so the viewer reads the
+// second page's record only when it shows that page.
+func gardenWACZ(t *testing.T) []byte {
+	t.Helper()
+	at := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	page := func(title, text string) []byte {
+		return []byte(`<!doctype html><html><head><meta charset="utf-8"><title>` + title + `</title></head>` +
+			`<body><h1>` + title + `</h1><p id="text">` + text + `</p></body></html>`)
+	}
+	filler := make([]byte, 512<<10)
+	_, _ = rand.Read(filler)
+	ex := func(u, typ string, d time.Duration, body []byte) wacz.Exchange {
+		return wacz.Exchange{URL: u, Date: at.Add(d), Status: 200, Body: body,
+			RequestHeader: http.Header{"User-Agent": {"ledgerctl-test"}}, Header: http.Header{"Content-Type": {typ}}}
+	}
+	c := wacz.Capture{
+		Created:  at.Add(2 * time.Second),
+		Software: "ledgerctl test",
+		Exchanges: []wacz.Exchange{
+			ex(archivedPage, "text/html; charset=utf-8", 0, page("The garden", archivedText)),
+			ex("https://www.example.test/filler.bin", "application/octet-stream", time.Second, filler),
+			ex(archivedPage2, "text/html; charset=utf-8", -time.Minute, page("The orchard", archivedText2)),
+		},
+		Pages: []wacz.Page{
+			{URL: archivedPage, Date: at, Title: "The garden", Text: "The garden\n" + archivedText},
+			// Earlier: ReplayWeb.page lists pages newest first, and opens the
+			// first it lists.
+			{URL: archivedPage2, Date: at.Add(-time.Minute), Title: "The orchard", Text: "The orchard\n" + archivedText2},
+		},
+	}
+	var buf bytes.Buffer
+	if _, err := wacz.Write(&buf, c); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// waczReads records the status of every archive read the server answers.
+type waczReads struct {
+	mu     sync.Mutex
+	status []int
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *statusRecorder) WriteHeader(code int) { r.status = code; r.ResponseWriter.WriteHeader(code) }
+func (r *statusRecorder) Flush() {
+	if f, ok := r.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (w *waczReads) wrap(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		if !strings.HasSuffix(r.URL.Path, "/wacz") || r.Method == http.MethodOptions {
+			h.ServeHTTP(rw, r)
+			return
+		}
+		rec := &statusRecorder{ResponseWriter: rw, status: http.StatusOK}
+		defer func() {
+			w.mu.Lock()
+			w.status = append(w.status, rec.status)
+			w.mu.Unlock()
+		}()
+		h.ServeHTTP(rec, r)
+	})
+}
+
+// since is the statuses from the n-th read on.
+func (w *waczReads) since(n int) []int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]int(nil), w.status[min(n, len(w.status)):]...)
+}
+
+func (w *waczReads) count() int { w.mu.Lock(); defer w.mu.Unlock(); return len(w.status) }
+
+// replayedTextJS reads the text of every archived page ReplayWeb.page shows
+// in the tab: its frames are on this origin, nested in open shadow roots.
+const replayedTextJS = `(function () {
+  var out = [];
+  function walk(root) {
+    var els = root.querySelectorAll("*");
+    for (var i = 0; i < els.length; i++) {
+      var e = els[i];
+      if (e.shadowRoot) { walk(e.shadowRoot); }
+      if (e.tagName === "IFRAME") {
+        try {
+          var d = e.contentDocument;
+          if (!d) { continue; }
+          if (String(d.location).indexOf("mp_/") >= 0 && d.body) { out.push(d.body.innerText); }
+          walk(d);
+        } catch (x) {}
+      }
+    }
+  }
+  walk(document);
+  return out.join("\n");
+})()`
+
+// poll runs check every 250 ms until it reports done or ctx ends; the
+// deadline only bounds a failing test, it asserts no speed.
+func poll(ctx context.Context, check func() (bool, error)) error {
+	for {
+		done, err := check()
+		if done || err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// TestReplayInTheBrowser: in headless Chromium, a member of acme opens the
+// picker, clicks the archive, and its archived text appears inside
+// ReplayWeb.page served at /replay/, read range by range through the API;
+// an outsider's picker lists nothing; once acme loses the archive, the
+// open viewer's next reads are 404s and the page is no longer shown.
+func TestReplayInTheBrowser(t *testing.T) {
+	t.Parallel()
+	chromium, viewer := needBrowser(t)
+	reads := &waczReads{}
+	f := newReplayFixture(t, replayOptions{content: gardenWACZ(t), sourceURL: archivedPage, viewerDir: viewer, wrap: reads.wrap})
+
+	alloc, cancel := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromium), chromedp.UserDataDir(t.TempDir()), chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.Flag("disable-quic", true), chromedp.WindowSize(1280, 900))...)
+	defer cancel()
+	ctx, cancel := context.WithTimeout(alloc, 3*time.Minute)
+	defer cancel()
+	picker, cancel := chromedp.NewContext(ctx)
+	defer cancel()
+
+	// The member's picker lists both archives; the first row is the WACZ.
+	if err := chromedp.Do(picker,
+		chromedp.Navigate(f.srv.URL+"/"),
+		chromedp.WaitVisible("#subject"),
+		chromedp.SendKeys("#subject", "alice"),
+		chromedp.SendKeys("#orgs", "acme"),
+		chromedp.Click("#who button"),
+		chromedp.WaitVisible(`a[href="#`+f.ids[0]+`"]`),
+	); err != nil {
+		t.Fatalf("picker as alice: %v", err)
+	}
+	if err := chromedp.Do(picker, chromedp.Click(`a[href="#`+f.ids[0]+`"]`)); err != nil {
+		t.Fatal(err)
+	}
+	// The click asks the API for a link and opens it in a new tab.
+	var tab context.Context
+	err := poll(ctx, func() (bool, error) {
+		targets, err := chromedp.Targets(picker)
+		if err != nil {
+			return false, err
+		}
+		for _, ti := range targets {
+			if ti.Type == "page" && strings.HasPrefix(ti.URL, f.srv.URL+"/replay/?source=") {
+				var c context.CancelFunc
+				tab, c = chromedp.NewContext(picker, chromedp.WithTargetID(ti.TargetID))
+				t.Cleanup(c)
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		note, _ := chromedp.Run(picker, chromedp.Evaluate[string](`Array.from(document.querySelectorAll(".note")).map(function (n) { return n.textContent; }).join("|")`))
+		t.Fatalf("no viewer tab opened (%v); the row says %q", err, note)
+	}
+	text := ""
+	err = poll(ctx, func() (bool, error) {
+		s, err := chromedp.Run(tab, chromedp.Evaluate[string](replayedTextJS))
+		text = s
+		return err == nil && strings.Contains(s, archivedText), nil
+	})
+	if err != nil {
+		t.Fatalf("the archived text never appeared in ReplayWeb.page (%v); shown: %q", err, text)
+	}
+	granted := reads.since(0)
+	partial := 0
+	for _, s := range granted {
+		if s == http.StatusPartialContent {
+			partial++
+		}
+		if s != http.StatusOK && s != http.StatusPartialContent {
+			t.Errorf("a granted read answered %d (all: %v)", s, granted)
+		}
+	}
+	if partial == 0 {
+		t.Errorf("the viewer read the archive without a range request: %v", granted)
+	}
+	t.Logf("alice: %d archive reads to show the page (%d ranges)", len(granted), partial)
+
+	// An outsider's picker (same browser, another name) shows no archive.
+	if err := chromedp.Do(picker,
+		chromedp.SetValue("#subject", "bob"),
+		chromedp.SetValue("#orgs", "globex"),
+		chromedp.Click("#who button"),
+	); err != nil {
+		t.Fatal(err)
+	}
+	err = poll(ctx, func() (bool, error) {
+		s, err := chromedp.Run(picker, chromedp.Evaluate[string](`document.getElementById("status").textContent + "|" + document.getElementById("rows").children.length`))
+		return err == nil && s == "No archives you can see|0", err
+	})
+	if err != nil {
+		t.Errorf("bob's picker: %v", err)
+	}
+
+	// acme loses the archive. Once the check cache has let go of the
+	// answer, the open viewer's next reads are refused: asked for the
+	// archive's second page, whose record it has not read, ReplayWeb.page
+	// reads the archive again and gets 404s. (Reloading the first page
+	// reads nothing: the viewer keeps what it has read.)
+	viewerURL, err := chromedp.Run(tab, chromedp.Location())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.env.FGA.Write(context.Background(), nil, []authz.Tuple{{User: "organization:acme", Relation: "parent", Object: "capture_job:" + f.tasks[0]}}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(replay.DefaultCheckCache + 500*time.Millisecond)
+	before := reads.count()
+	second, err := url.Parse(viewerURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := second.Query()
+	if q.Get("url") != archivedPage {
+		t.Errorf("the picker's link opens %q, not the row's page %s", q.Get("url"), archivedPage)
+	}
+	q.Set("url", archivedPage2)
+	second.RawQuery = q.Encode()
+	if err := chromedp.Do(tab, chromedp.Navigate(second.String())); err != nil && !errors.Is(err, context.Canceled) {
+		t.Logf("navigate: %v", err)
+	}
+	err = poll(ctx, func() (bool, error) { return len(reads.since(before)) > 0, nil })
+	if err != nil {
+		t.Fatalf("the viewer read nothing for the second page: %v", err)
+	}
+	after := reads.since(before)
+	for _, s := range after {
+		if s != http.StatusNotFound {
+			t.Errorf("a read after the revocation answered %d (all: %v)", s, after)
+		}
+	}
+	if s, err := chromedp.Run(tab, chromedp.Evaluate[string](replayedTextJS)); err == nil && strings.Contains(s, archivedText2) {
+		t.Errorf("the second page is shown after the revocation")
+	}
+	// The viewer page's own read with its link, the way ReplayWeb.page
+	// makes them, is refused as well.
+	status, err := chromedp.Run(tab, chromedp.Evaluate[int](`(function () {
+  var src = new URLSearchParams(location.search).get("source");
+  return fetch(src, { headers: { Range: "bytes=0-99" }, cache: "no-store" }).then(function (r) { return r.status; });
+})()`, chromedp.EvalAwaitPromise))
+	if err != nil || status != http.StatusNotFound {
+		t.Errorf("a range read from the viewer page: %d %v", status, err)
+	}
+	t.Logf("after the revocation: %d reads by the viewer, all 404", len(after))
+}

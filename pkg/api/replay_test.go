@@ -1,0 +1,655 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/capture-ledger/ledgerctl/pkg/api"
+	"github.com/capture-ledger/ledgerctl/pkg/app"
+	"github.com/capture-ledger/ledgerctl/pkg/apptest"
+	"github.com/capture-ledger/ledgerctl/pkg/archive"
+	"github.com/capture-ledger/ledgerctl/pkg/authz"
+	"github.com/capture-ledger/ledgerctl/pkg/identity"
+	"github.com/capture-ledger/ledgerctl/pkg/manifest"
+	"github.com/capture-ledger/ledgerctl/pkg/outbox"
+	"github.com/capture-ledger/ledgerctl/pkg/replay"
+)
+
+// notFoundBody is the answer of every refusal (and of absence).
+const notFoundBody = `{"error":"not found"}`
+
+// syncBuffer is a log sink the server writes to while the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+// replayFixture is a served API with replay on, and two archives of acme
+// submitted by carol: alice sees them as a member of acme, nobody else.
+type replayFixture struct {
+	env   *apptest.Env
+	srv   *httptest.Server
+	svc   *replay.Service
+	clock *clock
+	log   *syncBuffer
+	obj   []byte
+	ids   []string // the archives
+	tasks []string // their capture jobs
+}
+
+type replayOptions struct {
+	objectSize int
+	cache      time.Duration
+	viewerDir  string
+	origin     string
+	apiURL     string
+	// content, when set, is the object of the first archive (a real WACZ).
+	content []byte
+	// sourceURL is what the first archive's manifest says was captured.
+	sourceURL string
+	// wrap, when set, wraps the served handler (to watch requests).
+	wrap func(http.Handler) http.Handler
+}
+
+func newReplayFixture(t testing.TB, o replayOptions) *replayFixture {
+	t.Helper()
+	ctx := context.Background()
+	env := apptest.New(t)
+	f := &replayFixture{env: env, clock: &clock{t: time.Now()}, log: &syncBuffer{}}
+	if o.objectSize == 0 {
+		o.objectSize = 100_000
+	}
+	f.obj = o.content
+	if f.obj == nil {
+		f.obj = make([]byte, o.objectSize)
+		_, _ = rand.Read(f.obj)
+	}
+	if o.sourceURL == "" {
+		o.sourceURL = "https://example.com/"
+	}
+	adm, err := env.App.Admitter(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	carol := "carol"
+	for i := range 2 {
+		task := uuid.NewString()
+		key := fmt.Sprintf("org/acme/2026-12/%s_c0ffee00.wacz", task)
+		body := f.obj
+		if i > 0 {
+			body = []byte("the second archive")
+		}
+		if err := env.Blob.Put(ctx, env.Bucket, key, "application/wacz", body); err != nil {
+			t.Fatal(err)
+		}
+		m, err := manifest.Decode(apptest.Manifest(task, "success", o.sourceURL, env.Bucket, key, time.Now().Add(-time.Duration(i+1)*time.Hour)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, outcome, err := adm.Admit(ctx, m, "acme", &carol)
+		if err != nil || outcome != archive.Registered {
+			t.Fatalf("admit: %v %v", outcome, err)
+		}
+		f.ids, f.tasks = append(f.ids, id), append(f.tasks, task)
+	}
+	st, w, err := env.App.OutboxDeps(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err := outbox.Drain(ctx, st, w, outbox.Options{}); err != nil || r.Delivered != 2 {
+		t.Fatalf("drain: %+v %v", r, err)
+	}
+	store, _ := env.App.Store(ctx)
+	perms := app.Permissions{Client: env.FGA, Now: f.clock.Now}
+	signer, err := replay.NewSigner([]byte("a test key that is long enough to sign with"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.NewTextHandler(f.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	f.svc = &replay.Service{Perms: perms, Catalog: store, Objects: env.App.Blob(), Signer: signer, Log: log, CheckCache: o.cache, Now: f.clock.Now}
+	s := &api.Server{
+		Access:   &archive.Access{Perms: perms, Catalog: store, Signer: env.App.Blob(), Log: log},
+		Identity: identity.Headers{}, Submitters: perms, Log: log,
+		Picker: api.PickerConfig{View: api.ViewNames, Host: "127.0.0.1", Port: 7070, ReplayOrigin: o.origin},
+		Replay: &api.Replay{Service: f.svc, ViewerDir: o.viewerDir, Origin: o.origin, APIURL: o.apiURL},
+	}
+	h := s.Handler()
+	if o.wrap != nil {
+		h = o.wrap(h)
+	}
+	f.srv = httptest.NewServer(h)
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+type answer struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (f *replayFixture) do(t testing.TB, method, path string, header map[string]string, body string) answer {
+	t.Helper()
+	req, err := http.NewRequest(method, f.srv.URL+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return answer{res.StatusCode, res.Header, b}
+}
+
+func as(subject, orgs string) map[string]string {
+	return map[string]string{identity.SubjectHeader: subject, identity.OrganizationsHeader: orgs}
+}
+
+// link mints a viewer link as subject and returns it with its token.
+func (f *replayFixture) link(t testing.TB, id, subject, orgs, body string) (api.ReplayLink, string) {
+	t.Helper()
+	a := f.do(t, "POST", "/api/archives/"+id+"/replay", as(subject, orgs), body)
+	if a.status != 200 {
+		t.Fatalf("mint as %s: %d %s", subject, a.status, a.body)
+	}
+	var l api.ReplayLink
+	if err := json.Unmarshal(a.body, &l); err != nil {
+		t.Fatal(err)
+	}
+	return l, tokenOf(t, l.URL)
+}
+
+// tokenOf is the t parameter of the source a viewer link reads.
+func tokenOf(t testing.TB, link string) string {
+	t.Helper()
+	u, err := url.Parse(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := url.Parse(u.Query().Get("source"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := src.Query().Get("t")
+	if tok == "" {
+		t.Fatalf("no token in %s", link)
+	}
+	return tok
+}
+
+func waczPath(id, token string) string {
+	return "/api/archives/" + id + "/wacz?t=" + url.QueryEscape(token)
+}
+
+// TestReplayLink: POST /api/archives/{id}/replay checks identity and
+// can_view like minting a URL, and answers a link to serve's viewer whose
+// source is the archive read on this origin, valid for an hour (or what
+// was asked, within bounds).
+func TestReplayLink(t *testing.T) {
+	t.Parallel()
+	f := newReplayFixture(t, replayOptions{})
+	id := f.ids[0]
+	before := time.Now()
+	l, tok := f.link(t, id, "alice", "acme", "")
+	want := f.srv.URL + "/replay/?source=" + url.QueryEscape(waczPath(id, tok))
+	if l.URL != want {
+		t.Errorf("url %s, want %s", l.URL, want)
+	}
+	if d := l.ExpiresAt.Sub(before); d < time.Hour-2*time.Second || d > time.Hour+time.Second {
+		t.Errorf("expiresAt %s is not an hour from now", l.ExpiresAt)
+	}
+	l, _ = f.link(t, id, "alice", "acme", `{"expiresIn":600}`)
+	if d := l.ExpiresAt.Sub(before); d < 598*time.Second || d > 601*time.Second {
+		t.Errorf("expiresIn 600: expiresAt %s", l.ExpiresAt)
+	}
+	// The page to open, as the picker names it (the row's sourceUrl).
+	l, tok = f.link(t, id, "alice", "acme", `{"page":"https://example.com/a?b=c&d"}`)
+	if want := f.srv.URL + "/replay/?source=" + url.QueryEscape(waczPath(id, tok)) + "&url=" + url.QueryEscape("https://example.com/a?b=c&d"); l.URL != want {
+		t.Errorf("with a page: %s, want %s", l.URL, want)
+	}
+	for _, tc := range []struct {
+		name, id, subject, orgs, body string
+		status                        int
+		want                          string
+	}{
+		{"outsider", id, "bob", "globex", "", 404, notFoundBody},
+		{"member of another org", id, "alice", "globex", "", 404, notFoundBody},
+		{"absent archive", uuid.NewString(), "alice", "acme", "", 404, notFoundBody},
+		{"no identity", id, "", "", "", 401, `{"error":"unauthenticated"}`},
+		{"not a uuid", "nope", "alice", "acme", "", 400, `params/id must match format`},
+		{"too short", id, "alice", "acme", `{"expiresIn":59}`, 400, `body/expiresIn must be between 60 and 43200`},
+		{"too long", id, "alice", "acme", `{"expiresIn":43201}`, 400, `body/expiresIn must be between 60 and 43200`},
+		{"not an integer", id, "alice", "acme", `{"expiresIn":60.5}`, 400, `/expiresIn must be int64`},
+		{"unknown key", id, "alice", "acme", `{"ttl":60}`, 400, `must NOT have additional properties`},
+		{"page not a URL", id, "alice", "acme", `{"page":"garden"}`, 400, `body/page must be an absolute http(s) URL`},
+		{"page of another scheme", id, "alice", "acme", `{"page":"javascript:alert(1)"}`, 400, `body/page must be an absolute http(s) URL`},
+		{"page with a NUL", id, "alice", "acme", `{"page":"https://e.com/\u0000"}`, 400, `body/page must be printable UTF-8`},
+		{"page too long", id, "alice", "acme", `{"page":"https://e.com/` + strings.Repeat("a", 8200) + `"}`, 400, `body/page is longer than 8192 bytes`},
+	} {
+		h := map[string]string{}
+		if tc.subject != "" {
+			h = as(tc.subject, tc.orgs)
+		}
+		a := f.do(t, "POST", "/api/archives/"+tc.id+"/replay", h, tc.body)
+		if a.status != tc.status || !strings.Contains(string(a.body), tc.want) {
+			t.Errorf("%s: %d %s, want %d %s", tc.name, a.status, a.body, tc.status, tc.want)
+		}
+	}
+	// The refusal is the URL mint's refusal, byte for byte.
+	mine := f.do(t, "POST", "/api/archives/"+id+"/replay", as("bob", "globex"), "")
+	theirs := f.do(t, "POST", "/api/archives/"+id+"/url", as("bob", "globex"), "")
+	if !bytes.Equal(mine.body, theirs.body) || mine.status != theirs.status {
+		t.Errorf("replay refusal %d %s, url refusal %d %s", mine.status, mine.body, theirs.status, theirs.body)
+	}
+}
+
+// TestReplayLinkShapes: CAPTURE_LEDGER_API_URL fixes the origin links point
+// at; CAPTURE_LEDGER_REPLAY_ORIGIN sends them to an external viewer, which
+// gets the full URL of the read and opens the first page.
+func TestReplayLinkShapes(t *testing.T) {
+	t.Parallel()
+	f := newReplayFixture(t, replayOptions{origin: "https://viewer.example", apiURL: "https://ledger.example"})
+	id := f.ids[0]
+	l, tok := f.link(t, id, "alice", "acme", "")
+	want := "https://viewer.example/?source=" + url.QueryEscape("https://ledger.example"+waczPath(id, tok)) + "#view=pages&url=page%3A0"
+	if l.URL != want {
+		t.Errorf("url %s, want %s", l.URL, want)
+	}
+	l, tok = f.link(t, id, "alice", "acme", `{"page":"https://example.com/x"}`)
+	want = "https://viewer.example/?source=" + url.QueryEscape("https://ledger.example"+waczPath(id, tok)) + "#view=pages&url=" + url.QueryEscape("https://example.com/x")
+	if l.URL != want {
+		t.Errorf("url %s, want %s", l.URL, want)
+	}
+}
+
+// TestReplayRanges: the viewer's reads, with a link's token, honour Range
+// the way RFC 9110 says, and every byte is the object's.
+func TestReplayRanges(t *testing.T) {
+	t.Parallel()
+	f := newReplayFixture(t, replayOptions{objectSize: 100_000})
+	id := f.ids[0]
+	_, tok := f.link(t, id, "alice", "acme", "")
+	path := waczPath(id, tok)
+	size := len(f.obj)
+	whole := f.do(t, "GET", path, nil, "")
+	if whole.status != 200 || !bytes.Equal(whole.body, f.obj) || whole.header.Get("Content-Length") != strconv.Itoa(size) {
+		t.Fatalf("whole: %d, %d bytes, length %s", whole.status, len(whole.body), whole.header.Get("Content-Length"))
+	}
+	etag, modified := whole.header.Get("ETag"), whole.header.Get("Last-Modified")
+	if etag == "" || modified == "" || whole.header.Get("Accept-Ranges") != "bytes" {
+		t.Fatalf("validators: ETag %q, Last-Modified %q, Accept-Ranges %q", etag, modified, whole.header.Get("Accept-Ranges"))
+	}
+	if whole.header.Get("Cache-Control") != "private, no-store" || whole.header.Get("X-Content-Type-Options") != "nosniff" ||
+		!strings.HasPrefix(whole.header.Get("Content-Disposition"), "attachment") {
+		t.Errorf("the object may be kept or rendered: %v", whole.header)
+	}
+	for _, tc := range []struct {
+		name, rng   string
+		first, last int
+	}{
+		{"first bytes", "bytes=0-99", 0, 99},
+		{"middle", "bytes=40000-49999", 40000, 49999},
+		{"suffix", "bytes=-100", size - 100, size - 1},
+		{"to the end", "bytes=99000-", 99000, size - 1},
+		{"initial read of the viewer", "bytes=0-", 0, size - 1},
+		{"last byte past the end", "bytes=99990-200000", 99990, size - 1},
+		{"suffix longer than the object", "bytes=-200000", 0, size - 1},
+	} {
+		a := f.do(t, "GET", path, map[string]string{"Range": tc.rng}, "")
+		wantCR := fmt.Sprintf("bytes %d-%d/%d", tc.first, tc.last, size)
+		if a.status != 206 || a.header.Get("Content-Range") != wantCR || a.header.Get("Content-Length") != strconv.Itoa(tc.last-tc.first+1) {
+			t.Errorf("%s: %d, Content-Range %q, Content-Length %q; want 206, %q", tc.name, a.status, a.header.Get("Content-Range"), a.header.Get("Content-Length"), wantCR)
+			continue
+		}
+		if !bytes.Equal(a.body, f.obj[tc.first:tc.last+1]) {
+			t.Errorf("%s: the bytes are not the object's", tc.name)
+		}
+		if a.header.Get("ETag") != etag || a.header.Get("Last-Modified") != modified {
+			t.Errorf("%s: validators changed", tc.name)
+		}
+	}
+	for _, rng := range []string{"bytes=100000-", "bytes=500000-600000", "bytes=-0"} {
+		a := f.do(t, "GET", path, map[string]string{"Range": rng}, "")
+		if a.status != 416 || a.header.Get("Content-Range") != fmt.Sprintf("bytes */%d", size) || len(a.body) != 0 {
+			t.Errorf("%s: %d, Content-Range %q, %d bytes; want 416 bytes */%d", rng, a.status, a.header.Get("Content-Range"), len(a.body), size)
+		}
+	}
+	// A header asking for something else than one byte range is ignored:
+	// all of the object.
+	for _, rng := range []string{"bytes=0-1,5-6", "items=0-5", "bytes=9-2", "bytes=x-"} {
+		a := f.do(t, "GET", path, map[string]string{"Range": rng}, "")
+		if a.status != 200 || !bytes.Equal(a.body, f.obj) {
+			t.Errorf("%s: %d, %d bytes; want 200 and the object", rng, a.status, len(a.body))
+		}
+	}
+	// If-Range: the range while the object is the one named, all of it once
+	// it is not.
+	if a := f.do(t, "GET", path, map[string]string{"Range": "bytes=0-9", "If-Range": etag}, ""); a.status != 206 || !bytes.Equal(a.body, f.obj[:10]) {
+		t.Errorf("If-Range with the ETag: %d", a.status)
+	}
+	if a := f.do(t, "GET", path, map[string]string{"Range": "bytes=0-9", "If-Range": modified}, ""); a.status != 206 {
+		t.Errorf("If-Range with the date: %d", a.status)
+	}
+	if a := f.do(t, "GET", path, map[string]string{"Range": "bytes=0-9", "If-Range": `"another"`}, ""); a.status != 200 || !bytes.Equal(a.body, f.obj) {
+		t.Errorf("If-Range with another ETag: %d, %d bytes", a.status, len(a.body))
+	}
+
+	// HEAD, several times, with and without ranges: the same metadata,
+	// no body.
+	for i := range 3 {
+		for _, tc := range []struct {
+			rng, status, length, cr string
+		}{
+			{"", "200", strconv.Itoa(size), ""},
+			{"bytes=0-99", "206", "100", fmt.Sprintf("bytes 0-99/%d", size)},
+			{"bytes=-100", "206", "100", fmt.Sprintf("bytes %d-%d/%d", size-100, size-1, size)},
+			{"bytes=200000-", "416", "0", fmt.Sprintf("bytes */%d", size)},
+		} {
+			h := map[string]string{}
+			if tc.rng != "" {
+				h["Range"] = tc.rng
+			}
+			a := f.do(t, "HEAD", path, h, "")
+			if strconv.Itoa(a.status) != tc.status || a.header.Get("Content-Range") != tc.cr || len(a.body) != 0 ||
+				(tc.status != "416" && (a.header.Get("Content-Length") != tc.length || a.header.Get("ETag") != etag || a.header.Get("Last-Modified") != modified || a.header.Get("Accept-Ranges") != "bytes")) {
+				t.Errorf("HEAD %d %q: %d %v", i, tc.rng, a.status, a.header)
+			}
+		}
+	}
+}
+
+// TestReplayRefusals: a read with a token altered in any field, with a
+// bad signature, expired, for another archive, or presented by someone
+// else, and a read by someone who lost access, all get the 404 every
+// refusal gets — the same bytes as an archive that does not exist.
+func TestReplayRefusals(t *testing.T) {
+	t.Parallel()
+	f := newReplayFixture(t, replayOptions{cache: -1})
+	id, other := f.ids[0], f.ids[1]
+	_, tok := f.link(t, id, "alice", "acme", "")
+	_, otherTok := f.link(t, other, "alice", "acme", "")
+	if a := f.do(t, "GET", waczPath(id, tok), map[string]string{"Range": "bytes=0-9"}, ""); a.status != 206 {
+		t.Fatalf("the untouched token: %d %s", a.status, a.body)
+	}
+	absent := f.do(t, "GET", waczPath(uuid.NewString(), tok), nil, "")
+	if absent.status != 404 || string(bytes.TrimSpace(absent.body)) != notFoundBody {
+		t.Fatalf("absent archive: %d %s", absent.status, absent.body)
+	}
+	edit := func(fn func(m map[string]any)) string {
+		payload, sig, _ := strings.Cut(tok, ".")
+		raw, _ := base64.RawURLEncoding.DecodeString(payload)
+		var m map[string]any
+		_ = json.Unmarshal(raw, &m)
+		fn(m)
+		raw, _ = json.Marshal(m)
+		return base64.RawURLEncoding.EncodeToString(raw) + "." + sig
+	}
+	payload, sig, _ := strings.Cut(tok, ".")
+	sigBytes, _ := base64.RawURLEncoding.DecodeString(sig)
+	sigBytes[0] ^= 1
+	cases := []struct {
+		name, path string
+		header     map[string]string
+	}{
+		{"archive field set to the other archive", waczPath(other, edit(func(m map[string]any) { m["a"] = other })), nil},
+		{"subject field changed", waczPath(id, edit(func(m map[string]any) { m["s"] = "bob" })), nil},
+		{"organization added", waczPath(id, edit(func(m map[string]any) { m["o"] = []string{"acme", "globex"} })), nil},
+		{"organizations emptied", waczPath(id, edit(func(m map[string]any) { m["o"] = []string{} })), nil},
+		{"expiry moved", waczPath(id, edit(func(m map[string]any) { m["e"] = time.Now().Add(2 * time.Hour).Unix() })), nil},
+		{"signature changed", waczPath(id, payload+"."+base64.RawURLEncoding.EncodeToString(sigBytes)), nil},
+		{"signature removed", waczPath(id, payload), nil},
+		{"token for another archive", waczPath(other, tok), nil},
+		{"another archive's token", waczPath(id, otherTok), nil},
+		{"presented by another subject", waczPath(id, tok), as("bob", "acme")},
+		{"no token", "/api/archives/" + id + "/wacz", nil},
+		{"two tokens", waczPath(id, tok) + "&t=" + url.QueryEscape(tok), nil},
+		{"garbage", waczPath(id, "not a token"), nil},
+		{"NUL", "/api/archives/" + id + "/wacz?t=" + url.QueryEscape(tok) + "%00", nil},
+		{"invalid UTF-8", "/api/archives/" + id + "/wacz?t=%ff%fe." + sig, nil},
+		{"huge", waczPath(id, strings.Repeat("A", 5000)+"."+sig), nil},
+	}
+	for _, tc := range cases {
+		for _, method := range []string{"GET", "HEAD"} {
+			a := f.do(t, method, tc.path, tc.header, "")
+			if a.status != 404 || (method == "GET" && !bytes.Equal(a.body, absent.body)) || a.header.Get("Content-Type") != absent.header.Get("Content-Type") {
+				t.Errorf("%s, %s: %d %q", tc.name, method, a.status, a.body)
+			}
+		}
+	}
+	// Presented by its own subject (the viewer sends no identity, a caller
+	// may): still good.
+	if a := f.do(t, "GET", waczPath(id, tok), as("alice", "acme"), ""); a.status != 200 {
+		t.Errorf("presented by alice: %d", a.status)
+	}
+	// Expiry, by the server's clock.
+	f.clock.Set(time.Now().Add(time.Hour + time.Second))
+	if a := f.do(t, "GET", waczPath(id, tok), nil, ""); a.status != 404 || !bytes.Equal(a.body, absent.body) {
+		t.Errorf("expired: %d %s", a.status, a.body)
+	}
+	f.clock.Set(time.Now())
+	if a := f.do(t, "GET", waczPath(id, tok), nil, ""); a.status != 200 {
+		t.Errorf("back before expiry: %d", a.status)
+	}
+	// A bad archive id is a 400 before anything else, as on every route.
+	if a := f.do(t, "GET", waczPath("nope", tok), nil, ""); a.status != 400 {
+		t.Errorf("bad id: %d", a.status)
+	}
+}
+
+// TestReplayRevocation: removing the tuple that gave access stops the
+// next read of a token minted before (here with no answer cached; the
+// cache's bound is DefaultCheckCache, exercised by the browser test).
+func TestReplayRevocation(t *testing.T) {
+	t.Parallel()
+	f := newReplayFixture(t, replayOptions{cache: -1})
+	id := f.ids[0]
+	_, tok := f.link(t, id, "alice", "acme", "")
+	_, carolTok := f.link(t, id, "carol", "", "")
+	if a := f.do(t, "GET", waczPath(id, tok), map[string]string{"Range": "bytes=0-99"}, ""); a.status != 206 {
+		t.Fatalf("before: %d", a.status)
+	}
+	orgTuple := authz.Tuple{User: "organization:acme", Relation: "parent", Object: "capture_job:" + f.tasks[0]}
+	if err := f.env.FGA.Write(context.Background(), nil, []authz.Tuple{orgTuple}); err != nil {
+		t.Fatal(err)
+	}
+	if a := f.do(t, "GET", waczPath(id, tok), map[string]string{"Range": "bytes=100-199"}, ""); a.status != 404 || string(bytes.TrimSpace(a.body)) != notFoundBody {
+		t.Errorf("after the org lost the archive: %d %s", a.status, a.body)
+	}
+	// The owner (carol submitted it) still reads.
+	if a := f.do(t, "GET", waczPath(id, carolTok), map[string]string{"Range": "bytes=100-199"}, ""); a.status != 206 {
+		t.Errorf("owner after: %d", a.status)
+	}
+	// Given back, the same token reads again: nothing was remembered.
+	if err := f.env.FGA.Write(context.Background(), []authz.Tuple{orgTuple}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if a := f.do(t, "GET", waczPath(id, tok), map[string]string{"Range": "bytes=100-199"}, ""); a.status != 206 {
+		t.Errorf("given back: %d", a.status)
+	}
+}
+
+// TestReplayCORS: the configured viewer origin and the API's own may read
+// answers (errors included) and send Range; no other origin is named.
+func TestReplayCORS(t *testing.T) {
+	t.Parallel()
+	f := newReplayFixture(t, replayOptions{origin: "https://viewer.example"})
+	id := f.ids[0]
+	_, tok := f.link(t, id, "alice", "acme", "")
+	for _, tc := range []struct {
+		origin string
+		allow  bool
+	}{{"https://viewer.example", true}, {f.srv.URL, true}, {"https://evil.example", false}, {"null", false}} {
+		for _, path := range []string{waczPath(id, tok), waczPath(id, "bad")} {
+			a := f.do(t, "GET", path, map[string]string{"Origin": tc.origin, "Range": "bytes=0-9"}, "")
+			got := a.header.Get("Access-Control-Allow-Origin")
+			if (tc.allow && got != tc.origin) || (!tc.allow && got != "") {
+				t.Errorf("%s %s: Allow-Origin %q", tc.origin, path[len(path)-5:], got)
+			}
+			if tc.allow && !strings.Contains(a.header.Get("Access-Control-Expose-Headers"), "Content-Range") {
+				t.Errorf("%s: Content-Range not exposed", tc.origin)
+			}
+			if !strings.Contains(strings.Join(a.header.Values("Vary"), ","), "Origin") {
+				t.Errorf("%s: no Vary: Origin", tc.origin)
+			}
+		}
+		a := f.do(t, "OPTIONS", waczPath(id, tok), map[string]string{"Origin": tc.origin, "Access-Control-Request-Method": "GET", "Access-Control-Request-Headers": "range"}, "")
+		if a.status != 204 || (tc.allow != strings.Contains(a.header.Get("Access-Control-Allow-Headers"), "Range")) {
+			t.Errorf("preflight from %s: %d %v", tc.origin, a.status, a.header)
+		}
+	}
+}
+
+// TestReplayNeverLogsTokens: whatever the reads, granted or refused, the
+// log (at debug level) holds neither a token nor any part of one.
+func TestReplayNeverLogsTokens(t *testing.T) {
+	t.Parallel()
+	f := newReplayFixture(t, replayOptions{cache: -1})
+	id := f.ids[0]
+	_, tok := f.link(t, id, "alice", "acme", "")
+	payload, sig, _ := strings.Cut(tok, ".")
+	f.do(t, "GET", waczPath(id, tok), map[string]string{"Range": "bytes=0-9"}, "")
+	f.do(t, "GET", waczPath(id, payload+"."+sig[:10]), nil, "")
+	f.do(t, "GET", waczPath(f.ids[1], tok), nil, "")
+	f.do(t, "HEAD", waczPath(id, tok), map[string]string{"Range": "bytes=999999-"}, "")
+	f.clock.Set(time.Now().Add(2 * time.Hour))
+	f.do(t, "GET", waczPath(id, tok), nil, "")
+	f.clock.Set(time.Now())
+	if err := f.env.FGA.Write(context.Background(), nil, []authz.Tuple{{User: "organization:acme", Relation: "parent", Object: "capture_job:" + f.tasks[0]}}); err != nil {
+		t.Fatal(err)
+	}
+	f.do(t, "GET", waczPath(id, tok), nil, "")
+	// A row whose object is gone: warned about, by archive id only.
+	if err := f.env.Blob.DeleteBucket(context.Background(), f.env.Bucket); err != nil {
+		t.Fatal(err)
+	}
+	_, carolTok := f.link(t, id, "carol", "", "")
+	if a := f.do(t, "GET", waczPath(id, carolTok), nil, ""); a.status != 404 {
+		t.Errorf("object gone: %d %s", a.status, a.body)
+	}
+	logged := f.log.String()
+	for _, part := range []string{tok, payload, sig, sig[:16], payload[:16], url.QueryEscape(tok), carolTok[:16]} {
+		if strings.Contains(logged, part) {
+			t.Fatalf("the log holds a token's part %q:\n%s", part, logged)
+		}
+	}
+	for _, want := range []string{"Replay link issued", "Replay token refused", "Replay read denied", "whose object S3 does not"} {
+		if !strings.Contains(logged, want) {
+			t.Errorf("the log lacks %q:\n%s", want, logged)
+		}
+	}
+}
+
+// TestViewerPage: /replay/ embeds ReplayWeb.page around a read of this API
+// only, serves its two files unmodified, and says how to install them when
+// they are missing.
+func TestViewerPage(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ui, sw := []byte("/* ui.js of the test */"), []byte("/* sw.js of the test */")
+	_ = os.WriteFile(filepath.Join(dir, "ui.js"), ui, 0o600)
+	f := newReplayFixture(t, replayOptions{viewerDir: dir})
+	missing := f.do(t, "GET", "/replay/", nil, "")
+	if missing.status != 503 || !strings.Contains(string(missing.body), "make replay-viewer") || strings.Contains(string(missing.body), "<replay-web-page") {
+		t.Errorf("without sw.js: %d %s", missing.status, missing.body)
+	}
+	if ja := f.do(t, "GET", "/replay/", map[string]string{"Accept-Language": "ja"}, ""); !strings.Contains(string(ja.body), "viewer（ReplayWeb.page）が入っていない") {
+		t.Errorf("in Japanese: %s", ja.body)
+	}
+	_ = os.WriteFile(filepath.Join(dir, "sw.js"), sw, 0o600)
+	id := f.ids[0]
+	l, tok := f.link(t, id, "alice", "acme", "")
+	page := f.do(t, "GET", strings.TrimPrefix(l.URL, f.srv.URL), nil, "")
+	body := string(page.body)
+	src := strings.ReplaceAll(waczPath(id, tok), "&", "&amp;")
+	if page.status != 200 || !strings.Contains(body, `<replay-web-page source="`+src+`" url="page:0" replaybase="/replay/sw/"`) ||
+		!strings.Contains(body, `<script src="/replay/ui.js">`) || page.header.Get("Referrer-Policy") != "no-referrer" {
+		t.Errorf("viewer page: %d %v\n%s", page.status, page.header, body)
+	}
+	for path, want := range map[string][]byte{"/replay/ui.js": ui, "/replay/sw/sw.js": sw, "/replay/sw/ui.js": ui} {
+		a := f.do(t, "GET", path, nil, "")
+		if a.status != 200 || !bytes.Equal(a.body, want) || !strings.HasPrefix(a.header.Get("Content-Type"), "text/javascript") {
+			t.Errorf("%s: %d %q %s", path, a.status, a.body, a.header.Get("Content-Type"))
+		}
+	}
+	if a := f.do(t, "GET", "/replay/sw.js", nil, ""); a.status != 404 {
+		t.Errorf("/replay/sw.js (outside the worker's folder): %d", a.status)
+	}
+	for _, q := range []string{
+		"?source=" + url.QueryEscape("https://evil.example/x.wacz"),
+		"?source=" + url.QueryEscape("//evil.example/api/archives/"+id+"/wacz?t=x"),
+		"?source=" + url.QueryEscape("/api/archives/"+id+"/wacz?t=x&u=1"),
+		"?source=" + url.QueryEscape(waczPath(id, tok)) + "&source=" + url.QueryEscape(waczPath(id, tok)),
+		"?source=" + url.QueryEscape(waczPath(id, tok)) + "&ts=abc",
+	} {
+		a := f.do(t, "GET", "/replay/"+q, nil, "")
+		if a.status != 400 || strings.Contains(string(a.body), "<replay-web-page") {
+			t.Errorf("%s: %d", q, a.status)
+		}
+	}
+	hostile := f.do(t, "GET", "/replay/?source="+url.QueryEscape(waczPath(id, tok))+"&url="+url.QueryEscape(`x"><script>alert(1)</script>`), nil, "")
+	if hostile.status != 200 || strings.Contains(string(hostile.body), "<script>alert(1)") {
+		t.Errorf("hostile url: %d %s", hostile.status, hostile.body)
+	}
+	if a := f.do(t, "GET", "/replay/", nil, ""); a.status != 200 || strings.Contains(string(a.body), "<replay-web-page") {
+		t.Errorf("no source: %d", a.status)
+	}
+}
+
+// FuzzViewerPage: any query gives the page or a refusal (never a 500), and
+// the page embeds nothing but a read of this API.
+func FuzzViewerPage(f *testing.F) {
+	dir := f.TempDir()
+	_ = os.WriteFile(filepath.Join(dir, "ui.js"), []byte("ui"), 0o600)
+	_ = os.WriteFile(filepath.Join(dir, "sw.js"), []byte("sw"), 0o600)
+	s := &api.Server{Replay: &api.Replay{ViewerDir: dir}}
+	h := s.Handler()
+	for _, q := range []string{"", "source=%2Fapi%2Farchives%2F0b6b2c4e-3f5a-4c1e-9d7a-2f1e0c9b8a71%2Fwacz%3Ft%3Dab.cd", "source=x&url=%00", "ts=1&ts=2", "url=%ff", "source=%2F%2Fevil"} {
+		f.Add(q)
+	}
+	f.Fuzz(func(t *testing.T, q string) {
+		req := httptest.NewRequest("GET", "/replay/", nil)
+		req.URL.RawQuery = q
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != 200 && rec.Code != 400 {
+			t.Fatalf("%q: %d", q, rec.Code)
+		}
+		body := rec.Body.String()
+		if i := strings.Index(body, `<replay-web-page source="`); i >= 0 && !strings.HasPrefix(body[i+len(`<replay-web-page source="`):], "/api/archives/") {
+			t.Fatalf("%q: embeds %s", q, body[i:min(len(body), i+120)])
+		}
+	})
+}

@@ -1,0 +1,267 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/capture-ledger/ledgerctl/pkg/api"
+	"github.com/capture-ledger/ledgerctl/pkg/health"
+	"github.com/capture-ledger/ledgerctl/pkg/identity"
+	"github.com/capture-ledger/ledgerctl/pkg/outbox"
+	"github.com/capture-ledger/ledgerctl/pkg/replay"
+)
+
+// ServeOptions are what `serve` is told beyond the settings.
+type ServeOptions struct {
+	// DevIdentityOnNetwork serves the dev header identity on a non-loopback
+	// address anyway (--insecure-dev-identity-on-network).
+	DevIdentityOnNetwork bool
+	// Version is the binary's version, named in the WACZ files it writes.
+	Version string
+}
+
+// RefusedError is serve refusing its settings as given (the dev identity
+// on a network address, no replay key outside dev mode), found before
+// anything is opened or bound: nothing changed.
+type RefusedError struct{ Err error }
+
+func (e *RefusedError) Error() string { return e.Err.Error() }
+
+func (e *RefusedError) Unwrap() error { return e.Err }
+
+// ShutdownTimeout bounds how long serve waits for requests in flight when
+// it stops.
+const ShutdownTimeout = 15 * time.Second
+
+// Server is `ledgerctl serve` built from the settings: the HTTP API, the
+// picker and the replay viewer on one handler, and the background workers
+// (the outbox drain, the stalled-crawl closer).
+type Server struct {
+	// Mode is how callers are identified.
+	Mode identity.Mode
+	// Crawls says the crawl routes are served (a runner is configured).
+	Crawls bool
+	// ReplayKeyEphemeral says replay links are signed with a key made for
+	// this process (dev identity without CAPTURE_LEDGER_REPLAY_KEY).
+	ReplayKeyEphemeral bool
+
+	app     *App
+	api     *api.Server
+	ln      net.Listener
+	workers []func(ctx context.Context)
+}
+
+// Server builds serve: the identity resolver the settings select, the
+// archive, crawl and replay use-cases, /readyz, and the workers. It refuses
+// unsafe settings (a *RefusedError) before opening anything; then it opens
+// PostgreSQL and OpenFGA (an unreachable one is an error matching
+// ledger.ErrUnreachable). Log with a.Log: serve is the one command that
+// logs.
+func (a *App) Server(ctx context.Context, o ServeOptions) (*Server, error) {
+	s := a.Settings
+	log := a.Log
+	resolver, mode := identity.Select(identity.Options{OIDCIssuer: s.OIDCIssuer, OIDCAudience: s.OIDCAudience, DevIdentity: devIdentityRaw(s.DevIdentity), Logger: log})
+	if err := identity.CheckDevListen(mode, s.APIHost, o.DevIdentityOnNetwork); err != nil {
+		return nil, &RefusedError{Err: err}
+	}
+	// Replay (docs/replay.md): a key is required outside dev mode.
+	replayKey, replayKeyEphemeral, err := replay.ServeKey(s.ReplayKey, s.DevIdentity)
+	if err != nil {
+		return nil, &RefusedError{Err: err}
+	}
+
+	access, err := a.Access(ctx)
+	if err != nil {
+		return nil, err
+	}
+	subs, err := a.Submitters(ctx)
+	if err != nil {
+		return nil, err
+	}
+	srv := &Server{Mode: mode, Crawls: a.CrawlsEnabled(), ReplayKeyEphemeral: replayKeyEphemeral, app: a}
+	apiSrv := &api.Server{
+		Access: access, Identity: resolver, Submitters: subs, Log: log,
+		Readiness: &health.Checker{App: a},
+		Picker:    api.PickerConfig{View: pickerView(mode), Issuer: s.OIDCIssuer, Host: s.APIHost, Port: s.APIPort, ReplayOrigin: s.ReplayOrigin},
+	}
+	if srv.Crawls {
+		// The Windmill flow when its webhook is set, else the embedded
+		// runner (nil crawls: it cannot capture here, and said why).
+		crawls, run, err := a.CrawlRunner(ctx, "ledgerctl "+o.Version)
+		if err != nil {
+			return nil, err
+		}
+		srv.Crawls = crawls != nil
+		if crawls != nil {
+			apiSrv.Crawls = crawls
+			if run != nil {
+				srv.work(func(ctx context.Context) { _ = run.Run(ctx) })
+			}
+			if s.CrawlStallTimeout > 0 { // unset only in hand-built settings
+				srv.work(func(ctx context.Context) { stallLoop(ctx, crawls, s.CrawlStallTimeout, log) })
+			}
+		}
+	}
+	replaySvc, err := a.Replay(ctx, replayKey)
+	if err != nil {
+		return nil, err
+	}
+	apiSrv.Replay = &api.Replay{Service: replaySvc, ViewerDir: s.ReplayViewerDir, Origin: s.ReplayOrigin, APIURL: s.APIURL}
+	if err := a.serveCaptures(ctx, apiSrv, "ledgerctl "+o.Version); err != nil {
+		return nil, err
+	}
+	if err := a.serveShares(ctx, srv, apiSrv, time.Minute); err != nil {
+		return nil, err
+	}
+	if err := a.serveSearch(ctx, srv, apiSrv); err != nil {
+		return nil, err
+	}
+	srv.work(func(ctx context.Context) { drainLoop(ctx, a, s.DrainInterval, log) })
+	srv.api = apiSrv
+	return srv, nil
+}
+
+// work adds a background worker: it runs from Run until serve stops.
+func (s *Server) work(fn func(ctx context.Context)) { s.workers = append(s.workers, fn) }
+
+// pickerView is what the picker shows of who is asking, for the identity
+// mode.
+func pickerView(mode identity.Mode) api.PickerView {
+	switch mode {
+	case identity.ModeHeader:
+		return api.ViewNames
+	case identity.ModeJWT:
+		return api.ViewToken
+	}
+	return api.ViewNone
+}
+
+func devIdentityRaw(dev bool) string {
+	if dev {
+		return "1"
+	}
+	return ""
+}
+
+// Handler is the routed HTTP handler (the API, the picker, /healthz,
+// /readyz, the replay viewer).
+func (s *Server) Handler() http.Handler { return s.api.Handler() }
+
+// Listen binds CAPTURE_LEDGER_API_HOST:CAPTURE_LEDGER_API_PORT (port 0
+// takes a free one) and returns the address bound.
+func (s *Server) Listen() (*net.TCPAddr, error) {
+	st := s.app.Settings
+	ln, err := net.Listen("tcp", net.JoinHostPort(st.APIHost, strconv.Itoa(st.APIPort)))
+	if err != nil {
+		return nil, err
+	}
+	s.ln = ln
+	return ln.Addr().(*net.TCPAddr), nil
+}
+
+// StartupNotes are the lines serve logs once it listens at addr: how
+// callers are identified and where, then what each feature wants the
+// operator to know.
+func (s *Server) StartupNotes(addr *net.TCPAddr) []identity.Note {
+	st := s.app.Settings
+	notes := identity.StartupNotes(identity.Startup{
+		Mode: s.Mode, Issuer: st.OIDCIssuer, DevIdentity: st.DevIdentity, Host: st.APIHost, Port: addr.Port,
+		Crawls: st.WebhookURL != "",
+	})
+	for _, n := range replay.StartupNotes(s.ReplayKeyEphemeral, st.ReplayOrigin, st.ReplayViewerDir) {
+		notes = append(notes, identity.Note{Level: slog.LevelWarn, Message: n})
+	}
+	return notes
+}
+
+// Run serves HTTP on the bound address (Listen, which Run calls when it was
+// not) and runs the workers until ctx ends; then it stops taking requests,
+// finishes those in flight (up to ShutdownTimeout), stops the workers and
+// waits for them. A server that stops for another reason returns why.
+func (s *Server) Run(ctx context.Context) error {
+	if s.ln == nil {
+		if _, err := s.Listen(); err != nil {
+			return err
+		}
+	}
+	log := s.app.Log
+	httpSrv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	errc := make(chan error, 1)
+	go func() { errc <- httpSrv.Serve(s.ln) }()
+
+	wctx, stopWorkers := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	for _, fn := range s.workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			fn(wctx)
+		}()
+	}
+
+	var err error
+	select {
+	case err = <-errc:
+	case <-ctx.Done():
+		log.Info("shutting down")
+		sctx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
+		err = httpSrv.Shutdown(sctx)
+		cancel()
+	}
+	stopWorkers()
+	wg.Wait()
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return err
+}
+
+// drainLoop delivers the outbox every interval until ctx ends. A failing
+// drain is logged and retried on the next tick; it never stops the server.
+func drainLoop(ctx context.Context, a *App, interval time.Duration, log *slog.Logger) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		_, err := a.Drain(ctx, outbox.Options{MaxRows: 5000, Log: log})
+		if err != nil && ctx.Err() == nil {
+			log.Error("Scheduled outbox drain failed", "error", err.Error())
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// stallCloser closes running crawls that made no progress for a while.
+type stallCloser interface {
+	CloseStalled(ctx context.Context, timeout time.Duration) ([]string, error)
+}
+
+// stallLoop closes, once a minute, running crawls that made no progress for
+// timeout: their runner died, and a running crawl blocks every other one.
+func stallLoop(ctx context.Context, svc stallCloser, timeout time.Duration, log *slog.Logger) {
+	t := time.NewTicker(min(time.Minute, timeout/2))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		ids, err := svc.CloseStalled(ctx, timeout)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			log.Error("closing stalled crawls failed", "error", err.Error())
+		case len(ids) > 0:
+			log.Warn("closed stalled crawls as failed", "crawlIds", ids, "noProgressFor", timeout.String())
+		}
+	}
+}

@@ -1,0 +1,187 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/capture-ledger/ledgerctl/pkg/api"
+	"github.com/capture-ledger/ledgerctl/pkg/apptest"
+	"github.com/capture-ledger/ledgerctl/pkg/replay"
+	"github.com/capture-ledger/ledgerctl/pkg/testenv"
+)
+
+// TestArchivesOpen: `ledgerctl archives open` checks can_view like the API
+// and prints a link to the viewer whose token the server's key verifies,
+// for that archive and that identity; it needs the key (never printed) and
+// points at CAPTURE_LEDGER_API_URL or serve's address, or at the external
+// viewer; --browser hands the link to $BROWSER.
+func TestArchivesOpen(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dsn := testenv.Database(t)
+	objects, bucket, _ := testenv.Bucket(t)
+	dir := t.TempDir()
+	env := stackEnv(t, dsn, bucket)
+	env["CAPTURE_LEDGER_FGA_DATASTORE_URI"] = testenv.EmptyDatabase(t)
+	if out, errs, code := run(t, dir, env, "fga", "deploy"); code != 0 {
+		t.Fatalf("deploy: exit %d: %s %s", code, out, errs)
+	}
+	task := uuid.NewString()
+	key := "org/acme/" + task + "_c0ffee00"
+	if err := objects.Put(ctx, bucket, key+".wacz", "application/wacz", []byte("wacz")); err != nil {
+		t.Fatal(err)
+	}
+	if err := objects.Put(ctx, bucket, key+".result.json", "application/json", apptest.Manifest(task, "success", "https://example.com/", bucket, key+".wacz", time.Now())); err != nil {
+		t.Fatal(err)
+	}
+	out, errs, code := run(t, dir, env, "archives", "add", key+".result.json", "--as", "carol", "--org", "acme", "--json")
+	var added addResult
+	if code != 0 || json.Unmarshal([]byte(out), &added) != nil || added.Registered != 1 {
+		t.Fatalf("add: exit %d: %s %s", code, out, errs)
+	}
+	id := added.Results[0].ArchiveID
+	if _, errs, code := run(t, dir, env, "drain"); code != 0 {
+		t.Fatalf("drain: exit %d: %s", code, errs)
+	}
+
+	// serve will not start without a key unless the dev identity is on.
+	port := freePort(t)
+	env["CAPTURE_LEDGER_API_PORT"] = fmt.Sprint(port)
+	if _, errs, code := run(t, dir, env, "serve"); code != ExitUsage || !strings.Contains(errs, replay.KeyVar+" is not set") {
+		t.Errorf("serve without a key: exit %d: %s", code, errs)
+	}
+
+	// Without the key, and with a short one: a usage error naming it, the
+	// value never shown.
+	_, errs, code = run(t, dir, env, "archives", "open", id, "--as", "alice", "--org", "acme")
+	if code != ExitUsage || !strings.Contains(errs, replay.KeyVar) {
+		t.Errorf("no key: exit %d: %s", code, errs)
+	}
+	env[replay.KeyVar] = "shortsecret"
+	_, errs, code = run(t, dir, env, "archives", "open", id, "--as", "alice", "--org", "acme")
+	if code != ExitUsage || !strings.Contains(errs, replay.KeyVar) || strings.Contains(errs, "shortsecret") {
+		t.Errorf("short key: exit %d: %s", code, errs)
+	}
+
+	secret := "the replay key of this test, long enough to sign with"
+	env[replay.KeyVar] = secret
+	signer, err := replay.NewSigner([]byte(secret))
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := time.Now()
+	out, errs, code = run(t, dir, env, "archives", "open", id, "--as", "alice", "--org", "acme")
+	link := strings.TrimSpace(out)
+	if code != 0 || !strings.HasPrefix(link, fmt.Sprintf("http://127.0.0.1:%d/replay/?source=", port)) || !strings.Contains(errs, "works until") {
+		t.Fatalf("open: exit %d: %q %s", code, out, errs)
+	}
+	if strings.Contains(errs, secret) || strings.Contains(out, secret) {
+		t.Error("the key was printed")
+	}
+	u, _ := url.Parse(link)
+	src, _ := url.Parse(u.Query().Get("source"))
+	if src.Path != "/api/archives/"+id+"/wacz" {
+		t.Errorf("source %s", src)
+	}
+	c, err := signer.Verify(src.Query().Get("t"), id, time.Now())
+	if err != nil || c.Subject != "alice" || strings.Join(c.Organizations, ",") != "acme" || c.Expires.Before(before.Add(time.Hour-2*time.Second)) || c.Expires.After(before.Add(time.Hour+time.Second)) {
+		t.Errorf("token: %+v %v", c, err)
+	}
+
+	// serve with the same key reads the archive for the link printed
+	// offline (no identity needed: the token is it).
+	sctx, stop := context.WithCancel(ctx)
+	defer stop()
+	done := make(chan string, 1)
+	go func() {
+		_, errs, _ := runCtx(sctx, t, dir, env, nil, "serve")
+		done <- errs
+	}()
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	var res *http.Response
+	for end := time.Now().Add(60 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		req, _ := http.NewRequest("GET", base+src.String(), nil)
+		req.Header.Set("Range", "bytes=1-2")
+		if res, err = http.DefaultClient.Do(req); err == nil {
+			break
+		}
+	}
+	if res == nil {
+		stop()
+		t.Fatalf("serve never answered: %s", <-done)
+	}
+	read, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusPartialContent || string(read) != "ac" {
+		t.Errorf("serve's read of the offline link: %d %q", res.StatusCode, read)
+	}
+	stop()
+	if errs := <-done; strings.Contains(errs, secret) || strings.Contains(errs, src.Query().Get("t")[:20]) {
+		t.Errorf("serve logged the key or the token:\n%s", errs)
+	}
+
+	// Another base, an external viewer, another lifetime, as JSON.
+	env["CAPTURE_LEDGER_API_URL"] = "https://ledger.example"
+	env["CAPTURE_LEDGER_REPLAY_ORIGIN"] = "https://viewer.example"
+	out, errs, code = run(t, dir, env, "archives", "open", id, "--as", "alice", "--org", "acme", "--expires-in", "15m", "--json")
+	var body api.ReplayLink
+	if code != 0 || json.Unmarshal([]byte(out), &body) != nil || !strings.HasPrefix(body.URL, "https://viewer.example/?source="+url.QueryEscape("https://ledger.example/api/archives/"+id+"/wacz?t=")) ||
+		body.ExpiresAt.Sub(before) < 14*time.Minute || body.ExpiresAt.Sub(before) > 16*time.Minute {
+		t.Errorf("json: exit %d: %s %s", code, out, errs)
+	}
+	delete(env, "CAPTURE_LEDGER_API_URL")
+	delete(env, "CAPTURE_LEDGER_REPLAY_ORIGIN")
+
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"outsider", []string{id, "--as", "bob", "--org", "globex"}, ExitFailure, "not found (absent, or bob may not view it)"},
+		{"absent", []string{uuid.NewString(), "--as", "alice", "--org", "acme"}, ExitFailure, "not found"},
+		{"not a uuid", []string{"nope", "--as", "alice"}, ExitUsage, "ARCHIVE_ID must be a UUID"},
+		{"no subject", []string{id, "--org", "acme"}, ExitUsage, "--as is required"},
+		{"too long", []string{id, "--as", "alice", "--expires-in", "13h"}, ExitUsage, "--expires-in must be between 1m0s and 12h0m0s"},
+		{"too short", []string{id, "--as", "alice", "--expires-in", "10s"}, ExitUsage, "--expires-in must be between"},
+	} {
+		out, errs, code := run(t, dir, env, append([]string{"archives", "open"}, tc.args...)...)
+		if code != tc.code || !strings.Contains(errs, tc.want) || out != "" {
+			t.Errorf("%s: exit %d: %q %s (want exit %d saying %s)", tc.name, code, out, errs, tc.code, tc.want)
+		}
+	}
+
+	// --browser hands the link to $BROWSER.
+	got := filepath.Join(t.TempDir(), "opened")
+	script := filepath.Join(t.TempDir(), "browser")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\nprintf '%s' \"$1\" > "+got+".tmp && mv "+got+".tmp "+got+"\n"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	env["BROWSER"] = script
+	out, errs, code = run(t, dir, env, "archives", "open", id, "--as", "alice", "--org", "acme", "--browser")
+	if code != 0 {
+		t.Fatalf("--browser: exit %d: %s", code, errs)
+	}
+	var opened []byte
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if opened, err = os.ReadFile(got); err == nil {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if string(opened) != strings.TrimSpace(out) {
+		t.Errorf("the browser got %q, the link printed is %q", opened, out)
+	}
+}

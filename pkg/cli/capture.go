@@ -1,0 +1,155 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/capture-ledger/ledgerctl/pkg/archive"
+	"github.com/capture-ledger/ledgerctl/pkg/capture"
+	"github.com/capture-ledger/ledgerctl/pkg/ledger"
+	"github.com/capture-ledger/ledgerctl/pkg/ui"
+)
+
+// CaptureOptions are the flags of `ledgerctl capture`.
+type CaptureOptions struct {
+	f      *Factory
+	As     string
+	Orgs   []string
+	Engine string
+	JSON   bool
+}
+
+func newCmdCapture(f *Factory) *cobra.Command {
+	opts := &CaptureOptions{f: f}
+	cmd := &cobra.Command{
+		Use:   "capture URL... --org ORG --as SUBJECT [--engine browser|http]",
+		Short: "Capture pages with the built-in capturer and register their archives",
+		Long: `Capture loads each URL with the built-in capturer, writes its WACZ, links
+file and result manifest into the configured bucket in BrowserHive's layout
+(<taskId>_<correlationId>.wacz, .links.json, .result.json), records the
+capture as submitted by --as for --org, and registers the archive with the
+same admission as level reports and reconcile (the archive row and its
+OpenFGA tuples in one transaction; the tuples reach OpenFGA when the outbox
+drains: ` + "`ledgerctl drain`" + ` or serve).
+
+--as needs can_submit on --org (through its membership), like the API.
+
+Engines: browser (the default, headless Chromium: runs the page's
+JavaScript, records every response it loads, takes a screenshot) and http
+(Go's HTTP client: the document and the stylesheets, scripts, images and
+fonts its HTML and CSS name; runs no JavaScript). Captures refuse loopback,
+private and link-local addresses, at every redirect hop, unless
+CAPTURE_LEDGER_CAPTURE_ALLOW_PRIVATE=1.
+
+A page that fails (connection, timeout, HTTP error, refused address) is
+recorded with its manifest and no archive; the command then exits 3.`,
+		Example: "  ledgerctl capture https://example.com/ --org acme --as alice\n" +
+			"  ledgerctl capture https://example.com/ https://example.com/about --org acme --as alice --engine http --json",
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return captureRun(cmd, opts, args) },
+	}
+	cmd.Flags().StringVar(&opts.As, "as", "", "the subject the captures are submitted by (their owner)")
+	cmd.Flags().StringSliceVar(&opts.Orgs, "org", nil, "the organization the archives belong to (exactly one)")
+	cmd.Flags().StringVar(&opts.Engine, "engine", "", "capture engine: browser or http (default: CAPTURE_LEDGER_CAPTURE_ENGINE, else browser)")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print one JSON object per URL")
+	return cmd
+}
+
+func captureRun(cmd *cobra.Command, opts *CaptureOptions, urls []string) error {
+	id, err := actingAs(opts.As, opts.Orgs, "the person the captures are submitted by (their owner)")
+	if err != nil {
+		return err
+	}
+	if len(id.Organizations) != 1 {
+		return usagef("--org: give exactly one organization, the one the archives belong to (got %d)", len(id.Organizations))
+	}
+	if opts.Engine != "" && !slices.Contains(capture.Engines, opts.Engine) {
+		return usagef("--engine: %q is not an engine (known: %s)", opts.Engine, strings.Join(capture.Engines, ", "))
+	}
+	req := archive.CaptureRequest{URLs: urls, Org: id.Organizations[0], Subject: id.Subject}
+	if err := archive.CheckCaptureRequest(req); err != nil {
+		return captureFieldError(err)
+	}
+	a, err := opts.f.App(append([]string{"DATABASE_URL", "CAPTURE_LEDGER_FGA_STORE_ID", "CAPTURE_LEDGER_FGA_MODEL_ID"}, s3Vars...)...)
+	if err != nil {
+		return err
+	}
+	eng, err := a.CaptureEngine(opts.Engine)
+	if err != nil {
+		var ce *capture.ConfigError
+		if errors.As(err, &ce) {
+			return usagef("%v", err)
+		}
+		return err
+	}
+	defer eng.Close()
+	ctx := cmd.Context()
+	svc, err := a.Captures(ctx, eng, "ledgerctl "+version)
+	if err != nil {
+		return err
+	}
+	p := ui.New(opts.f.Streams.Err)
+	enc := json.NewEncoder(opts.f.Streams.Out)
+	svc.Progress = func(pg archive.CapturedPage) {
+		if opts.JSON {
+			_ = enc.Encode(pg)
+			return
+		}
+		switch pg.Status {
+		case archive.Captured:
+			note := ""
+			if !pg.Complete {
+				note = " (incomplete: a size cap cut a body short)"
+			}
+			fmt.Fprintf(opts.f.Streams.Out, "captured  %s  archive %s%s\n", printable(pg.URL), pg.ArchiveID, note)
+		default:
+			fmt.Fprintf(opts.f.Streams.Out, "%-8s  %s  %s\n", pg.Status, printable(pg.URL), printable(pg.Error))
+		}
+	}
+	p.Printf("capturing %d page(s) with the %s engine for %s\n", len(urls), eng.Name(), req.Org)
+	res, err := svc.Capture(ctx, req)
+	if errors.Is(err, ledger.ErrNotFound) {
+		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("%s may not submit captures for %s (can_submit)", id.Subject, req.Org)}
+	}
+	if errors.Is(err, ledger.ErrUnreachable) {
+		return &ExitError{Code: ExitUnreachable, Err: fmt.Errorf("capture stopped after %d page(s): %w", len(res.Pages), ledger.UnreachableCause(err))}
+	}
+	if err != nil {
+		return err
+	}
+	if n := len(res.Pages) - res.Failed(); n > 0 {
+		fmt.Fprintf(opts.f.Streams.Err, "%d archive(s) registered for %s; their permissions reach OpenFGA with `ledgerctl drain` (or serve)\n", n, req.Org)
+	}
+	if n := res.Failed(); n > 0 {
+		return &ExitError{Code: ExitIncomplete, Err: fmt.Errorf("%d of %d page(s) were not captured", n, len(res.Pages))}
+	}
+	return nil
+}
+
+// captureFieldError names the argument or flag a request field came from.
+func captureFieldError(err error) error {
+	var fe *ledger.FieldError
+	if !errors.As(err, &fe) {
+		return err
+	}
+	var i int
+	switch {
+	case fe.Field == "organization":
+		return usagef("--org %s", fe.Reason)
+	case fe.Field == "urls":
+		return usagef("URL: %s", fe.Reason)
+	case sscanIndex(fe.Field, "urls/%d", &i):
+		return usagef("URL #%d %s", i+1, fe.Reason)
+	}
+	return usagef("%v", err)
+}
+
+func sscanIndex(s, format string, i *int) bool {
+	n, err := fmt.Sscanf(s, format, i)
+	return err == nil && n == 1
+}
