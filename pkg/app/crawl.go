@@ -37,7 +37,7 @@ func (a *App) Crawls(ctx context.Context) (*crawl.Service, error) {
 		return nil, err
 	}
 	svc := &crawl.Service{
-		Store: st, Targets: st, Objects: a.Blob(), Bucket: a.Settings.S3Bucket,
+		Store: st, Objects: a.Blob(), Bucket: a.Settings.S3Bucket,
 		CaptureFormats: a.Settings.CaptureFormats, Signing: a.Settings.CaptureSigning,
 		Permissions: perms, Log: a.Log,
 	}
@@ -48,12 +48,12 @@ func (a *App) Crawls(ctx context.Context) (*crawl.Service, error) {
 }
 
 // Targets is the capture-target use-case; it needs only the database.
-func (a *App) Targets(ctx context.Context) (*crawl.Service, error) {
+func (a *App) Targets(ctx context.Context) (*crawl.Targets, error) {
 	st, err := a.Store(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return &crawl.Service{Store: st, Targets: st, Log: a.Log}, nil
+	return &crawl.Targets{Store: st}, nil
 }
 
 // CrawlRunner is the crawl use-case with the embedded runner as its

@@ -21,7 +21,7 @@ type TargetsOptions struct {
 	JSON bool
 }
 
-func (o *TargetsOptions) service(ctx context.Context) (*crawl.Service, error) {
+func (o *TargetsOptions) service(ctx context.Context) (*crawl.Targets, error) {
 	if strings.TrimSpace(o.Org) == "" {
 		return nil, usagef("--org is required: capture targets belong to one organization")
 	}

@@ -91,6 +91,8 @@ type env struct {
 	disp   *recorder
 	clock  *clock
 	svc    *crawl.Service
+	// targets are the capture-target operations on the same store.
+	targets *crawl.Targets
 	// crawlID is the crawl start last started: the correlationId write
 	// puts into manifests, as a runner sends the crawl id.
 	crawlID string
@@ -134,11 +136,12 @@ func newEnv(t testing.TB) *env {
 		level = slog.LevelDebug
 	}
 	e.svc = &crawl.Service{
-		Store: e.store, Targets: e.store, Objects: client, Bucket: bucket,
+		Store: e.store, Objects: client, Bucket: bucket,
 		CaptureFormats: map[string]bool{"wacz": true}, Permissions: fgaPermissions{fgaClient},
 		Dispatcher: e.disp, Now: e.clock.Now,
 		Log: slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: level})),
 	}
+	e.targets = &crawl.Targets{Store: e.store}
 	return e
 }
 

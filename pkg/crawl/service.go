@@ -109,7 +109,6 @@ type Caller struct {
 // or other (internal) errors.
 type Service struct {
 	Store   Store
-	Targets TargetStore
 	// Objects reads from Bucket, the one bucket the ledger reads.
 	Objects Objects
 	Bucket  string

@@ -18,7 +18,7 @@ import (
 func TestStartRefusals(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	if _, err := e.svc.AddTargets(e.ctx, "initech", []string{"https://initech.example/"}, nil); err != nil {
+	if _, err := e.targets.AddTargets(e.ctx, "initech", []string{"https://initech.example/"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
@@ -79,14 +79,14 @@ func TestStartFromTargets(t *testing.T) {
 	for i := 0; i < 35; i++ {
 		urls = append(urls, "https://t"+string(rune('a'+i%26))+".example/"+string(rune('0'+i/26))+"/x")
 	}
-	if _, err := e.svc.AddTargets(e.ctx, "acme", urls, []string{"daily"}); err != nil {
+	if _, err := e.targets.AddTargets(e.ctx, "acme", urls, []string{"daily"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.svc.AddTargets(e.ctx, "initech", []string{"https://initech.example/"}, nil); err != nil {
+	if _, err := e.targets.AddTargets(e.ctx, "initech", []string{"https://initech.example/"}, nil); err != nil {
 		t.Fatal(err)
 	}
-	ts, _ := e.svc.ListTargets(e.ctx, "acme")
-	if _, err := e.svc.SetTargetEnabled(e.ctx, "acme", ts[0].ID, false); err != nil {
+	ts, _ := e.targets.ListTargets(e.ctx, "acme")
+	if _, err := e.targets.SetTargetEnabled(e.ctx, "acme", ts[0].ID, false); err != nil {
 		t.Fatal(err)
 	}
 
@@ -266,29 +266,29 @@ func TestCloseStalled(t *testing.T) {
 func TestTargets(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	_, err := e.svc.AddTargets(e.ctx, "acme", []string{"https://a.example/", "mailto:x@example.com", "not a url", "https://b.example/"}, nil)
+	_, err := e.targets.AddTargets(e.ctx, "acme", []string{"https://a.example/", "mailto:x@example.com", "not a url", "https://b.example/"}, nil)
 	var bt *crawl.BadTargetsError
 	if !errors.As(err, &bt) || len(bt.URLs) != 2 || bt.URLs[0].Input != "mailto:x@example.com" || bt.URLs[1].Input != "not a url" {
 		t.Fatalf("bad URLs: %v", err)
 	}
-	if ts, _ := e.svc.ListTargets(e.ctx, "acme"); len(ts) != 0 {
+	if ts, _ := e.targets.ListTargets(e.ctx, "acme"); len(ts) != 0 {
 		t.Fatalf("a refused add wrote %d targets", len(ts))
 	}
-	if _, err := e.svc.AddTargets(e.ctx, "", []string{"https://a.example/"}, nil); !errors.Is(err, crawl.ErrNoOrg) {
+	if _, err := e.targets.AddTargets(e.ctx, "", []string{"https://a.example/"}, nil); !errors.Is(err, crawl.ErrNoOrg) {
 		t.Errorf("no org: %v", err)
 	}
 
-	added, err := e.svc.AddTargets(e.ctx, "acme", []string{"HTTPS://A.example", "https://b.example/#x", "https://a.example/"}, []string{"news", "news"})
+	added, err := e.targets.AddTargets(e.ctx, "acme", []string{"HTTPS://A.example", "https://b.example/#x", "https://a.example/"}, []string{"news", "news"})
 	if err != nil || len(added) != 2 || !added[0].Added || added[0].URL != "https://a.example/" || !slices.Equal(added[0].Labels, []string{"news"}) {
 		t.Fatalf("add: %+v %v", added, err)
 	}
-	if _, err := e.svc.SetTargetEnabled(e.ctx, "acme", added[0].ID, false); err != nil {
+	if _, err := e.targets.SetTargetEnabled(e.ctx, "acme", added[0].ID, false); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.svc.SetTargetEnabled(e.ctx, "initech", added[0].ID, true); !errors.Is(err, ledger.ErrNotFound) {
+	if _, err := e.targets.SetTargetEnabled(e.ctx, "initech", added[0].ID, true); !errors.Is(err, ledger.ErrNotFound) {
 		t.Errorf("another org's target: %v", err)
 	}
-	again, err := e.svc.AddTargets(e.ctx, "acme", []string{"https://a.example/", "https://b.example/", "https://c.example/"}, []string{"daily"})
+	again, err := e.targets.AddTargets(e.ctx, "acme", []string{"https://a.example/", "https://b.example/", "https://c.example/"}, []string{"daily"})
 	if err != nil || len(again) != 3 {
 		t.Fatalf("re-add: %+v %v", again, err)
 	}
@@ -301,22 +301,22 @@ func TestTargets(t *testing.T) {
 	if c := again[2]; !c.Added || !slices.Equal(c.Labels, []string{"daily"}) {
 		t.Errorf("new target = %+v", c)
 	}
-	if _, err := e.svc.AddTargets(e.ctx, "initech", []string{"https://a.example/"}, nil); err != nil {
+	if _, err := e.targets.AddTargets(e.ctx, "initech", []string{"https://a.example/"}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if ts, _ := e.svc.ListTargets(e.ctx, "acme"); len(ts) != 3 {
+	if ts, _ := e.targets.ListTargets(e.ctx, "acme"); len(ts) != 3 {
 		t.Errorf("acme has %d targets", len(ts))
 	}
-	if err := e.svc.RemoveTarget(e.ctx, "initech", again[2].ID); !errors.Is(err, ledger.ErrNotFound) {
+	if err := e.targets.RemoveTarget(e.ctx, "initech", again[2].ID); !errors.Is(err, ledger.ErrNotFound) {
 		t.Errorf("remove another org's target: %v", err)
 	}
-	if err := e.svc.RemoveTarget(e.ctx, "acme", again[2].ID); err != nil {
+	if err := e.targets.RemoveTarget(e.ctx, "acme", again[2].ID); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.svc.RemoveTarget(e.ctx, "acme", again[2].ID); !errors.Is(err, ledger.ErrNotFound) {
+	if err := e.targets.RemoveTarget(e.ctx, "acme", again[2].ID); !errors.Is(err, ledger.ErrNotFound) {
 		t.Errorf("remove twice: %v", err)
 	}
-	if ts, _ := e.svc.ListTargets(e.ctx, "acme"); len(ts) != 2 {
+	if ts, _ := e.targets.ListTargets(e.ctx, "acme"); len(ts) != 2 {
 		t.Errorf("acme has %d targets after removal", len(ts))
 	}
 }

@@ -16,6 +16,11 @@ import (
 // Target is one capture target.
 type Target = ledger.Target
 
+// Targets holds the capture-target operations; it needs only the database.
+type Targets struct {
+	Store TargetStore
+}
+
 // ErrNoOrg is returned when a target command names no organization.
 var ErrNoOrg = errors.New("an organization is required (--org)")
 
@@ -35,7 +40,7 @@ type AddedTarget struct {
 // normalised (the crawl parser); duplicates collapse. A URL org already has
 // is enabled again and gains the labels it lacks; its labels are kept.
 // Labels must not be empty or carry surrounding spaces.
-func (s *Service) AddTargets(ctx context.Context, org string, urls, labels []string) ([]AddedTarget, error) {
+func (t *Targets) AddTargets(ctx context.Context, org string, urls, labels []string) ([]AddedTarget, error) {
 	if org == "" {
 		return nil, ErrNoOrg
 	}
@@ -75,7 +80,7 @@ func (s *Service) AddTargets(ctx context.Context, org string, urls, labels []str
 			ls = append(ls, l)
 		}
 	}
-	rows, err := s.Targets.UpsertTargets(ctx, org, norm, ls)
+	rows, err := t.Store.UpsertTargets(ctx, org, norm, ls)
 	if err != nil {
 		return nil, err
 	}
@@ -88,11 +93,11 @@ func (s *Service) AddTargets(ctx context.Context, org string, urls, labels []str
 
 // ListTargets returns org's targets, enabled or not, in the order they were
 // added.
-func (s *Service) ListTargets(ctx context.Context, org string) ([]Target, error) {
+func (t *Targets) ListTargets(ctx context.Context, org string) ([]Target, error) {
 	if org == "" {
 		return nil, ErrNoOrg
 	}
-	ts, err := s.Targets.ListTargets(ctx, org)
+	ts, err := t.Store.ListTargets(ctx, org)
 	if ts == nil && err == nil {
 		ts = []Target{}
 	}
@@ -101,18 +106,18 @@ func (s *Service) ListTargets(ctx context.Context, org string) ([]Target, error)
 
 // SetTargetEnabled enables or disables org's target id; another
 // organization's target, or none, is ledger.ErrNotFound.
-func (s *Service) SetTargetEnabled(ctx context.Context, org string, id int64, enabled bool) (Target, error) {
+func (t *Targets) SetTargetEnabled(ctx context.Context, org string, id int64, enabled bool) (Target, error) {
 	if org == "" {
 		return Target{}, ErrNoOrg
 	}
-	return s.Targets.SetTargetEnabled(ctx, org, id, enabled)
+	return t.Store.SetTargetEnabled(ctx, org, id, enabled)
 }
 
 // RemoveTarget deletes org's target id; another organization's target, or
 // none, is ledger.ErrNotFound.
-func (s *Service) RemoveTarget(ctx context.Context, org string, id int64) error {
+func (t *Targets) RemoveTarget(ctx context.Context, org string, id int64) error {
 	if org == "" {
 		return ErrNoOrg
 	}
-	return s.Targets.DeleteTarget(ctx, org, id)
+	return t.Store.DeleteTarget(ctx, org, id)
 }

@@ -83,7 +83,7 @@ func (e *env) service(capt runner.Capturer, cfg runner.Config) (*crawl.Service, 
 	cfg.CaptureFormats = map[string]bool{"wacz": true}
 	r := runner.New(e.runnerStore(), capt, cfg)
 	svc := &crawl.Service{
-		Store: e.store, Targets: e.store, Objects: e.blob, Bucket: e.bucket,
+		Store: e.store, Objects: e.blob, Bucket: e.bucket,
 		CaptureFormats: map[string]bool{"wacz": true}, Permissions: perms, Dispatcher: r, Log: e.log, FetchConcurrency: 64,
 	}
 	r.SetLedger(svc)

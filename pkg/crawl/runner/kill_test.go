@@ -49,7 +49,7 @@ func runChild() int {
 	eng := capture.NewHTTP(captureConfig())
 	r := runner.New(st, &runner.Builtin{Engine: eng, Objects: objects, Bucket: bucket, Software: "child"},
 		runner.Config{RobotsClient: robotsClient(), CaptureFormats: map[string]bool{"wacz": true}, Log: log, Rescan: 100 * time.Millisecond})
-	svc := &crawl.Service{Store: st, Targets: st, Objects: objects, Bucket: bucket, CaptureFormats: map[string]bool{"wacz": true}, Dispatcher: r, Log: log}
+	svc := &crawl.Service{Store: st, Objects: objects, Bucket: bucket, CaptureFormats: map[string]bool{"wacz": true}, Dispatcher: r, Log: log}
 	r.SetLedger(svc)
 	_ = r.Run(ctx) // until SIGKILL
 	return 0
