@@ -26,6 +26,9 @@ type App struct {
 	blob    *blob.Client
 	authz   authz.Client
 	closers []func()
+	// background is the work started for a request that outlives it (a
+	// crawl level's indexing); Close waits for it.
+	background sync.WaitGroup
 }
 
 // New returns an App; nothing is opened yet.
@@ -90,6 +93,7 @@ func (a *App) Adder(ctx context.Context) (*archive.Adder, error) {
 
 // Close releases whatever was opened, last first.
 func (a *App) Close() {
+	a.background.Wait()
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for i := len(a.closers) - 1; i >= 0; i-- {

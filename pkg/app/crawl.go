@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/capture-ledger/ledgerctl/pkg/browserhive"
 	"github.com/capture-ledger/ledgerctl/pkg/capture"
@@ -114,6 +115,17 @@ func (a *App) CrawlRunner(ctx context.Context, software string) (*crawl.Service,
 	r := runner.New(st, capt, runner.Config{
 		UserAgent: ua, CrawlDelayMax: s.CrawlDelayMax, BackoffMax: s.CrawlBackoffMax,
 		RobotsClient: runner.NewRobotsClient(ccfg), CaptureFormats: s.CaptureFormats, Signing: s.CaptureSigning, Log: a.Log,
+		// Each admitted level's archives are indexed for search at once,
+		// beside the indexer's own pass over new archives.
+		OnLevel: func(ev runner.LevelEvent) {
+			if ev.Result != nil {
+				a.background.Add(1)
+				go func() {
+					defer a.background.Done()
+					a.indexCrawl(ev.CrawlID)
+				}()
+			}
+		},
 	})
 	svc.Dispatcher = r
 	// The level report is made here, not received: read its manifests
@@ -122,4 +134,28 @@ func (a *App) CrawlRunner(ctx context.Context, software string) (*crawl.Service,
 	svc.FetchConcurrency = 64
 	r.SetLedger(svc)
 	return svc, r, nil
+}
+
+// indexCrawl indexes the archives crawl crawlID has produced that are not
+// indexed yet. A failure is logged: the background indexer retries.
+func (a *App) indexCrawl(crawlID string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	st, err := a.Store(ctx)
+	if err != nil {
+		a.Log.Warn("could not index the crawl's archives; the indexer will", "crawlId", crawlID, "error", err.Error())
+		return
+	}
+	ix, err := a.Indexer(ctx)
+	if err != nil {
+		a.Log.Warn("could not index the crawl's archives; the indexer will", "crawlId", crawlID, "error", err.Error())
+		return
+	}
+	ids, err := st.CrawlArchiveIDs(ctx, crawlID)
+	if err == nil {
+		_, err = ix.IndexArchives(ctx, ids)
+	}
+	if err != nil {
+		a.Log.Warn("could not index the crawl's archives; the indexer will", "crawlId", crawlID, "error", err.Error())
+	}
 }

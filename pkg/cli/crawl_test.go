@@ -270,4 +270,11 @@ func TestCrawlStartWait(t *testing.T) {
 	if code != 0 || !strings.Contains(out, `"state":"succeeded"`) || !strings.Contains(out, `"pagesCaptured":2`) {
 		t.Errorf("status after --wait: %d %s", code, out)
 	}
+	// The runner indexed each admitted level's archives for search (the
+	// command waited for it before closing the index).
+	out, _, code = run(t, dir, env, "search", "status", "--json")
+	var st SearchStatus
+	if code != 0 || json.Unmarshal([]byte(out), &st) != nil || st.Archives != 2 || st.Indexed != 2 || st.Pending != 0 {
+		t.Errorf("search status after --wait: %d %s", code, out)
+	}
 }
