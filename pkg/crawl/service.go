@@ -108,7 +108,7 @@ type Caller struct {
 // typed errors matching ErrInvalid or ErrConflict (see the package doc),
 // or other (internal) errors.
 type Service struct {
-	Store   Store
+	Store Store
 	// Objects reads from Bucket, the one bucket the ledger reads.
 	Objects Objects
 	Bucket  string
