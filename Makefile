@@ -114,19 +114,29 @@ test: build tools postgres chromium vet replay-viewer
 
 # Starts the single-machine stack (PostgreSQL + versitygw under .state),
 # prepares the ledger database, bucket and OpenFGA model (settings go to
-# .env.local), prints the picker URL and runs `ledgerctl serve` with the dev
-# identity headers (loopback only). Ctrl-C stops serve; `make stack-down`
-# stops the stack.
+# .env.local), then runs `ledgerctl dev demo` with the dev identity headers
+# (loopback only): it serves the bundled demo site on 127.0.0.1, grants the
+# dev user submitter on the demo organization, starts a crawl of the site,
+# prints the picker URL and the `crawl status --watch` command, and runs
+# serve. Captures may reach loopback (CAPTURE_LEDGER_CAPTURE_ALLOW_PRIVATE=1)
+# for that command only. DEMO=0 runs plain `ledgerctl serve` instead.
+# Ctrl-C stops serve; `make stack-down` stops the stack.
+DEMO ?= 1
 run: build tools postgres chromium replay-viewer
 	./$(BIN) dev stack up --dir $(STATE) --versitygw $(VERSITYGW) --env-local
 	@$(MAKE) --no-print-directory replay-key
 	./$(BIN) migrate up
 	./$(BIN) fga deploy >/dev/null
 	@echo
-	@echo "Picker: http://$${CAPTURE_LEDGER_API_HOST:-127.0.0.1}:$${CAPTURE_LEDGER_API_PORT:-7070}/  (dev identity: type any subject and organization)"
 	@echo "Stop serve with Ctrl-C, the stack with: make stack-down"
-	@echo
-	CAPTURE_LEDGER_DEV_IDENTITY=$${CAPTURE_LEDGER_DEV_IDENTITY:-1} ./$(BIN) serve
+	@if [ "$(DEMO)" = 0 ]; then \
+		echo "Picker: http://$${CAPTURE_LEDGER_API_HOST:-127.0.0.1}:$${CAPTURE_LEDGER_API_PORT:-7070}/  (dev identity: type any subject and organization)"; echo; \
+		echo "CAPTURE_LEDGER_DEV_IDENTITY=$${CAPTURE_LEDGER_DEV_IDENTITY:-1} ./$(BIN) serve"; \
+		CAPTURE_LEDGER_DEV_IDENTITY=$${CAPTURE_LEDGER_DEV_IDENTITY:-1} exec ./$(BIN) serve; \
+	else \
+		echo "CAPTURE_LEDGER_DEV_IDENTITY=$${CAPTURE_LEDGER_DEV_IDENTITY:-1} CAPTURE_LEDGER_CAPTURE_ALLOW_PRIVATE=1 ./$(BIN) dev demo"; \
+		CAPTURE_LEDGER_DEV_IDENTITY=$${CAPTURE_LEDGER_DEV_IDENTITY:-1} CAPTURE_LEDGER_CAPTURE_ALLOW_PRIVATE=1 exec ./$(BIN) dev demo; \
+	fi
 
 # Regenerates completions/, .env.example and docs/configuration.md.
 generate: build

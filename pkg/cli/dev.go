@@ -18,10 +18,10 @@ import (
 func newCmdDev(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "dev",
-		Example: "  ledgerctl dev stack up --env-local\n  ledgerctl dev issuer",
+		Example: "  ledgerctl dev stack up --env-local\n  ledgerctl dev issuer\n  ledgerctl dev demo",
 		Short:   "Local development helpers (never for production)",
 	}
-	cmd.AddCommand(newCmdDevStack(f), newCmdDevIssuer(f), newCmdDevToken(f))
+	cmd.AddCommand(newCmdDevStack(f), newCmdDevIssuer(f), newCmdDevToken(f), newCmdDevDemo(f))
 	return cmd
 }
 

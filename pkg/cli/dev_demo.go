@@ -1,0 +1,306 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"embed"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"mime"
+	"net"
+	"net/http"
+	"os"
+	"os/user"
+	"path"
+	"path/filepath"
+	"strings"
+	"text/template"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/capture-ledger/ledgerctl/pkg/app"
+	"github.com/capture-ledger/ledgerctl/pkg/authz"
+	"github.com/capture-ledger/ledgerctl/pkg/capture"
+	"github.com/capture-ledger/ledgerctl/pkg/config"
+	"github.com/capture-ledger/ledgerctl/pkg/crawl"
+	"github.com/capture-ledger/ledgerctl/pkg/crawl/rules"
+	"github.com/capture-ledger/ledgerctl/pkg/identity"
+)
+
+// demoFiles is the bundled demo site: one folder per host.
+//
+//go:embed demo
+var demoFiles embed.FS
+
+// demoHosts are the demo site's hosts, each served on its own port of
+// 127.0.0.1 (the crawl counts host:port as the host).
+var demoHosts = []string{"www", "blog", "ads"}
+
+// DevDemoOptions are the inputs of `ledgerctl dev demo`.
+type DevDemoOptions struct {
+	f   *Factory
+	As  string
+	Org string
+}
+
+func newCmdDevDemo(f *Factory) *cobra.Command {
+	opts := &DevDemoOptions{f: f}
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "Serve a bundled demo site, crawl it, and run serve (what make run does)",
+		Long: `Shows the product working on one machine. In this one process it:
+
+  1. serves a small bundled site on 127.0.0.1, three hosts (three ports):
+     www (English and Japanese pages; robots.txt with Disallow: /private/
+     and Crawl-delay: 1), blog (Japanese) and ads;
+  2. grants --as the submitter relation on --org in OpenFGA;
+  3. closes a crawl an earlier demo left running in --org, and starts a
+     crawl of www with mixed rules: skip the ads host, capture the blog's
+     pages without following their links, follow www (max depth 2);
+  4. prints the picker URL and the crawl status --watch command, then runs
+     what ledgerctl serve runs (its embedded runner crawls the site) until
+     Ctrl-C, which also stops the site.
+
+Captures must be allowed to reach loopback: CAPTURE_LEDGER_CAPTURE_ALLOW_PRIVATE=1
+is required (make run sets it for this command only). When the browser engine
+finds no Chromium the demo captures with the http engine instead.`,
+		Example: "  CAPTURE_LEDGER_DEV_IDENTITY=1 CAPTURE_LEDGER_CAPTURE_ALLOW_PRIVATE=1 ledgerctl dev demo\n" +
+			"  ledgerctl dev demo --as alice --org demo",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return devDemoRun(cmd.Context(), opts) },
+	}
+	cmd.Flags().StringVar(&opts.As, "as", "", "the dev user granted submitter, who starts the crawl (default: your login name, else dev)")
+	cmd.Flags().StringVar(&opts.Org, "org", "demo", "the demo organization")
+	return cmd
+}
+
+// demoUser is the login name when it is a usable subject, else "dev".
+func demoUser() string {
+	if u, err := user.Current(); err == nil {
+		if identity.CheckIdentity(identity.Identity{Subject: u.Username, Organizations: []string{}}) == nil && u.Username != "" {
+			return u.Username
+		}
+	}
+	return "dev"
+}
+
+func devDemoRun(ctx context.Context, opts *DevDemoOptions) error {
+	f := opts.f
+	if opts.As == "" {
+		opts.As = demoUser()
+	}
+	if err := identity.CheckIdentity(identity.Identity{Subject: opts.As, Organizations: []string{opts.Org}}); err != nil {
+		return usagef("--as/--org: %v", err)
+	}
+	f.verbose = true
+	a, err := f.App(config.Required()...)
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewJSONHandler(f.Streams.Err, &slog.HandlerOptions{Level: logLevel(a.Settings.LogLevel)}))
+	a.Log = log
+	if a.Windmill() {
+		return usagef("the demo runs its crawl on the embedded runner: unset CAPTURE_LEDGER_CRAWL_WEBHOOK_URL")
+	}
+	ccfg, err := a.CaptureConfig()
+	if err != nil {
+		return usageError{err}
+	}
+	if !ccfg.AllowPrivate {
+		return usagef("the demo site is on 127.0.0.1: set %s=1 for this command (make run does)", capture.EnvAllowPrivate)
+	}
+	if len(a.Settings.BrowserHiveEndpoints) == 0 && a.Settings.CaptureEngine != capture.EngineHTTP {
+		if _, err := capture.FindChromium(ccfg.ChromiumPath); err != nil {
+			fmt.Fprintf(f.Streams.Err, "no Chromium (%v): the demo captures with the http engine\n", err)
+			a.Settings.CaptureEngine = capture.EngineHTTP
+		}
+	}
+
+	// The site first: the crawl's seeds name its ports.
+	site, err := startDemoSite()
+	if err != nil {
+		return &ExitError{Code: ExitFailure, Err: err}
+	}
+	defer site.close()
+
+	srv, err := a.Server(ctx, app.ServeOptions{Version: version})
+	if err != nil {
+		return err
+	}
+	addr, err := srv.Listen()
+	if err != nil {
+		return &ExitError{Code: ExitFailure, Err: err}
+	}
+	for _, n := range srv.StartupNotes(addr) {
+		log.LogAttrs(ctx, n.Level, n.Message, n.Attrs...)
+	}
+
+	fz, err := a.Authz(ctx)
+	if err != nil {
+		return fgaError(err)
+	}
+	granted, err := authz.Grant(ctx, fz, "submitter", opts.As, opts.Org)
+	if err != nil {
+		return fgaError(err)
+	}
+	// A crawl another organization runs blocks the demo's (one crawl at a
+	// time): say so and serve anyway.
+	id, startErr := startDemoCrawl(ctx, a, crawl.Caller{Subject: opts.As, Orgs: []string{opts.Org}}, site)
+
+	out := f.Streams.Out
+	fmt.Fprintln(out)
+	fmt.Fprintf(out, "Demo site   www  %s/  (English and Japanese; robots.txt: Disallow /private/, Crawl-delay 1)\n", site.base["www"])
+	fmt.Fprintf(out, "            blog %s/  (Japanese; captured, its links not followed)\n", site.base["blog"])
+	fmt.Fprintf(out, "            ads  %s/  (skipped by the crawl's first rule)\n", site.base["ads"])
+	fmt.Fprintf(out, "Granted     %s\n", granted.Sentence(f.Lang()))
+	if startErr == nil {
+		fmt.Fprintf(out, "Crawl       %s started (skip ads, capture blog, follow www; depth 2)\n", id)
+	} else {
+		fmt.Fprintf(out, "Crawl       not started: %v\n", startErr)
+	}
+	picker := fmt.Sprintf("http://%s/", net.JoinHostPort(a.Settings.APIHost, fmt.Sprint(addr.Port)))
+	if a.Settings.DevIdentity {
+		fmt.Fprintf(out, "Picker      %s  (type subject %s and organization %s: archives appear as each level is captured)\n", picker, opts.As, opts.Org)
+	} else {
+		fmt.Fprintf(out, "Picker      %s\n", picker)
+	}
+	if startErr == nil {
+		fmt.Fprintf(out, "Watch       %s crawl status %s --as %s --org %s --watch\n", selfCommand(), id, opts.As, opts.Org)
+	}
+	fmt.Fprintln(out, "Ctrl-C stops serve and the demo site.")
+	fmt.Fprintln(out)
+	return srv.Run(ctx)
+}
+
+// selfCommand is how to run this binary again from the working directory:
+// ./bin/ledgerctl under make run, else ledgerctl.
+func selfCommand() string {
+	if arg := os.Args[0]; filepath.Base(arg) == "ledgerctl" && strings.Contains(arg, "/") {
+		return arg
+	}
+	return "ledgerctl"
+}
+
+// startDemoCrawl closes a crawl an earlier demo left running in the
+// caller's organization (its site's ports are gone) and starts the demo's.
+func startDemoCrawl(ctx context.Context, a *app.App, c crawl.Caller, site *demoSite) (string, error) {
+	svc, err := a.Crawls(ctx)
+	if err != nil {
+		return "", err
+	}
+	running, err := svc.List(ctx, c, crawl.StateRunning, nil)
+	if err != nil {
+		return "", crawlError(err, false, "")
+	}
+	reason := "replaced by a new ledgerctl dev demo"
+	for _, cr := range running.Crawls {
+		if cr.OrgID == c.Orgs[0] {
+			if _, err := svc.Fail(ctx, c, cr.CrawlID, crawl.FailRequest{Reason: &reason}); err != nil {
+				return "", crawlError(err, false, noCrawl(c, cr.CrawlID))
+			}
+		}
+	}
+	depth, pages, delay, par := 2, 30, 500, 4
+	req := crawl.StartRequest{
+		Seeds: []string{site.base["www"] + "/"},
+		Rules: []rules.Rule{
+			{Action: rules.Skip, Pattern: site.base["ads"] + "/"},
+			{Action: rules.Capture, Pattern: site.base["blog"] + "/"},
+			{Action: rules.Follow, Pattern: site.base["www"] + "/"},
+		},
+		MaxDepth: &depth, MaxPages: &pages, PerHostDelayMs: &delay, HostParallelism: &par,
+	}
+	id, err := svc.Start(ctx, c, req)
+	if err != nil {
+		return "", crawlError(err, false, mayNotStart(c))
+	}
+	return id, nil
+}
+
+// demoSite is the bundled site served on 127.0.0.1, one listener per host.
+type demoSite struct {
+	base    map[string]string // host name → http://127.0.0.1:port
+	servers []*http.Server
+}
+
+// startDemoSite listens on a free port of 127.0.0.1 for each host and
+// serves its folder of demoFiles, the other hosts' addresses filled in.
+func startDemoSite() (*demoSite, error) {
+	s := &demoSite{base: map[string]string{}}
+	lns := make([]net.Listener, 0, len(demoHosts))
+	for _, h := range demoHosts {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			for _, l := range lns {
+				_ = l.Close()
+			}
+			return nil, fmt.Errorf("demo site: %w", err)
+		}
+		lns = append(lns, ln)
+		s.base[h] = "http://" + ln.Addr().String()
+	}
+	vars := map[string]string{"WWW": s.base["www"], "Blog": s.base["blog"], "Ads": s.base["ads"]}
+	for i, h := range demoHosts {
+		sub, err := fs.Sub(demoFiles, "demo/"+h)
+		if err != nil {
+			return nil, err
+		}
+		srv := &http.Server{Handler: demoHandler(sub, vars), ReadHeaderTimeout: 10 * time.Second}
+		s.servers = append(s.servers, srv)
+		go func() { _ = srv.Serve(lns[i]) }()
+	}
+	return s, nil
+}
+
+func (s *demoSite) close() {
+	for _, srv := range s.servers {
+		_ = srv.Close()
+	}
+}
+
+// demoHandler serves one host's files: /x is x.html (or x), / is
+// index.html; HTML pages are templates given vars.
+func demoHandler(files fs.FS, vars map[string]string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		name := strings.Trim(path.Clean("/"+r.URL.Path), "/")
+		var body []byte
+		var err error
+		for _, try := range []string{name + ".html", name, path.Join(name, "index.html")} {
+			if try == "" || try == ".html" {
+				continue
+			}
+			if body, err = fs.ReadFile(files, try); err == nil {
+				name = try
+				break
+			}
+		}
+		if err != nil {
+			http.NotFound(w, r)
+			return
+		}
+		ctype := mime.TypeByExtension(path.Ext(name))
+		if path.Ext(name) == ".html" {
+			t, perr := template.New(name).Parse(string(body))
+			var b bytes.Buffer
+			if perr == nil {
+				perr = t.Execute(&b, vars)
+			}
+			if perr != nil {
+				http.Error(w, perr.Error(), http.StatusInternalServerError)
+				return
+			}
+			body, ctype = b.Bytes(), "text/html; charset=utf-8"
+		}
+		if ctype == "" || strings.HasPrefix(ctype, "text/plain") {
+			ctype = "text/plain; charset=utf-8"
+		}
+		w.Header().Set("Content-Type", ctype)
+		_, _ = w.Write(body)
+	})
+}
