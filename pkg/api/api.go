@@ -332,6 +332,9 @@ func (s *Server) listArchives() http.HandlerFunc {
 		func(r *http.Request) (archive.ListStart, error) {
 			q := r.URL.Query()
 			start, err := archive.ParseListStart(q["before"], q["beforeId"])
+			if err == nil {
+				start.Why, err = archive.ParseWhy(q["why"])
+			}
 			return start, inQuery(err)
 		},
 		func(ctx context.Context, who identity.Identity, start archive.ListStart) (any, error) {

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"testing"
 )
 
@@ -45,21 +46,26 @@ func TestListArchivesQueryErrors(t *testing.T) {
 	}
 }
 
-// FuzzListArchivesQuery: whatever before and beforeId hold (NUL, invalid
-// UTF-8, repeats), GET /api/archives answers 400 or, when they read, goes
-// on to identity (401 here) — never a 500.
+// FuzzListArchivesQuery: whatever before, beforeId and why hold (NUL,
+// invalid UTF-8, repeats), GET /api/archives answers 400 or, when they
+// read, goes on to identity (401 here) — never a 500; a why that is not
+// one of the five spellings is a 400.
 func FuzzListArchivesQuery(f *testing.F) {
-	f.Add("2026-12-01T10:00:00Z", "0b6b2c4e-3f5a-4c1e-9d7a-2f1e0c9b8a71", false)
-	f.Add("c1.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", "", false)
-	f.Add("\x00", "\xff", true)
-	f.Fuzz(func(t *testing.T, before, id string, twice bool) {
-		q := url.Values{"before": {before}, "beforeId": {id}}
+	f.Add("2026-12-01T10:00:00Z", "0b6b2c4e-3f5a-4c1e-9d7a-2f1e0c9b8a71", "", false)
+	f.Add("c1.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", "", "1", false)
+	f.Add("\x00", "\xff", "tru\x00e", true)
+	f.Add("", "", "yes", false)
+	f.Fuzz(func(t *testing.T, before, id, why string, twice bool) {
+		q := url.Values{"before": {before}, "beforeId": {id}, "why": {why}}
 		if twice {
 			q["before"] = append(q["before"], before)
 		}
 		code, _ := listArchivesStatus(t, q)
 		if code != http.StatusBadRequest && code != http.StatusUnauthorized {
-			t.Fatalf("before %q beforeId %q: %d", before, id, code)
+			t.Fatalf("before %q beforeId %q why %q: %d", before, id, why, code)
+		}
+		if !slices.Contains([]string{"", "0", "1", "true", "false"}, why) && code != http.StatusBadRequest {
+			t.Fatalf("why %q: %d, want 400", why, code)
 		}
 	})
 }

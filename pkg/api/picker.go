@@ -30,6 +30,9 @@ type PickerConfig struct {
 	// footer ("" is serve's own viewer). The links themselves come from
 	// POST /api/archives/{id}/replay.
 	ReplayOrigin string
+	// Why marks each row with why the caller sees it (GET /api/archives
+	// ?why=1; only the candidate list knows).
+	Why bool
 }
 
 const pickerDocs = "https://uraitakahito.github.io/capture-ledger/ja/picker/"
@@ -46,11 +49,12 @@ type pickerData struct {
 	Unauthorized string
 	ReplayOrigin string
 	Docs         string
+	Why          bool
 }
 
 func (c PickerConfig) data(lang i18n.Lang) pickerData {
 	t := textFor(lang)
-	d := pickerData{Lang: lang.String(), T: t, View: string(c.View), ReplayOrigin: c.ReplayOrigin, Docs: pickerDocs}
+	d := pickerData{Lang: lang.String(), T: t, View: string(c.View), ReplayOrigin: c.ReplayOrigin, Docs: pickerDocs, Why: c.Why}
 	switch c.View {
 	case ViewNames:
 		d.Prompt = t.NamesPrompt
@@ -108,6 +112,7 @@ ul#rows a, ul#hits a { text-decoration: none; color: #0645ad; word-break: break-
 mark { background: #fe6; }
 .chip { display: inline-block; background: #eef; border-radius: 9px; padding: 0 .5rem; margin-left: .3rem; font-size: 12px; }
 .incomplete { color: #c00; margin-left: .5rem; font-weight: bold; }
+.why { color: #555; margin-left: .5rem; font-size: 12px; }
 .note { color: #900; margin-left: .5rem; font-size: 13px; }
 time { color: #666; margin-left: .5rem; font-size: 13px; white-space: nowrap; font-variant-numeric: tabular-nums; }
 label { display: inline-flex; gap: .3rem; align-items: center; font-size: 13px; color: #444; }
@@ -138,7 +143,7 @@ footer { margin-top: 2rem; color: #666; font-size: 13px; }
 <script>
 (function () {
   "use strict";
-  var view = {{.View}}, unauthorized = {{.Unauthorized}}, text = {{.T.Script}};
+  var view = {{.View}}, unauthorized = {{.Unauthorized}}, text = {{.T.Script}}, why = {{.Why}};
   var rows = document.getElementById("rows"), more = document.getElementById("more"), status = document.getElementById("status");
   var cursor = null, sent = null, generation = 0, busy = false;
   function $(id) { return document.getElementById(id); }
@@ -186,8 +191,17 @@ footer { margin-top: 2rem; color: #666; font-size: 13px; }
     li.appendChild(t);
     (a.labels || []).forEach(function (l) { var c = document.createElement("span"); c.className = "chip"; c.textContent = l; li.appendChild(c); });
     if (a.waczComplete === false) { var x = document.createElement("span"); x.className = "incomplete"; x.textContent = text.incomplete; li.appendChild(x); }
+    if (a.why && a.why.length) { var y = document.createElement("span"); y.className = "why"; y.textContent = a.why.map(reason).join(" · "); li.appendChild(y); }
     li.appendChild(note);
     return li;
+  }
+  // reason says one confirmed reason the caller sees the row (the API's
+  // "why"): an organization, ownership, or a share and its end.
+  function reason(r) {
+    if (r.kind === "organization") { return fill(text.whyOrganization, { org: r.organization }); }
+    if (r.kind === "owner") { return text.whyOwner; }
+    var s = r.organization ? fill(text.whyShareOrg, { org: r.organization }) : text.whyShare;
+    return r.until ? fill(text.whyUntil, { share: s, until: new Date(r.until).toLocaleString(text.dateLanguage, when) }) : s;
   }
   // Opening asks the API again, as the row's caller (who), for a link to the
   // viewer (can_view once more; the link is for this archive and this
@@ -219,7 +233,7 @@ footer { margin-top: 2rem; color: #666; font-size: 13px; }
       return;
     }
     var mine = generation;
-    var url = "/api/archives" + (cursor ? "?before=" + encodeURIComponent(cursor.before) + "&beforeId=" + encodeURIComponent(cursor.beforeId) : "");
+    var url = "/api/archives?" + (cursor ? "before=" + encodeURIComponent(cursor.before) + "&beforeId=" + encodeURIComponent(cursor.beforeId) + "&" : "") + (why ? "why=1" : "");
     status.textContent = text.loading;
     setBusy(true);
     fetch(url, { headers: sent }).then(function (r) {

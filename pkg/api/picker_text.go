@@ -60,6 +60,14 @@ type scriptText struct {
 	SearchOff       string `json:"searchOff"`       // 404: the server has no search
 	SearchFailed    string `json:"searchFailed"`    // "{n}": the HTTP status, 0 when the request failed
 	Withheld        string `json:"withheld"`        // "{reason}": why the capturer kept the text out
+
+	// Why the caller sees a row (?why=1). {org}, {share} and {until} are
+	// filled in by the script.
+	WhyOrganization string `json:"whyOrganization"` // "{org}": a member of the archive's organization
+	WhyOwner        string `json:"whyOwner"`        // the caller asked for the capture
+	WhyShare        string `json:"whyShare"`        // shared with the caller
+	WhyShareOrg     string `json:"whyShareOrg"`     // "{org}": shared with one of the caller's organizations
+	WhyUntil        string `json:"whyUntil"`        // "{share}" until "{until}"
 }
 
 var pickerTexts = map[i18n.Lang]pickerText{
@@ -115,6 +123,12 @@ var pickerTexts = map[i18n.Lang]pickerText{
 			SearchOff:       "404 — this server has no full-text search (no index is set up)",
 			SearchFailed:    "{n} — could not search",
 			Withheld:        "text not kept in the archive ({reason})",
+
+			WhyOrganization: "{org}",
+			WhyOwner:        "yours",
+			WhyShare:        "shared with you",
+			WhyShareOrg:     "shared with {org}",
+			WhyUntil:        "{share} until {until}",
 		},
 	},
 	i18n.Japanese: {
@@ -169,6 +183,12 @@ var pickerTexts = map[i18n.Lang]pickerText{
 			SearchOff:       "404 — このサーバには全文検索が無い（索引の設定が無い）",
 			SearchFailed:    "{n} — 検索できなかった",
 			Withheld:        "本文はアーカイブに入っていない（{reason}）",
+
+			WhyOrganization: "{org} のメンバー",
+			WhyOwner:        "自分の取得",
+			WhyShare:        "共有された",
+			WhyShareOrg:     "{org} に共有",
+			WhyUntil:        "{share}（{until} まで）",
 		},
 	},
 }

@@ -77,7 +77,7 @@ func newShareFixture(t *testing.T) *shareFixture {
 	f.drain(t)
 	managers := authz.Managers{Client: env.FGA}
 	s := &api.Server{
-		Access:   &archive.Access{Perms: app.Permissions{Client: env.FGA, Now: f.clock.Now}, Catalog: st, Signer: env.Blob},
+		Access:   &archive.Access{Perms: app.Permissions{Client: env.FGA, Now: f.clock.Now}, Catalog: st, Signer: env.Blob, Now: f.clock.Now},
 		Shares:   &archive.Shares{Perms: managers, Store: st, Now: f.clock.Now},
 		Deleter:  &archive.Deleter{Perms: managers, Store: st, Objects: f.remover, Bucket: env.Bucket, Now: f.clock.Now},
 		Identity: identity.Headers{},

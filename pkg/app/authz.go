@@ -80,6 +80,30 @@ func (p Permissions) CanViewMany(ctx context.Context, subject string, orgs []str
 	return p.Client.BatchCheck(ctx, reqs)
 }
 
+// ConfirmReasons asks, in one BatchCheck, whether each recorded reason of
+// each candidate holds (authz.ReasonCheck), in order.
+func (p Permissions) ConfirmReasons(ctx context.Context, subject string, cands []ledger.Candidate) ([][]bool, error) {
+	now := p.now()
+	var reqs []authz.CheckRequest
+	for _, c := range cands {
+		for _, r := range c.Reasons {
+			reqs = append(reqs, authz.ReasonCheck(subject, r, c.ID, c.TaskID, now))
+		}
+	}
+	out := make([][]bool, len(cands))
+	if len(reqs) == 0 {
+		return out, nil
+	}
+	ok, err := p.Client.BatchCheck(ctx, reqs)
+	if err != nil {
+		return nil, err
+	}
+	for i, c := range cands {
+		out[i], ok = ok[:len(c.Reasons)], ok[len(c.Reasons):]
+	}
+	return out, nil
+}
+
 // MaySubmit is can_submit on any of the caller's organizations.
 func (p Permissions) MaySubmit(ctx context.Context, subject string, orgs []string) (bool, error) {
 	return authz.MaySubmit(ctx, p.Client, subject, orgs)
@@ -107,8 +131,12 @@ func (a *App) Access(ctx context.Context) (*archive.Access, error) {
 	if err != nil {
 		return nil, err
 	}
+	source, err := archive.ParseListSource(a.Settings.ListSource)
+	if err != nil {
+		return nil, err
+	}
 	return &archive.Access{
-		Perms: perms, Catalog: st, Signer: a.Blob(), Log: a.Log,
+		Perms: perms, Catalog: st, Signer: a.Blob(), Log: a.Log, Source: source,
 		ScanLimit: a.Settings.ListCheckBudget, TimeBudget: a.Settings.ListTimeBudget,
 		Gate: archive.NewScanGate(archive.GateBounds{Lists: a.Settings.ListConcurrency, PerCaller: a.Settings.ListPerCaller, Checks: a.Settings.ListChecks}),
 	}, nil

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/capture-ledger/ledgerctl/pkg/api"
+	"github.com/capture-ledger/ledgerctl/pkg/archive"
 	"github.com/capture-ledger/ledgerctl/pkg/health"
 	"github.com/capture-ledger/ledgerctl/pkg/identity"
 	"github.com/capture-ledger/ledgerctl/pkg/outbox"
@@ -88,7 +89,8 @@ func (a *App) Server(ctx context.Context, o ServeOptions) (*Server, error) {
 	apiSrv := &api.Server{
 		Access: access, Identity: resolver, Submitters: subs, Log: log,
 		Readiness: &health.Checker{App: a},
-		Picker:    api.PickerConfig{View: pickerView(mode), Issuer: s.OIDCIssuer, Host: s.APIHost, Port: s.APIPort, ReplayOrigin: s.ReplayOrigin},
+		Picker: api.PickerConfig{View: pickerView(mode), Issuer: s.OIDCIssuer, Host: s.APIHost, Port: s.APIPort, ReplayOrigin: s.ReplayOrigin,
+			Why: access.Source == archive.SourceCandidates},
 	}
 	if srv.Crawls {
 		// The Windmill flow when its webhook is set, else the embedded

@@ -36,6 +36,7 @@ func SeedArchives(t testing.TB, env *Env, n int, orgOf func(i int) string) []See
 	var out []Seeded
 	var rows [][]any
 	var tuples []authz.Tuple
+	var sources []Source
 	for i := range n {
 		id, task := uuid.NewString(), uuid.NewString()
 		at := base.Add(time.Duration(i)*time.Minute + time.Duration(i)*time.Microsecond)
@@ -48,8 +49,12 @@ func SeedArchives(t testing.TB, env *Env, n int, orgOf func(i int) string) []See
 		tuples = append(tuples,
 			authz.Tuple{User: "capture_job:" + task, Relation: "parent", Object: "archive:" + id},
 			authz.Tuple{User: "organization:" + org, Relation: "parent", Object: "capture_job:" + task})
+		sources = append(sources, Source{ArchiveID: id, TaskID: task, At: at, Kind: "organization", Principal: org})
 	}
 	if _, err := conn.CopyFrom(ctx, pgx.Identifier{"archives"}, []string{"id", "task_id", "bucket", "object_key", "source_url", "captured_at"}, pgx.CopyFromRows(rows)); err != nil {
+		t.Fatal(err)
+	}
+	if err := CopySources(ctx, conn, sources); err != nil {
 		t.Fatal(err)
 	}
 	for i := 0; i < len(tuples); i += 100 {
@@ -64,4 +69,42 @@ func SeedArchives(t testing.TB, env *Env, n int, orgOf func(i int) string) []See
 		return out[i].ID > out[j].ID
 	})
 	return out
+}
+
+// Source is one grantee the ledger records for an archive's job when it
+// queues the job's tuples (migrations/000008_list_sources.up.sql): what a
+// seeder that writes tuples straight to OpenFGA must record too, or the
+// candidate list will not find the archive.
+type Source struct {
+	ArchiveID, TaskID string
+	At                time.Time
+	Kind, Principal   string // "organization" or "owner"
+}
+
+// Copier is a *pgx.Conn or a *pgxpool.Pool.
+type Copier interface {
+	CopyFrom(ctx context.Context, table pgx.Identifier, cols []string, src pgx.CopyFromSource) (int64, error)
+}
+
+// CopySources records src in job_sources and archive_sources by COPY. Each
+// (task, kind, principal) must be given once per archive, as insertArchives
+// records them.
+func CopySources(ctx context.Context, c Copier, src []Source) error {
+	jobs := map[[3]string]bool{}
+	var jobRows, archRows [][]any
+	for _, s := range src {
+		k := [3]string{s.TaskID, s.Kind, s.Principal}
+		if !jobs[k] {
+			jobs[k] = true
+			jobRows = append(jobRows, []any{s.TaskID, s.Kind, s.Principal})
+		}
+		archRows = append(archRows, []any{s.ArchiveID, s.At, s.Kind, s.Principal})
+	}
+	if _, err := c.CopyFrom(ctx, pgx.Identifier{"job_sources"}, []string{"task_id", "kind", "principal"}, pgx.CopyFromRows(jobRows)); err != nil {
+		return fmt.Errorf("copy job_sources: %w", err)
+	}
+	if _, err := c.CopyFrom(ctx, pgx.Identifier{"archive_sources"}, []string{"archive_id", "captured_at", "kind", "principal"}, pgx.CopyFromRows(archRows)); err != nil {
+		return fmt.Errorf("copy archive_sources: %w", err)
+	}
+	return nil
 }

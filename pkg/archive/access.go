@@ -23,10 +23,22 @@ type Permissions interface {
 	CanViewMany(ctx context.Context, subject string, orgs []string, archiveIDs []string) ([]bool, error)
 }
 
+// Explainer confirms the reasons the ledger recorded for a caller (each a
+// check of its own relation, authz.ReasonCheck), for the list's --why.
+type Explainer interface {
+	ConfirmReasons(ctx context.Context, subject string, cands []ledger.Candidate) ([][]bool, error)
+}
+
 // Catalog reads ledger rows.
 type Catalog interface {
 	ArchiveLocation(ctx context.Context, id string) (bucket, key string, err error)
+	// ArchivesBefore is every archive after cursor, newest first (the full
+	// scan).
 	ArchivesBefore(ctx context.Context, cursor *ledger.ArchiveCursor, limit int) ([]ledger.Archive, error)
+	// CandidatesBefore is the archives after cursor, newest first, that the
+	// ledger recorded a grantee of for v (its organizations, itself, active
+	// shares at now), each with those reasons.
+	CandidatesBefore(ctx context.Context, v ledger.Viewer, cursor *ledger.ArchiveCursor, limit int, now time.Time) ([]ledger.Candidate, error)
 	// ListCursorKey is the key resume tokens are sealed with (32 bytes).
 	ListCursorKey(ctx context.Context) ([]byte, error)
 }
@@ -34,6 +46,42 @@ type Catalog interface {
 // Presigner signs GET URLs.
 type Presigner interface {
 	PresignGet(ctx context.Context, bucket, key string, ttl time.Duration) (string, error)
+}
+
+// ListSource is where the list takes the rows it asks OpenFGA about.
+type ListSource int
+
+const (
+	// SourceCandidates (the default) reads only the archives the ledger
+	// recorded a grantee of for the caller: the organizations of its
+	// identity, itself as owner, active shares to it or its organizations
+	// (migrations/000008_list_sources.up.sql). Its cost follows what the
+	// caller may see, not the ledger's size. It relies on one invariant:
+	// every tuple granting can_view is written by the ledger through the
+	// outbox.
+	SourceCandidates ListSource = iota
+	// SourceScan reads every archive of the ledger, newest first, and asks
+	// OpenFGA about each: nothing is assumed, and a sparse caller pays for
+	// everyone else's rows.
+	SourceScan
+)
+
+// ParseListSource reads CAPTURE_LEDGER_LIST_SOURCE's value.
+func ParseListSource(s string) (ListSource, error) {
+	switch s {
+	case "", "candidates":
+		return SourceCandidates, nil
+	case "scan":
+		return SourceScan, nil
+	}
+	return 0, fmt.Errorf("must be candidates or scan, not %q", s)
+}
+
+func (s ListSource) String() string {
+	if s == SourceScan {
+		return "scan"
+	}
+	return "candidates"
 }
 
 // checkChunk is how many archives one BatchCheck call of the list asks
@@ -57,6 +105,10 @@ type Access struct {
 	// short with Truncated set. A request always checks at least one chunk,
 	// so resuming always moves forward.
 	TimeBudget time.Duration
+	// Source is where rows come from (default SourceCandidates).
+	Source ListSource
+	// Now is the clock shares expire by (default time.Now).
+	Now func() time.Time
 	// Gate bounds how many lists run at once and how many of their checks
 	// are in flight (nil: no bound, checks in chunks of 100). It is shared
 	// by every request of a server.
@@ -121,6 +173,10 @@ type Page struct {
 	Truncated bool `json:"truncated"`
 	// Scanned is how many rows were examined (for benchmarks and logs).
 	Scanned int `json:"-"`
+
+	// reasons are the visible rows' candidates, kept when the page explains
+	// itself.
+	reasons []ledger.Candidate
 }
 
 // List returns up to PageSize archives the caller may view, newest first,
@@ -130,6 +186,10 @@ type Page struct {
 // budget is spent. It first passes the Gate (a *BusyError when full, before
 // any check), and seals Next into Token for this caller.
 func (a *Access) List(ctx context.Context, subject string, orgs []string, cursor *Cursor) (Page, error) {
+	return a.list(ctx, subject, orgs, cursor, false)
+}
+
+func (a *Access) list(ctx context.Context, subject string, orgs []string, cursor *Cursor, why bool) (Page, error) {
 	budget := a.TimeBudget
 	if budget <= 0 {
 		budget = DefaultTimeBudget
@@ -142,7 +202,7 @@ func (a *Access) List(ctx context.Context, subject string, orgs []string, cursor
 		}
 		defer leave()
 	}
-	page, err := a.scan(ctx, subject, orgs, cursor, time.Now().Add(budget))
+	page, err := a.scan(ctx, subject, orgs, cursor, time.Now().Add(budget), why)
 	if err != nil {
 		return Page{}, err
 	}
@@ -155,7 +215,7 @@ func (a *Access) List(ctx context.Context, subject string, orgs []string, cursor
 }
 
 // scan is List's work, ending by deadline at the latest chunk boundary.
-func (a *Access) scan(ctx context.Context, subject string, orgs []string, cursor *Cursor, deadline time.Time) (Page, error) {
+func (a *Access) scan(ctx context.Context, subject string, orgs []string, cursor *Cursor, deadline time.Time, why bool) (Page, error) {
 	size, limit := a.PageSize, a.ScanLimit
 	if size <= 0 {
 		size = 50
@@ -180,12 +240,12 @@ func (a *Access) scan(ctx context.Context, subject string, orgs []string, cursor
 			batch = int(float64(need)/ratio*1.25) + 1
 		}
 		batch = min(max(batch, need), 1000, limit-page.Scanned)
-		rows, err := a.Catalog.ArchivesBefore(ctx, pos, batch)
+		rows, err := a.rowsBefore(ctx, subject, orgs, pos, batch)
 		if err != nil {
 			return Page{}, err
 		}
 		if len(rows) == 0 {
-			return page, nil // exhausted: Next stays nil
+			return page, a.explain(ctx, subject, orgs, &page) // exhausted: Next stays nil
 		}
 		// Check the batch in chunks, in order, and stop once the page is
 		// full: a batch sized from a small sample can be far larger than
@@ -214,21 +274,73 @@ func (a *Access) scan(ctx context.Context, subject string, orgs []string, cursor
 					continue
 				}
 				visible++
-				page.Archives = append(page.Archives, r)
+				page.Archives = append(page.Archives, r.Archive)
+				if why {
+					page.reasons = append(page.reasons, r)
+				}
 				if len(page.Archives) == size {
 					page.Next = pos
-					return page, nil
+					return page, a.explain(ctx, subject, orgs, &page)
 				}
 			}
 			if start+chunkSize >= len(rows) && len(rows) < batch {
-				return page, nil // the ledger ended inside this batch
+				return page, a.explain(ctx, subject, orgs, &page) // the ledger ended inside this batch
 			}
 			if page.Scanned >= limit || !time.Now().Before(deadline) {
 				page.Truncated, page.Next = true, pos
-				return page, nil
+				return page, a.explain(ctx, subject, orgs, &page)
 			}
 		}
 	}
+}
+
+// ErrWhyNeedsCandidates refuses --why on the full scan, which knows no
+// reasons.
+var ErrWhyNeedsCandidates = errors.New("why is known only with the candidate list (CAPTURE_LEDGER_LIST_SOURCE=candidates)")
+
+// rowsBefore is the next rows to ask OpenFGA about, from Source.
+func (a *Access) rowsBefore(ctx context.Context, subject string, orgs []string, pos *Cursor, limit int) ([]ledger.Candidate, error) {
+	if a.Source == SourceScan {
+		rows, err := a.Catalog.ArchivesBefore(ctx, pos, limit)
+		out := make([]ledger.Candidate, len(rows))
+		for i, r := range rows {
+			out[i].Archive = r
+		}
+		return out, err
+	}
+	now := time.Now
+	if a.Now != nil {
+		now = a.Now
+	}
+	return a.Catalog.CandidatesBefore(ctx, ledger.Viewer{Subject: subject, Orgs: orgs}, pos, limit, now())
+}
+
+// explain confirms the recorded reasons of the page's rows, when it keeps
+// them, with one BatchCheck (Perms must be an Explainer), and sets each
+// row's Why to the reasons that hold.
+func (a *Access) explain(ctx context.Context, subject string, _ []string, page *Page) error {
+	if page.reasons == nil {
+		return nil
+	}
+	ex, ok := a.Perms.(Explainer)
+	if !ok {
+		return errors.New("list: these permissions cannot confirm reasons")
+	}
+	held, err := ex.ConfirmReasons(ctx, subject, page.reasons)
+	if err != nil {
+		return fmt.Errorf("confirm reasons: %w", err)
+	}
+	for i, c := range page.reasons {
+		why := []ledger.Reason{}
+		for j, r := range c.Reasons {
+			if held[i][j] {
+				why = append(why, r)
+			}
+		}
+		page.Archives[i].Why = &why
+	}
+	page.reasons = nil
+	return nil
 }
 
 func (a *Access) logger() *slog.Logger {

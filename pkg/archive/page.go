@@ -15,6 +15,7 @@ import (
 const (
 	FieldBefore   = "before"
 	FieldBeforeID = "beforeId"
+	FieldWhy      = "why"
 )
 
 // lastID sorts after every real id: a position chosen by time alone starts
@@ -27,6 +28,8 @@ const lastID = "ffffffff-ffff-ffff-ffff-ffffffffffff"
 type ListStart struct {
 	At    *Cursor
 	Token string
+	// Why asks each archive of the page to say why the caller sees it.
+	Why bool
 }
 
 // ParseListStart reads where a list starts from every value given for
@@ -47,6 +50,40 @@ func ParseListStart(before, beforeID []string) (ListStart, error) {
 	}
 	at, err := ParseBefore(before, beforeID)
 	return ListStart{At: at}, err
+}
+
+// ParseWhy reads the why request field: absent, "", "0" or "false" is no;
+// "1" or "true" asks each archive of the page to say why the caller sees
+// it. Anything else is a *ledger.FieldError.
+func ParseWhy(v []string) (bool, error) {
+	if len(v) > 1 {
+		return false, &ledger.FieldError{Field: FieldWhy, Reason: "must be a single value"}
+	}
+	switch first(v) {
+	case "", "0", "false":
+		return false, nil
+	case "1", "true":
+		return true, nil
+	}
+	return false, &ledger.FieldError{Field: FieldWhy, Reason: "must be true or false"}
+}
+
+// ReasonText says a confirmed reason in a few words, for tables.
+func ReasonText(r ledger.Reason) string {
+	switch r.Kind {
+	case ledger.ReasonOrganization:
+		return "member of " + r.Organization
+	case ledger.ReasonOwner:
+		return "owner"
+	}
+	s := "shared with you"
+	if r.Organization != "" {
+		s = "shared with " + r.Organization
+	}
+	if r.Until != nil {
+		s += " until " + r.Until.UTC().Format("2006-01-02 15:04Z")
+	}
+	return s
 }
 
 // ParseBefore reads a position given as before=<date-time> and an optional
@@ -111,7 +148,10 @@ func (a *Access) ListFrom(ctx context.Context, subject string, orgs []string, st
 			return Page{}, err
 		}
 	}
-	return a.List(ctx, subject, orgs, at)
+	if start.Why && a.Source == SourceScan {
+		return Page{}, &ledger.FieldError{Field: FieldWhy, Reason: "is known only with the candidate list (CAPTURE_LEDGER_LIST_SOURCE=candidates)", Err: ErrWhyNeedsCandidates}
+	}
+	return a.list(ctx, subject, orgs, at, start.Why)
 }
 
 // PageCursor is how a page shows where the next one starts: Before is the

@@ -1,6 +1,11 @@
 package authz
 
-import "context"
+import (
+	"context"
+	"time"
+
+	"github.com/capture-ledger/ledgerctl/pkg/ledger"
+)
 
 // ShareCheck asks whether subject may share archiveID and see its shares
 // (can_share: the job's owner, or an admin of its organization). Like
@@ -40,4 +45,28 @@ func (m Managers) CanShareMany(ctx context.Context, subject string, archiveIDs [
 // CanDelete is can_delete on the archive.
 func (m Managers) CanDelete(ctx context.Context, subject, archiveID string) (bool, error) {
 	return m.Client.Check(ctx, DeleteCheck(subject, archiveID))
+}
+
+// ReasonCheck is the question that confirms one recorded reason why subject
+// sees archiveID of job taskID: membership of that one organization
+// (member on the job, the organization as the only contextual membership),
+// ownership of the job, or the share's viewer tuple at now (to the user,
+// or to the organization's members).
+func ReasonCheck(subject string, r ledger.Reason, archiveID, taskID string, now time.Time) CheckRequest {
+	switch r.Kind {
+	case ledger.ReasonOrganization:
+		return CheckRequest{User: User(subject), Relation: "member", Object: CaptureJob(taskID),
+			Contextual: MembershipTuples(subject, []string{r.Organization})}
+	case ledger.ReasonOwner:
+		return CheckRequest{User: User(subject), Relation: "owner", Object: CaptureJob(taskID)}
+	}
+	// A share is its own tuple: to the organization's members as a whole
+	// (asked as the userset, so the caller's own share cannot answer for
+	// it), or to the user with no membership at all.
+	user := User(subject)
+	if r.Organization != "" {
+		user = Organization(r.Organization) + "#member"
+	}
+	return CheckRequest{User: user, Relation: "viewer", Object: Archive(archiveID),
+		Context: map[string]any{"current_time": now.UTC().Format(time.RFC3339)}}
 }

@@ -23,6 +23,7 @@ type ArchivesOptions struct {
 	JSON     bool
 	Before   string
 	BeforeID string
+	Why      bool
 }
 
 func newCmdArchives(f *Factory) *cobra.Command {
@@ -41,12 +42,13 @@ what someone can see; OpenFGA still decides.`,
 	list := &cobra.Command{
 		Use:     "list",
 		Short:   "List the archives the subject may view, newest first",
-		Example: "  ledgerctl archives list --as alice --org acme\n  ledgerctl archives list --as alice --org acme --json\n  ledgerctl archives list --as alice --org acme --before 2026-12-01T00:00:00Z",
+		Example: "  ledgerctl archives list --as alice --org acme\n  ledgerctl archives list --as alice --org acme --json\n  ledgerctl archives list --as alice --org acme --before 2026-12-01T00:00:00Z\n  ledgerctl archives list --as bob --org partner --why",
 		Args:    cobra.NoArgs,
 		RunE:    func(cmd *cobra.Command, _ []string) error { return archivesListRun(cmd, opts) },
 	}
 	list.Flags().StringVar(&opts.Before, "before", "", "continue a previous page (the cursor it printed), or start before this time (RFC 3339)")
 	list.Flags().StringVar(&opts.BeforeID, "before-id", "", "with a time in --before: start after this archive id")
+	list.Flags().BoolVar(&opts.Why, "why", false, "say why the subject sees each archive (member of an organization, owner, a share until …), each reason confirmed by OpenFGA")
 	url := &cobra.Command{
 		Use:     "url ARCHIVE_ID",
 		Short:   "Mint a 300-second presigned URL for one archive",
@@ -196,6 +198,7 @@ func archivesListRun(cmd *cobra.Command, opts *ArchivesOptions) error {
 	if err != nil {
 		return asFlags(err, listFlags)
 	}
+	start.Why = opts.Why
 	a, err := opts.f.App("DATABASE_URL", "CAPTURE_LEDGER_FGA_STORE_ID", "CAPTURE_LEDGER_FGA_MODEL_ID")
 	if err != nil {
 		return err
@@ -223,8 +226,21 @@ func archivesListRun(cmd *cobra.Command, opts *ArchivesOptions) error {
 				complete = "incomplete"
 			}
 			rows[i] = []string{ar.ID, ui.Time(ar.CapturedAt), ar.SourceURL, strings.Join(ar.Labels, ","), complete}
+			if opts.Why {
+				var why []string
+				if ar.Why != nil {
+					for _, r := range *ar.Why {
+						why = append(why, archive.ReasonText(r))
+					}
+				}
+				rows[i] = append(rows[i], strings.Join(why, "; "))
+			}
 		}
-		p.Table([]string{"id", "captured", "source", "labels", ""}, rows)
+		head := []string{"id", "captured", "source", "labels", ""}
+		if opts.Why {
+			head = append(head, "why")
+		}
+		p.Table(head, rows)
 	}
 	if body.Next != nil {
 		// The cursor opens only for this --as and these --org values.
@@ -237,7 +253,7 @@ func archivesListRun(cmd *cobra.Command, opts *ArchivesOptions) error {
 }
 
 // listFlags name the list's request fields as the flags that set them.
-var listFlags = map[string]string{archive.FieldBefore: "--before", archive.FieldBeforeID: "--before-id"}
+var listFlags = map[string]string{archive.FieldBefore: "--before", archive.FieldBeforeID: "--before-id", archive.FieldWhy: "--why"}
 
 // nonEmpty is a flag's value as the list of values given: none when unset.
 func nonEmpty(v string) []string {

@@ -293,6 +293,14 @@ func TestArchivesAdd(t *testing.T) {
 	if code != 0 || !strings.Contains(out, v12ID) || !strings.Contains(out, "https://news.example.org/article/42") {
 		t.Errorf("archives list table: exit %d:\n%s", code, out)
 	}
+	out, _, code = run(t, dir, env, "archives", "list", "--as", "alice", "--org", "acme", "--why")
+	if code != 0 || !strings.Contains(out, "why") || !strings.Contains(out, "member of acme; owner") {
+		t.Errorf("archives list --why as the owner: exit %d:\n%s", code, out)
+	}
+	out, _, code = run(t, dir, env, "archives", "list", "--as", "bob", "--org", "acme", "--why")
+	if code != 0 || !strings.Contains(out, "member of acme") || strings.Contains(out, "owner") {
+		t.Errorf("archives list --why as a member: exit %d:\n%s", code, out)
+	}
 }
 
 // TestArchivesAddStopsWhenADependencyDoesNotAnswer: S3 or PostgreSQL not

@@ -28,6 +28,7 @@ func TestArchivesListResumesWithOpaqueCursor(t *testing.T) {
 	env := stackEnv(t, dsn, bucket)
 	env["CAPTURE_LEDGER_FGA_DATASTORE_URI"] = testenv.EmptyDatabase(t)
 	env["CAPTURE_LEDGER_LIST_CHECK_BUDGET"] = "100"
+	env["CAPTURE_LEDGER_LIST_SOURCE"] = "scan" // the full scan's budget is what is tested
 	if out, errs, code := run(t, dir, env, "fga", "deploy"); code != 0 {
 		t.Fatalf("deploy: exit %d: %s %s", code, out, errs)
 	}
@@ -84,6 +85,7 @@ func TestArchivesListResumesWithOpaqueCursor(t *testing.T) {
 		{"a bad time", []string{"--as", "carol", "--before", "yesterday", "--before-id", ids[0]}, `--before must match format "date-time"`},
 		{"an id without a time", []string{"--as", "carol", "--before-id", ids[0]}, "--before-id needs before"},
 		{"a bad id with a time", []string{"--as", "carol", "--before", "2026-01-01T00:00:00Z", "--before-id", "x"}, `--before-id must match format "uuid"`},
+		{"why on the full scan", []string{"--as", "carol", "--why"}, "--why is known only with the candidate list (CAPTURE_LEDGER_LIST_SOURCE=candidates)"},
 	} {
 		_, errs, code := run(t, dir, env, append([]string{"archives", "list"}, tc.args...)...)
 		if code != ExitUsage || !strings.Contains(errs, tc.want) {

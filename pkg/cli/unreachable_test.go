@@ -36,6 +36,12 @@ func TestExitFourForEveryDependency(t *testing.T) {
 		VALUES (gen_random_uuid(), $1, 'k.wacz', 'https://example.com/', now()) RETURNING id::text`, bucket).Scan(&id); err != nil {
 		t.Fatal(err)
 	}
+	// Recorded for acme, so alice's list has a candidate to ask OpenFGA
+	// about (an empty candidate list asks nothing).
+	if _, err := conn.Exec(ctx, `INSERT INTO archive_sources (archive_id, captured_at, kind, principal)
+		SELECT id, captured_at, 'organization', 'acme' FROM archives WHERE id = $1`, id); err != nil {
+		t.Fatal(err)
+	}
 	fga := closedURL(t)
 	for _, tc := range []struct {
 		name string

@@ -221,6 +221,9 @@ type Settings struct {
 	ReplayKey, ReplayViewerDir string
 	// CaptureEngine is the built-in capturer's engine (browser or http).
 	CaptureEngine string
+	// ListSource is where the archive list takes its rows: candidates (the
+	// archives the ledger recorded a grantee of for the caller) or scan.
+	ListSource string
 	// Lookup returns the resolved value of any variable (flags > shell >
 	// .env.local > .env > defaults), for the packages that parse their own
 	// (the capturer's limits: capture.FromEnv).
@@ -302,7 +305,11 @@ func (c *Config) Settings() (Settings, error) {
 		ReplayKey:           c.Get("CAPTURE_LEDGER_REPLAY_KEY"),
 		ReplayViewerDir:     c.Get("CAPTURE_LEDGER_REPLAY_VIEWER_DIR"),
 		CaptureEngine:       c.Get("CAPTURE_LEDGER_CAPTURE_ENGINE"),
+		ListSource:          c.Get("CAPTURE_LEDGER_LIST_SOURCE"),
 		Lookup:              c.Get,
+	}
+	if e := c.Get("CAPTURE_LEDGER_LIST_SOURCE"); e != "candidates" && e != "scan" {
+		bad("CAPTURE_LEDGER_LIST_SOURCE", "must be candidates or scan")
 	}
 	if e := c.Get("CAPTURE_LEDGER_CAPTURE_ENGINE"); e != "browser" && e != "http" {
 		bad("CAPTURE_LEDGER_CAPTURE_ENGINE", "must be browser or http")

@@ -194,6 +194,9 @@ type Archive struct {
 	CapturedAt   time.Time `json:"capturedAt"`
 	ObjectKey    string    `json:"objectKey"`
 	Bucket       string    `json:"-"`
+	// Why is, when the list was asked to explain itself, the recorded
+	// reasons OpenFGA confirmed for this caller.
+	Why *[]Reason `json:"why,omitempty"`
 }
 
 // Submission is a capture_submissions row that reconcile may register.

@@ -323,8 +323,9 @@ type archiveJSON struct {
 
 // insertArchives is the one admission rule in SQL: each row not yet in the
 // ledger at its (bucket, object_key) is inserted together with the outbox row
-// carrying tuples(i, archiveID), in tx; a row already there queues nothing
-// (its tuples were queued the first time). It returns the indexes of the rows
+// carrying tuples(i, archiveID), in tx, and the grantees those tuples give
+// the archive's job are recorded for the list (recordSources); a row already
+// there queues nothing (its tuples were queued the first time). It returns the indexes of the rows
 // inserted, ascending. Rows must have distinct (bucket, object_key).
 func insertArchives(ctx context.Context, tx pgx.Tx, rows []ledger.NewArchive, tuples func(i int, archiveID string) ledger.OutboxPayload) ([]int, error) {
 	if len(rows) == 0 {
@@ -364,9 +365,11 @@ func insertArchives(ctx context.Context, tx pgx.Tx, rows []ledger.NewArchive, tu
 	}
 	idx := make([]int, len(ins))
 	payloads := make([]string, len(ins))
+	queued := make([]ledger.OutboxPayload, len(ins))
 	for j, r := range ins {
 		i := at[[2]string{r.Bucket, r.Key}]
-		p, err := json.Marshal(tuples(i, r.ID))
+		queued[j] = tuples(i, r.ID)
+		p, err := json.Marshal(queued[j])
 		if err != nil {
 			return nil, err
 		}
@@ -386,6 +389,9 @@ func insertArchives(ctx context.Context, tx pgx.Tx, rows []ledger.NewArchive, tu
 		INSERT INTO fga_outbox (payload)
 		SELECT p::jsonb FROM unnest($1::text[]) WITH ORDINALITY AS x(p, i) ORDER BY x.i`, sortedPayloads); err != nil {
 		return nil, fmt.Errorf("queue tuples: %w", err)
+	}
+	if err := recordSources(ctx, tx, queued); err != nil {
+		return nil, err
 	}
 	return sortedIdx, nil
 }

@@ -1,0 +1,2 @@
+DROP TABLE IF EXISTS archive_sources;
+DROP TABLE IF EXISTS job_sources;

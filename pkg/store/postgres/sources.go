@@ -1,0 +1,152 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/capture-ledger/ledgerctl/pkg/ledger"
+)
+
+// jobSource is one grantee of a capture_job, as a tuple queued for it says.
+type jobSource struct {
+	TaskID    string `json:"task_id"`
+	Kind      string `json:"kind"`
+	Principal string `json:"principal"`
+}
+
+// jobSources reads the grantees of capture_job tuples out of payloads: the
+// organization of "organization:<o> parent capture_job:<task>" and the user
+// of "user:<u> owner capture_job:<task>". Other tuples grant nothing on a
+// job and are ignored.
+func jobSources(payloads []ledger.OutboxPayload) []jobSource {
+	var out []jobSource
+	for _, p := range payloads {
+		for _, t := range p.Writes {
+			task, ok := strings.CutPrefix(t.Object, "capture_job:")
+			if !ok || uuid.Validate(task) != nil {
+				continue
+			}
+			switch {
+			case t.Relation == "parent" && strings.HasPrefix(t.User, "organization:"):
+				out = append(out, jobSource{task, ledger.ReasonOrganization, strings.TrimPrefix(t.User, "organization:")})
+			case t.Relation == "owner" && strings.HasPrefix(t.User, "user:"):
+				out = append(out, jobSource{task, ledger.ReasonOwner, strings.TrimPrefix(t.User, "user:")})
+			}
+		}
+	}
+	return out
+}
+
+// recordSources records, in tx, the job grantees the payloads queue and
+// gives every archive of those jobs every grantee its job has (the list's
+// candidates; migrations/000008_list_sources.up.sql). The jobs are locked
+// first, in order, so that two admissions of one job at once cannot each
+// miss the other's archive.
+func recordSources(ctx context.Context, tx pgx.Tx, payloads []ledger.OutboxPayload) error {
+	src := jobSources(payloads)
+	if len(src) == 0 {
+		return nil
+	}
+	tasks := make([]string, 0, len(src))
+	for _, s := range src {
+		tasks = append(tasks, strings.ToLower(s.TaskID))
+	}
+	slices.Sort(tasks)
+	tasks = slices.Compact(tasks)
+	data, err := json.Marshal(src)
+	if err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, `
+		SELECT pg_advisory_xact_lock(hashtextextended('job_sources:' || t, 0))
+		FROM unnest($1::text[]) AS t ORDER BY t`, tasks); err != nil {
+		return fmt.Errorf("record list sources: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `
+		INSERT INTO job_sources (task_id, kind, principal)
+		SELECT DISTINCT task_id, kind, principal
+		FROM jsonb_to_recordset($1::jsonb) AS x(task_id uuid, kind text, principal text)
+		ON CONFLICT DO NOTHING`, string(data)); err != nil {
+		return fmt.Errorf("record list sources: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `
+		INSERT INTO archive_sources (archive_id, captured_at, kind, principal)
+		SELECT a.id, a.captured_at, j.kind, j.principal
+		FROM job_sources j JOIN archives a ON a.task_id = j.task_id
+		WHERE j.task_id = ANY($1::uuid[])
+		ON CONFLICT DO NOTHING`, tasks); err != nil {
+		return fmt.Errorf("record list sources: %w", err)
+	}
+	return nil
+}
+
+// shareSlack widens "not yet expired" for candidates: a share that ends
+// while the page is read is still asked about (OpenFGA decides).
+const shareSlack = time.Minute
+
+// CandidatesBefore returns up to limit archives strictly after cursor in
+// newest-first order (from the top when cursor is nil) that the ledger
+// recorded a grantee of for v: its organizations' and its own archives, and
+// those shared with it or one of its organizations and not expired at now.
+// Each row carries those reasons. A superset of what v may view, if every
+// tuple granting can_view went through the ledger; OpenFGA decides.
+func (s *Store) CandidatesBefore(ctx context.Context, v ledger.Viewer, cursor *ledger.ArchiveCursor, limit int, now time.Time) ([]ledger.Candidate, error) {
+	at, id := time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC), "ffffffff-ffff-ffff-ffff-ffffffffffff"
+	if cursor != nil {
+		at, id = cursor.CapturedAt, cursor.ID
+	}
+	orgs := v.Orgs
+	if orgs == nil {
+		orgs = []string{}
+	}
+	// Each source is one index range, newest first, at most limit rows; the
+	// union is merged, grouped by archive and cut to limit.
+	rows, err := s.Pool.Query(ctx, `
+		WITH c AS (
+			SELECT x.archive_id, x.captured_at, 'organization' AS kind, o.p AS org, NULL::timestamptz AS until, NULL::text AS share_id
+			FROM unnest($1::text[]) AS o(p), LATERAL (
+				SELECT archive_id, captured_at FROM archive_sources
+				WHERE kind = 'organization' AND principal = o.p AND (captured_at, archive_id) < ($3, $4::uuid)
+				ORDER BY captured_at DESC, archive_id DESC LIMIT $5) x
+			UNION ALL
+			(SELECT archive_id, captured_at, 'owner', NULL, NULL, NULL FROM archive_sources
+			 WHERE kind = 'owner' AND principal = $2 AND (captured_at, archive_id) < ($3, $4::uuid)
+			 ORDER BY captured_at DESC, archive_id DESC LIMIT $5)
+			UNION ALL
+			(SELECT a.id, a.captured_at, 'share', CASE sh.grantee_type WHEN 'organization' THEN sh.grantee END, sh.expires_at, sh.id::text
+			 FROM shares sh JOIN archives a ON a.id = sh.archive_id
+			 WHERE sh.revoked_at IS NULL AND sh.expires_at > $6
+			   AND ((sh.grantee_type = 'user' AND sh.grantee = $2) OR (sh.grantee_type = 'organization' AND sh.grantee = ANY($1::text[])))
+			   AND (a.captured_at, a.id) < ($3, $4::uuid)
+			 ORDER BY a.captured_at DESC, a.id DESC LIMIT $5)
+		), top AS (
+			SELECT archive_id, captured_at FROM c GROUP BY archive_id, captured_at
+			ORDER BY captured_at DESC, archive_id DESC LIMIT $5
+		)
+		SELECT a.id::text, a.task_id::text, a.source_url, a.labels, a.wacz_complete, a.captured_at, a.object_key, a.bucket,
+		       (SELECT jsonb_agg(jsonb_build_object('kind', c.kind, 'organization', c.org, 'until', c.until, 'shareId', c.share_id)
+		               ORDER BY c.kind, c.org, c.share_id)
+		        FROM c WHERE c.archive_id = top.archive_id)
+		FROM top JOIN archives a ON a.id = top.archive_id
+		ORDER BY top.captured_at DESC, top.archive_id DESC`,
+		orgs, v.Subject, at, id, limit, now.Add(-shareSlack))
+	if err != nil {
+		return nil, fmt.Errorf("list candidates: %w", err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (ledger.Candidate, error) {
+		var c ledger.Candidate
+		var why []byte
+		err := r.Scan(&c.ID, &c.TaskID, &c.SourceURL, &c.Labels, &c.WaczComplete, &c.CapturedAt, &c.ObjectKey, &c.Bucket, &why)
+		if err == nil {
+			err = json.Unmarshal(why, &c.Reasons)
+		}
+		return c, err
+	})
+}
