@@ -58,6 +58,9 @@ func addSearchArchives(t *testing.T, env *apptest.Env, archives []searchArchive)
 			a.id, a.task, env.Bucket, key, u, at); err != nil {
 			t.Fatal(err)
 		}
+		if err := apptest.CopySources(ctx, conn, []apptest.Source{{ArchiveID: a.id, TaskID: a.task, At: at, Kind: ledger.ReasonOrganization, Principal: a.org}}); err != nil {
+			t.Fatal(err)
+		}
 		var tuples []authz.Tuple
 		for _, tu := range ledger.AdmissionTuples(a.id, a.task, a.org, nil).Writes {
 			tuples = append(tuples, authz.Tuple{User: tu.User, Relation: tu.Relation, Object: tu.Object})

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/capture-ledger/ledgerctl/pkg/api"
+	"github.com/capture-ledger/ledgerctl/pkg/archive"
 	"github.com/capture-ledger/ledgerctl/pkg/blob"
 	"github.com/capture-ledger/ledgerctl/pkg/crawl"
 	"github.com/capture-ledger/ledgerctl/pkg/search"
@@ -106,10 +107,18 @@ func (a *App) Searcher(ctx context.Context) (*search.Searcher, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &search.Searcher{
+	source, err := archive.ParseListSource(a.Settings.ListSource)
+	if err != nil {
+		return nil, err
+	}
+	s := &search.Searcher{
 		Backend: b, Perms: perms, Keys: st, Log: a.Log,
 		CheckBudget: a.Settings.ListCheckBudget, TimeBudget: a.Settings.ListTimeBudget,
-	}, nil
+	}
+	if source == archive.SourceCandidates {
+		s.Recorded = st
+	}
+	return s, nil
 }
 
 // CrawlIndexer indexes a crawl's archives for a caller allowed to touch the

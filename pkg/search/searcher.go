@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/capture-ledger/ledgerctl/pkg/archive"
+	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 )
 
 // Permissions answers can_view for many archives at once (one OpenFGA
@@ -21,6 +22,13 @@ type Permissions interface {
 // list's key (archive.CursorSeal derives a key per purpose from it).
 type CursorKeys interface {
 	ListCursorKey(ctx context.Context) ([]byte, error)
+}
+
+// Recorded narrows archive ids to the ones the ledger recorded a grantee
+// of for the caller (the archive list's candidates, asked by id; see
+// archive.SourceCandidates for the invariant this relies on).
+type Recorded interface {
+	RecordedFor(ctx context.Context, v ledger.Viewer, ids []string, now time.Time) (map[string]bool, error)
 }
 
 // Searcher runs a search for one caller: it asks the index for candidates
@@ -43,6 +51,13 @@ type Searcher struct {
 	// search always examines to count Total (default 100), even when the
 	// page fills sooner.
 	CountFloor int
+	// Recorded, when set, keeps OpenFGA from being asked about archives
+	// the ledger recorded no grantee of for the caller: they are not
+	// visible without a check (CAPTURE_LEDGER_LIST_SOURCE=candidates). Nil
+	// asks OpenFGA about every archive a hit comes from.
+	Recorded Recorded
+	// Now is the clock shares end by (default time.Now).
+	Now func() time.Time
 }
 
 // Limits of Request.Limit.
@@ -222,7 +237,8 @@ func (s *Searcher) Search(ctx context.Context, subject string, orgs []string, re
 }
 
 // check asks OpenFGA, in one BatchCheck, about the archives of chunk not
-// asked about yet in this request.
+// asked about yet in this request (with Recorded, only those the ledger
+// recorded a grantee of for the caller; the others are not visible).
 func (s *Searcher) check(ctx context.Context, subject string, orgs []string, chunk []Position, visible map[string]bool, checked *int) error {
 	var ids []string
 	asked := map[string]bool{}
@@ -234,6 +250,27 @@ func (s *Searcher) check(ctx context.Context, subject string, orgs []string, chu
 	}
 	if len(ids) == 0 {
 		return nil
+	}
+	if s.Recorded != nil {
+		now := time.Now
+		if s.Now != nil {
+			now = s.Now
+		}
+		rec, err := s.Recorded.RecordedFor(ctx, ledger.Viewer{Subject: subject, Orgs: orgs}, ids, now())
+		if err != nil {
+			return err
+		}
+		ask := ids[:0]
+		for _, id := range ids {
+			if rec[id] {
+				ask = append(ask, id)
+			} else {
+				visible[id] = false
+			}
+		}
+		if ids = ask; len(ids) == 0 {
+			return nil
+		}
 	}
 	allowed, err := s.Perms.CanViewMany(ctx, subject, orgs, ids)
 	if err != nil {

@@ -192,10 +192,15 @@ func newSystem(t *testing.T, backend search.Backend, corpus []corpusArchive, bro
 	// Ledger rows with one COPY, and their admission tuples in OpenFGA.
 	var rows [][]any
 	var tuples []authz.Tuple
+	var sources []apptest.Source
 	add := func(id, task, org, key string, i int) {
 		rows = append(rows, []any{id, task, env.Bucket, key, fmt.Sprintf("https://site%d.example/", i%17), []string{"corpus"},
 			time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Minute)})
 		owner := "submitter-" + org
+		at := rows[len(rows)-1][6].(time.Time)
+		sources = append(sources,
+			apptest.Source{ArchiveID: id, TaskID: task, At: at, Kind: ledger.ReasonOrganization, Principal: org},
+			apptest.Source{ArchiveID: id, TaskID: task, At: at, Kind: ledger.ReasonOwner, Principal: owner})
 		for _, tu := range ledger.AdmissionTuples(id, task, org, &owner).Writes {
 			tuples = append(tuples, authz.Tuple{User: tu.User, Relation: tu.Relation, Object: tu.Object})
 		}
@@ -212,6 +217,9 @@ func newSystem(t *testing.T, backend search.Backend, corpus []corpusArchive, bro
 	}
 	defer conn.Close(ctx)
 	if _, err := conn.CopyFrom(ctx, pgx.Identifier{"archives"}, []string{"id", "task_id", "bucket", "object_key", "source_url", "labels", "captured_at"}, pgx.CopyFromRows(rows)); err != nil {
+		t.Fatal(err)
+	}
+	if err := apptest.CopySources(ctx, conn, sources); err != nil {
 		t.Fatal(err)
 	}
 	for i := 0; i < len(tuples); i += 100 {

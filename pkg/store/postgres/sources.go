@@ -150,3 +150,43 @@ func (s *Store) CandidatesBefore(ctx context.Context, v ledger.Viewer, cursor *l
 		return c, err
 	})
 }
+
+// RecordedFor is which of ids the ledger recorded a grantee of for v (the
+// list's candidates, asked by id: search narrows its hits with it before
+// OpenFGA decides). Ids that are not UUIDs are never recorded.
+func (s *Store) RecordedFor(ctx context.Context, v ledger.Viewer, ids []string, now time.Time) (map[string]bool, error) {
+	valid := make([]string, 0, len(ids))
+	for _, id := range ids {
+		if uuid.Validate(id) == nil {
+			valid = append(valid, id)
+		}
+	}
+	out := make(map[string]bool, len(valid))
+	if len(valid) == 0 {
+		return out, nil
+	}
+	orgs := v.Orgs
+	if orgs == nil {
+		orgs = []string{}
+	}
+	rows, err := s.Pool.Query(ctx, `
+		SELECT archive_id::text FROM archive_sources
+		WHERE archive_id = ANY($1::uuid[])
+		  AND ((kind = 'organization' AND principal = ANY($2::text[])) OR (kind = 'owner' AND principal = $3))
+		UNION
+		SELECT archive_id::text FROM shares
+		WHERE archive_id = ANY($1::uuid[]) AND revoked_at IS NULL AND expires_at > $4
+		  AND ((grantee_type = 'user' AND grantee = $3) OR (grantee_type = 'organization' AND grantee = ANY($2::text[])))`,
+		valid, orgs, v.Subject, now.Add(-shareSlack))
+	if err != nil {
+		return nil, fmt.Errorf("recorded grantees: %w", err)
+	}
+	got, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("recorded grantees: %w", err)
+	}
+	for _, id := range got {
+		out[id] = true
+	}
+	return out, nil
+}
