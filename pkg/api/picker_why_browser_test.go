@@ -68,7 +68,7 @@ func TestPickerShowsWhyInTheBrowser(t *testing.T) {
 			chromedp.WaitVisible("#subject"),
 			chromedp.SetValue("#subject", tc.subject),
 			chromedp.SetValue("#orgs", tc.orgs),
-			chromedp.Submit("#subject"),
+			chromedp.Click("#who button"),
 		); err != nil {
 			t.Fatalf("%s: %v", tc.subject, err)
 		}
