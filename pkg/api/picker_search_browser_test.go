@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/base64"
 	"net/http/httptest"
-	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -64,17 +62,7 @@ func (p *pagedSearcher) Search(_ context.Context, subject string, orgs []string,
 // (the escaped text stays text, decoded once), and "more" follows the cursor.
 func TestPickerSearchInTheBrowser(t *testing.T) {
 	t.Parallel()
-	stop := t.Skipf
-	if os.Getenv("CI") == "true" {
-		stop = t.Fatalf
-	}
-	chromium := os.Getenv("CAPTURE_LEDGER_CHROMIUM_PATH")
-	if chromium == "" {
-		var err error
-		if chromium, err = exec.LookPath("chromium"); err != nil {
-			stop("no Chromium (apt-get install -y chromium, or set CAPTURE_LEDGER_CHROMIUM_PATH)")
-		}
-	}
+	chromium := needChromium(t)
 	searcher := &pagedSearcher{cursor: wellShapedCursor(t)}
 	s := &api.Server{Picker: api.PickerConfig{View: api.ViewNames, Host: "127.0.0.1", Port: 7070}, Identity: identity.Headers{}, Search: searcher}
 	srv := httptest.NewServer(s.Handler())

@@ -3,8 +3,6 @@ package api_test
 import (
 	"context"
 	"net/http/httptest"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -23,17 +21,7 @@ import (
 // reads "shared with you until …".
 func TestPickerShowsWhyInTheBrowser(t *testing.T) {
 	t.Parallel()
-	stop := t.Skipf
-	if os.Getenv("CI") == "true" {
-		stop = t.Fatalf
-	}
-	chromium := os.Getenv("CAPTURE_LEDGER_CHROMIUM_PATH")
-	if chromium == "" {
-		var err error
-		if chromium, err = exec.LookPath("chromium"); err != nil {
-			stop("no Chromium (apt-get install -y chromium, or set CAPTURE_LEDGER_CHROMIUM_PATH)")
-		}
-	}
+	chromium := needChromium(t)
 	f := newShareFixture(t)
 	if r := f.do(t, "POST", "/api/archives/"+f.id+"/shares", "alice", "acme", `{"user":"bob","duration":"1h"}`); r.status != 201 {
 		t.Fatalf("share: %d %s", r.status, r.body)

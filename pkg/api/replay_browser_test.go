@@ -35,25 +35,38 @@ const (
 // `make test` installs both.
 func needBrowser(t *testing.T) (chromium, viewer string) {
 	t.Helper()
-	stop := t.Skipf
-	if os.Getenv("CI") == "true" {
-		stop = t.Fatalf
-	}
-	chromium = os.Getenv("CAPTURE_LEDGER_CHROMIUM_PATH")
-	if chromium == "" {
-		var err error
-		if chromium, err = exec.LookPath("chromium"); err != nil {
-			stop("no Chromium (apt-get install -y chromium, or set CAPTURE_LEDGER_CHROMIUM_PATH)")
-		}
-	}
+	chromium = needChromium(t)
 	viewer = os.Getenv("LEDGER_TEST_REPLAY_VIEWER_DIR")
 	if viewer == "" {
 		viewer, _ = filepath.Abs(filepath.Join("..", "..", ".state", "replay", "replaywebpage-2.5.3"))
 	}
 	if !replay.ViewerInstalled(viewer) {
-		stop("ReplayWeb.page is not in %s: run `make replay-viewer` (or set LEDGER_TEST_REPLAY_VIEWER_DIR)", viewer)
+		stopf(t)("ReplayWeb.page is not in %s: run `make replay-viewer` (or set LEDGER_TEST_REPLAY_VIEWER_DIR)", viewer)
 	}
 	return chromium, viewer
+}
+
+// stopf is how a test stops when something make test installs is missing:
+// fatally under CI, else a skip.
+func stopf(t *testing.T) func(string, ...any) {
+	if os.Getenv("CI") == "true" {
+		return t.Fatalf
+	}
+	return t.Skipf
+}
+
+// needChromium returns Chromium's path (CAPTURE_LEDGER_CHROMIUM_PATH, else
+// chromium on PATH), or stops the test.
+func needChromium(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv("CAPTURE_LEDGER_CHROMIUM_PATH"); p != "" {
+		return p
+	}
+	p, err := exec.LookPath("chromium")
+	if err != nil {
+		stopf(t)("no Chromium (apt-get install -y chromium, or set CAPTURE_LEDGER_CHROMIUM_PATH)")
+	}
+	return p
 }
 
 // gardenWACZ is a WACZ of two pages as the built-in capturer records them
