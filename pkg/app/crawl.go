@@ -106,7 +106,11 @@ func (a *App) CrawlRunner(ctx context.Context, software string) (*crawl.Service,
 		a.mu.Lock()
 		a.closers = append(a.closers, func() { _ = eng.Close() })
 		a.mu.Unlock()
-		capt = &runner.Builtin{Engine: eng, Objects: a.Blob(), Bucket: s.S3Bucket, Software: software}
+		// The level report reads back the manifests and links files the
+		// capturer wrote: from memory when this process wrote them.
+		recent := &runner.Recent{Objects: a.Blob()}
+		svc.Objects = recent
+		capt = &runner.Builtin{Engine: eng, Objects: recent, Bucket: s.S3Bucket, Software: software}
 	}
 	ua := ccfg.UserAgent
 	if ua == "" {
