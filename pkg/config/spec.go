@@ -57,7 +57,7 @@ var Variables = []Var{
 	{Name: "CAPTURE_LEDGER_API_PORT", Default: "7070", Flag: "port", Help: "port `ledgerctl serve` listens on (1-65535)"},
 	{Name: "CAPTURE_LEDGER_DRAIN_INTERVAL_MS", Default: "5000", Flag: "drain-interval-ms", Help: "how often `serve` drains the OpenFGA outbox, in milliseconds"},
 	{Name: "CAPTURE_LEDGER_OUTBOX_MAX_ATTEMPTS", Default: "10", Help: "failed deliveries before an outbox row is dead-lettered"},
-	{Name: "CAPTURE_LEDGER_LIST_SOURCE", Default: "candidates", Help: "rows the archive list asks OpenFGA about: candidates (the archives the ledger recorded a tuple for the caller's organizations, the caller as owner, or an active share to either: cost follows what the caller sees) or scan (every archive: also lists archives whose tuples were written to OpenFGA by hand)"},
+	{Name: "CAPTURE_LEDGER_LIST_SOURCE", Default: "candidates", Help: "archives the list and search ask OpenFGA about: candidates (those the ledger recorded a tuple for the caller's organizations, the caller as owner, or an active share to either: cost follows what the caller sees) or scan (every archive: also finds archives whose tuples were written to OpenFGA by hand)"},
 	{Name: "CAPTURE_LEDGER_LIST_TIME_BUDGET_MS", Default: "2000", Help: "work one archive list request may do before it answers truncated with a cursor to resume, in milliseconds"},
 	{Name: "CAPTURE_LEDGER_LIST_CHECK_BUDGET", Default: "5000", Help: "archives one list request may ask OpenFGA about before it answers truncated with a cursor to resume"},
 	{Name: "CAPTURE_LEDGER_LIST_CONCURRENCY", Default: "4", Help: "archive lists `serve` runs at once; past it a list is answered 503 with Retry-After"},
