@@ -171,6 +171,18 @@ func newDialer(cfg Config) *dialer {
 	return d
 }
 
+// LoopbackName returns the loopback addresses for "localhost" and every
+// name under ".localhost" (RFC 6761 §6.3: they resolve to loopback without
+// asking DNS, as Chromium does), and nil for any other name. They are
+// still dialed only when private addresses are allowed.
+func LoopbackName(host string) []netip.Addr {
+	h := strings.ToLower(strings.TrimSuffix(host, "."))
+	if h != "localhost" && !strings.HasSuffix(h, ".localhost") {
+		return nil
+	}
+	return []netip.Addr{netip.AddrFrom4([4]byte{127, 0, 0, 1}), netip.IPv6Loopback()}
+}
+
 // DialContext dials host:port on one of the host's permitted addresses. When
 // every address is refused the error is the first *RefusedError.
 func (d *dialer) DialContext(ctx context.Context, network, address string) (net.Conn, error) {
@@ -181,6 +193,8 @@ func (d *dialer) DialContext(ctx context.Context, network, address string) (net.
 	var addrs []netip.Addr
 	if a, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
 		addrs = []netip.Addr{a}
+	} else if lo := LoopbackName(host); lo != nil {
+		addrs = lo
 	} else {
 		addrs, err = d.resolve(ctx, host)
 		if err != nil {

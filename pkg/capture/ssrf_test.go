@@ -153,11 +153,51 @@ func TestDialerChecksTheDialedAddress(t *testing.T) {
 	}
 }
 
+// Names under .localhost reach loopback without DNS (RFC 6761), as in
+// Chromium, and only when private addresses are allowed; a name that
+// merely contains "localhost" is resolved as usual.
+func TestLocalhostNamesResolveToLoopback(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	_, p, _ := net.SplitHostPort(ln.Addr().String())
+	allow := Defaults()
+	allow.AllowPrivate = true
+	for _, name := range []string{"www.demo.localhost", "WWW.Demo.LOCALHOST.", "localhost"} {
+		if _, err := newDialer(Defaults()).DialContext(context.Background(), "tcp", net.JoinHostPort(name, p)); !errors.Is(err, ErrRefused) {
+			t.Errorf("%s without AllowPrivate: %v, want refused", name, err)
+		}
+		c, err := newDialer(allow).DialContext(context.Background(), "tcp", net.JoinHostPort(name, p))
+		if err != nil {
+			t.Errorf("%s with AllowPrivate: %v", name, err)
+			continue
+		}
+		c.Close()
+	}
+	for _, name := range []string{"localhost.example", "notlocalhost", "localhost.evil.test"} {
+		if LoopbackName(name) != nil {
+			t.Errorf("%s taken for a loopback name", name)
+		}
+	}
+}
+
 // ssrfSetup is a private server on 127.0.0.1 that counts its requests and a
 // "public" site on 127.0.0.2 (allowed by AllowPrefixes, as a public address
 // would be), with names for both through the resolver hook: offline, no
-// real name resolves to a chosen address, and *.localhost names resolve to
-// loopback inside Chromium but not necessarily in Go's resolver.
+// real name resolves to a chosen address (and *.localhost names are always
+// loopback, in Chromium and in the dialer).
 type ssrfSetup struct {
 	private, public *site
 }

@@ -34,8 +34,7 @@ import (
 //go:embed demo
 var demoFiles embed.FS
 
-// demoHosts are the demo site's hosts, each served on its own port of
-// 127.0.0.1 (the crawl counts host:port as the host).
+// demoHosts are the demo site's hosts: <name>.demo.localhost, one port.
 var demoHosts = []string{"www", "blog", "ads"}
 
 // DevDemoOptions are the inputs of `ledgerctl dev demo`.
@@ -52,7 +51,8 @@ func newCmdDevDemo(f *Factory) *cobra.Command {
 		Short: "Serve a bundled demo site, crawl it, and run serve (what make run does)",
 		Long: `Shows the product working on one machine. In this one process it:
 
-  1. serves a small bundled site on 127.0.0.1, three hosts (three ports):
+  1. serves a small bundled site on one port of 127.0.0.1, three hosts
+     named under demo.localhost (names that reach loopback without DNS):
      www (English and Japanese pages; robots.txt with Disallow: /private/
      and Crawl-delay: 1), blog (Japanese) and ads;
   2. grants --as the submitter relation on --org in OpenFGA;
@@ -109,7 +109,7 @@ func devDemoRun(ctx context.Context, opts *DevDemoOptions) error {
 		return usageError{err}
 	}
 	if !ccfg.AllowPrivate {
-		return usagef("the demo site is on 127.0.0.1: set %s=1 for this command (make run does)", capture.EnvAllowPrivate)
+		return usagef("the demo site is on loopback (127.0.0.1): set %s=1 for this command (make run does)", capture.EnvAllowPrivate)
 	}
 	if len(a.Settings.BrowserHiveEndpoints) == 0 && a.Settings.CaptureEngine != capture.EngineHTTP {
 		if _, err := capture.FindChromium(ccfg.ChromiumPath); err != nil {
@@ -219,38 +219,53 @@ func startDemoCrawl(ctx context.Context, a *app.App, c crawl.Caller, site *demoS
 	return id, nil
 }
 
-// demoSite is the bundled site served on 127.0.0.1, one listener per host.
+// demoSite is the bundled site: one listener on 127.0.0.1, each host a name
+// under demo.localhost (names that resolve to loopback without DNS, in
+// Chromium and in the capturer), told apart by the Host header.
 type demoSite struct {
-	base    map[string]string // host name → http://127.0.0.1:port
+	base    map[string]string // host name → http://<name>.demo.localhost:port
 	servers []*http.Server
 }
 
-// startDemoSite listens on a free port of 127.0.0.1 for each host and
-// serves its folder of demoFiles, the other hosts' addresses filled in.
+// demoDomain is the demo hosts' parent name.
+const demoDomain = "demo.localhost"
+
+// startDemoSite listens on a free port of 127.0.0.1 and serves each host's
+// folder of demoFiles to requests for its name, the other hosts' addresses
+// filled in.
 func startDemoSite() (*demoSite, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("demo site: %w", err)
+	}
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
 	s := &demoSite{base: map[string]string{}}
-	lns := make([]net.Listener, 0, len(demoHosts))
+	hosts := map[string]http.Handler{}
 	for _, h := range demoHosts {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			for _, l := range lns {
-				_ = l.Close()
-			}
-			return nil, fmt.Errorf("demo site: %w", err)
-		}
-		lns = append(lns, ln)
-		s.base[h] = "http://" + ln.Addr().String()
+		s.base[h] = "http://" + h + "." + demoDomain + ":" + port
 	}
 	vars := map[string]string{"WWW": s.base["www"], "Blog": s.base["blog"], "Ads": s.base["ads"]}
-	for i, h := range demoHosts {
+	for _, h := range demoHosts {
 		sub, err := fs.Sub(demoFiles, "demo/"+h)
 		if err != nil {
+			_ = ln.Close()
 			return nil, err
 		}
-		srv := &http.Server{Handler: demoHandler(sub, vars), ReadHeaderTimeout: 10 * time.Second}
-		s.servers = append(s.servers, srv)
-		go func() { _ = srv.Serve(lns[i]) }()
+		hosts[h+"."+demoDomain] = demoHandler(sub, vars)
 	}
+	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		name := r.Host
+		if h, _, err := net.SplitHostPort(r.Host); err == nil {
+			name = h
+		}
+		if hh, ok := hosts[strings.ToLower(strings.TrimSuffix(name, "."))]; ok {
+			hh.ServeHTTP(w, r)
+			return
+		}
+		http.NotFound(w, r)
+	})}
+	s.servers = append(s.servers, srv)
+	go func() { _ = srv.Serve(ln) }()
 	return s, nil
 }
 

@@ -191,7 +191,7 @@ func demoArchivePaths(t *testing.T, base string) []string {
 
 // site is the address the demo's summary gives the named host.
 func site(summary, host string) string {
-	m := regexp.MustCompile(host + ` +(http://127\.0\.0\.1:\d+/)`).FindStringSubmatch(summary)
+	m := regexp.MustCompile(host + ` +(http://` + host + `\.demo\.localhost:\d+/)`).FindStringSubmatch(summary)
 	if m == nil {
 		return "no " + host + " address in the summary"
 	}
