@@ -68,13 +68,7 @@ func TestPickerSearchInTheBrowser(t *testing.T) {
 	srv := httptest.NewServer(s.Handler())
 	defer srv.Close()
 
-	alloc, cancel := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromium), chromedp.UserDataDir(t.TempDir()), chromedp.NoSandbox, chromedp.DisableGPU)...)
-	defer cancel()
-	ctx, cancel := context.WithTimeout(alloc, 2*time.Minute)
-	defer cancel()
-	ctx, cancel = chromedp.NewContext(ctx)
-	defer cancel()
+	ctx := browserTab(t, chromium, 2*time.Minute)
 
 	if err := chromedp.Do(ctx,
 		chromedp.Navigate(srv.URL+"/"),

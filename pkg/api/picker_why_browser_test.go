@@ -39,13 +39,7 @@ func TestPickerShowsWhyInTheBrowser(t *testing.T) {
 	srv := httptest.NewServer(s.Handler())
 	defer srv.Close()
 
-	alloc, cancel := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromium), chromedp.UserDataDir(t.TempDir()), chromedp.NoSandbox, chromedp.DisableGPU)...)
-	defer cancel()
-	ctx, cancel := context.WithTimeout(alloc, 2*time.Minute)
-	defer cancel()
-	ctx, cancel = chromedp.NewContext(ctx)
-	defer cancel()
+	ctx := browserTab(t, chromium, 2*time.Minute)
 
 	for _, tc := range []struct{ subject, orgs, want string }{
 		{"alice", "acme", "acme · yours"},

@@ -69,6 +69,21 @@ func needChromium(t *testing.T) string {
 	return p
 }
 
+// browserTab starts a headless Chromium at path for the test, with extra
+// options, and returns a tab whose context ends after timeout.
+func browserTab(t *testing.T, path string, timeout time.Duration, extra ...chromedp.ExecAllocatorOption) context.Context {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(path), chromedp.UserDataDir(t.TempDir()), chromedp.NoSandbox, chromedp.DisableGPU)
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), append(opts, extra...)...)
+	t.Cleanup(cancelAlloc)
+	ctx, cancelTime := context.WithTimeout(alloc, timeout)
+	t.Cleanup(cancelTime)
+	tab, cancelTab := chromedp.NewContext(ctx)
+	t.Cleanup(cancelTab)
+	return tab
+}
+
 // gardenWACZ is a WACZ of two pages as the built-in capturer records them
 // (pkg/wacz.Write, the writer both capture engines use). Half a megabyte
 // of other content lies between their records, so the viewer reads the
@@ -201,14 +216,7 @@ func TestReplayInTheBrowser(t *testing.T) {
 	reads := &waczReads{}
 	f := newReplayFixture(t, replayOptions{content: gardenWACZ(t), sourceURL: archivedPage, viewerDir: viewer, wrap: reads.wrap})
 
-	alloc, cancel := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromium), chromedp.UserDataDir(t.TempDir()), chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.Flag("disable-quic", true), chromedp.WindowSize(1280, 900))...)
-	defer cancel()
-	ctx, cancel := context.WithTimeout(alloc, 3*time.Minute)
-	defer cancel()
-	picker, cancel := chromedp.NewContext(ctx)
-	defer cancel()
+	picker := browserTab(t, chromium, 3*time.Minute, chromedp.Flag("disable-quic", true), chromedp.WindowSize(1280, 900))
 
 	// The member's picker lists both archives; the first row is the WACZ.
 	if err := chromedp.Do(picker,
@@ -226,7 +234,7 @@ func TestReplayInTheBrowser(t *testing.T) {
 	}
 	// The click asks the API for a link and opens it in a new tab.
 	var tab context.Context
-	err := poll(ctx, func() (bool, error) {
+	err := poll(picker, func() (bool, error) {
 		targets, err := chromedp.Targets(picker)
 		if err != nil {
 			return false, err
@@ -246,7 +254,7 @@ func TestReplayInTheBrowser(t *testing.T) {
 		t.Fatalf("no viewer tab opened (%v); the row says %q", err, note)
 	}
 	text := ""
-	err = poll(ctx, func() (bool, error) {
+	err = poll(picker, func() (bool, error) {
 		s, err := chromedp.Run(tab, chromedp.Evaluate[string](replayedTextJS))
 		text = s
 		return err == nil && strings.Contains(s, archivedText), nil
@@ -277,7 +285,7 @@ func TestReplayInTheBrowser(t *testing.T) {
 	); err != nil {
 		t.Fatal(err)
 	}
-	err = poll(ctx, func() (bool, error) {
+	err = poll(picker, func() (bool, error) {
 		s, err := chromedp.Run(picker, chromedp.Evaluate[string](`document.getElementById("status").textContent + "|" + document.getElementById("rows").children.length`))
 		return err == nil && s == "No archives you can see|0", err
 	})
@@ -312,7 +320,7 @@ func TestReplayInTheBrowser(t *testing.T) {
 	if err := chromedp.Do(tab, chromedp.Navigate(second.String())); err != nil && !errors.Is(err, context.Canceled) {
 		t.Logf("navigate: %v", err)
 	}
-	err = poll(ctx, func() (bool, error) { return len(reads.since(before)) > 0, nil })
+	err = poll(picker, func() (bool, error) { return len(reads.since(before)) > 0, nil })
 	if err != nil {
 		t.Fatalf("the viewer read nothing for the second page: %v", err)
 	}

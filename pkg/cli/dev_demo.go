@@ -125,16 +125,9 @@ func devDemoRun(ctx context.Context, opts *DevDemoOptions) error {
 	}
 	defer site.close()
 
-	srv, err := a.Server(ctx, app.ServeOptions{Version: version})
+	srv, addr, err := listenServer(ctx, a, log, app.ServeOptions{Version: version})
 	if err != nil {
 		return err
-	}
-	addr, err := srv.Listen()
-	if err != nil {
-		return &ExitError{Code: ExitFailure, Err: err}
-	}
-	for _, n := range srv.StartupNotes(addr) {
-		log.LogAttrs(ctx, n.Level, n.Message, n.Attrs...)
 	}
 
 	fz, err := a.Authz(ctx)

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"log/slog"
+	"net"
 
 	"github.com/spf13/cobra"
 
@@ -71,18 +72,27 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	log := slog.New(slog.NewJSONHandler(f.Streams.Err, &slog.HandlerOptions{Level: logLevel(a.Settings.LogLevel)}))
 	a.Log = log
 
-	// Unsafe settings are an *app.RefusedError (exit 2), found before
-	// anything is opened.
-	srv, err := a.Server(ctx, app.ServeOptions{DevIdentityOnNetwork: opts.DevIdentityOnNetwork, Version: version})
+	srv, _, err := listenServer(ctx, a, log, app.ServeOptions{DevIdentityOnNetwork: opts.DevIdentityOnNetwork, Version: version})
 	if err != nil {
 		return err
 	}
+	return srv.Run(ctx)
+}
+
+// listenServer builds what serve runs, listens, and logs the startup
+// notes. Unsafe settings are an *app.RefusedError (exit 2), found before
+// anything is opened.
+func listenServer(ctx context.Context, a *app.App, log *slog.Logger, o app.ServeOptions) (*app.Server, *net.TCPAddr, error) {
+	srv, err := a.Server(ctx, o)
+	if err != nil {
+		return nil, nil, err
+	}
 	addr, err := srv.Listen()
 	if err != nil {
-		return &ExitError{Code: ExitFailure, Err: err}
+		return nil, nil, &ExitError{Code: ExitFailure, Err: err}
 	}
 	for _, n := range srv.StartupNotes(addr) {
 		log.LogAttrs(ctx, n.Level, n.Message, n.Attrs...)
 	}
-	return srv.Run(ctx)
+	return srv, addr, nil
 }
