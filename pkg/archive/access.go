@@ -245,7 +245,7 @@ func (a *Access) scan(ctx context.Context, subject string, orgs []string, cursor
 			return Page{}, err
 		}
 		if len(rows) == 0 {
-			return page, a.explain(ctx, subject, orgs, &page) // exhausted: Next stays nil
+			return page, a.explain(ctx, subject, &page) // exhausted: Next stays nil
 		}
 		// Check the batch in chunks, in order, and stop once the page is
 		// full: a batch sized from a small sample can be far larger than
@@ -280,15 +280,15 @@ func (a *Access) scan(ctx context.Context, subject string, orgs []string, cursor
 				}
 				if len(page.Archives) == size {
 					page.Next = pos
-					return page, a.explain(ctx, subject, orgs, &page)
+					return page, a.explain(ctx, subject, &page)
 				}
 			}
 			if start+chunkSize >= len(rows) && len(rows) < batch {
-				return page, a.explain(ctx, subject, orgs, &page) // the ledger ended inside this batch
+				return page, a.explain(ctx, subject, &page) // the ledger ended inside this batch
 			}
 			if page.Scanned >= limit || !time.Now().Before(deadline) {
 				page.Truncated, page.Next = true, pos
-				return page, a.explain(ctx, subject, orgs, &page)
+				return page, a.explain(ctx, subject, &page)
 			}
 		}
 	}
@@ -318,7 +318,7 @@ func (a *Access) rowsBefore(ctx context.Context, subject string, orgs []string, 
 // explain confirms the recorded reasons of the page's rows, when it keeps
 // them, with one BatchCheck (Perms must be an Explainer), and sets each
 // row's Why to the reasons that hold.
-func (a *Access) explain(ctx context.Context, subject string, _ []string, page *Page) error {
+func (a *Access) explain(ctx context.Context, subject string, page *Page) error {
 	if page.reasons == nil {
 		return nil
 	}
