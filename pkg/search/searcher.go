@@ -180,6 +180,9 @@ func (s *Searcher) Search(ctx context.Context, subject string, orgs []string, re
 		if len(cands) < batch {
 			exhausted = true
 		}
+		if err := s.recorded(ctx, subject, orgs, cands, visible, &page.Checked); err != nil {
+			return Page{}, err
+		}
 		for start := 0; start < len(cands) && !stopped; start += checkChunk {
 			chunk := cands[start:min(start+checkChunk, len(cands))]
 			if err := s.check(ctx, subject, orgs, chunk, visible, &page.Checked); err != nil {
@@ -236,9 +239,49 @@ func (s *Searcher) Search(ctx context.Context, subject string, orgs []string, re
 	return page, s.fill(ctx, req.Query, chosen, &page)
 }
 
+// recorded settles, with one ledger query and one BatchCheck for the whole
+// batch, the archives of cands not known yet in this request (nothing
+// without Recorded): those the ledger recorded no grantee of for the caller
+// are not visible without asking; OpenFGA is asked about the others, which
+// are few and nearly all visible, so the batch costs one call however
+// sparse the caller. check then finds them all known.
+func (s *Searcher) recorded(ctx context.Context, subject string, orgs []string, cands []Position, visible map[string]bool, checked *int) error {
+	if s.Recorded == nil {
+		return nil
+	}
+	var ids []string
+	asked := map[string]bool{}
+	for _, c := range cands {
+		if _, known := visible[c.ArchiveID]; !known && !asked[c.ArchiveID] {
+			asked[c.ArchiveID] = true
+			ids = append(ids, c.ArchiveID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	now := time.Now
+	if s.Now != nil {
+		now = s.Now
+	}
+	rec, err := s.Recorded.RecordedFor(ctx, ledger.Viewer{Subject: subject, Orgs: orgs}, ids, now())
+	if err != nil {
+		return err
+	}
+	var ask []Position
+	for _, id := range ids {
+		if !rec[id] {
+			visible[id] = false
+		} else {
+			ask = append(ask, Position{ArchiveID: id})
+		}
+	}
+	return s.check(ctx, subject, orgs, ask, visible, checked)
+}
+
 // check asks OpenFGA, in one BatchCheck, about the archives of chunk not
-// asked about yet in this request (with Recorded, only those the ledger
-// recorded a grantee of for the caller; the others are not visible).
+// asked about yet in this request (with Recorded, recorded settled them all
+// for the batch).
 func (s *Searcher) check(ctx context.Context, subject string, orgs []string, chunk []Position, visible map[string]bool, checked *int) error {
 	var ids []string
 	asked := map[string]bool{}
@@ -250,27 +293,6 @@ func (s *Searcher) check(ctx context.Context, subject string, orgs []string, chu
 	}
 	if len(ids) == 0 {
 		return nil
-	}
-	if s.Recorded != nil {
-		now := time.Now
-		if s.Now != nil {
-			now = s.Now
-		}
-		rec, err := s.Recorded.RecordedFor(ctx, ledger.Viewer{Subject: subject, Orgs: orgs}, ids, now())
-		if err != nil {
-			return err
-		}
-		ask := ids[:0]
-		for _, id := range ids {
-			if rec[id] {
-				ask = append(ask, id)
-			} else {
-				visible[id] = false
-			}
-		}
-		if ids = ask; len(ids) == 0 {
-			return nil
-		}
 	}
 	allowed, err := s.Perms.CanViewMany(ctx, subject, orgs, ids)
 	if err != nil {
