@@ -108,3 +108,75 @@ func TestListSourcesBackfill(t *testing.T) {
 		t.Fatalf("the new archive has %d grantees, want its job's 5: %v", n, err)
 	}
 }
+
+// TestRecordedFor: which archives search may ask OpenFGA about for a
+// caller: those of its organizations, those it owns, those shared with it
+// or one of its organizations and not ended (more than a minute ago), by id;
+// never a revoked share's, another caller's, or an id that is not a UUID.
+func TestRecordedFor(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dsn := testenv.Database(t)
+	pool, err := postgres.Open(ctx, dsn, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	st := &postgres.Store{Pool: pool}
+	now := time.Now().UTC()
+	add := func(org string, owner *string) string {
+		t.Helper()
+		task := uuid.NewString()
+		id, ok, err := st.InsertArchive(ctx, ledger.NewArchive{TaskID: task, Bucket: "b", ObjectKey: task, SourceURL: "https://e/", CapturedAt: now},
+			func(id string) ledger.OutboxPayload { return ledger.AdmissionTuples(id, task, org, owner) })
+		if err != nil || !ok {
+			t.Fatal(ok, err)
+		}
+		return id
+	}
+	share := func(archive, typ, grantee string, expires time.Time, revoked bool) {
+		t.Helper()
+		granted := expires.Add(-time.Hour)
+		q := `INSERT INTO shares (archive_id, grantee_type, grantee, granted_by, granted_at, duration_s, expires_at) VALUES ($1, $2, $3, 'x', $4, 3600, $5)`
+		if revoked {
+			q = `INSERT INTO shares (archive_id, grantee_type, grantee, granted_by, granted_at, duration_s, expires_at, revoked_at, revoked_by, revoke_reason)
+				VALUES ($1, $2, $3, 'x', $4, 3600, $5, $4, 'x', 'revoked')`
+		}
+		if _, err := pool.Exec(ctx, q, archive, typ, grantee, granted, expires); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bob := "bob"
+	ofAcme := add("acme", nil)
+	bobs := add("contoso", &bob)
+	toBob := add("contoso", nil)
+	share(toBob, "user", "bob", now.Add(time.Hour), false)
+	toPartner := add("contoso", nil)
+	share(toPartner, "organization", "partner", now.Add(time.Hour), false)
+	justEnded := add("contoso", nil)
+	share(justEnded, "user", "bob", now.Add(-30*time.Second), false)
+	ended := add("contoso", nil)
+	share(ended, "user", "bob", now.Add(-2*time.Minute), false)
+	revoked := add("contoso", nil)
+	share(revoked, "user", "bob", now.Add(time.Hour), true)
+	toCarol := add("contoso", nil)
+	share(toCarol, "user", "carol", now.Add(time.Hour), false)
+
+	ids := []string{ofAcme, bobs, toBob, toPartner, justEnded, ended, revoked, toCarol, "not-a-uuid"}
+	got, err := st.RecordedFor(ctx, ledger.Viewer{Subject: "bob", Orgs: []string{"acme", "partner"}}, ids, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{ofAcme: true, bobs: true, toBob: true, toPartner: true, justEnded: true}
+	if len(got) != len(want) {
+		t.Errorf("recorded %d archives, want %d", len(got), len(want))
+	}
+	for _, id := range ids {
+		if got[id] != want[id] {
+			t.Errorf("archive %s: recorded %v, want %v", id, got[id], want[id])
+		}
+	}
+	if got, err := st.RecordedFor(ctx, ledger.Viewer{Subject: "mallory"}, ids, now); err != nil || len(got) != 0 {
+		t.Errorf("an outsider: %v %v", got, err)
+	}
+}
