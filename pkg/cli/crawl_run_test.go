@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/capture-ledger/ledgerctl/pkg/crawl"
-	"github.com/capture-ledger/ledgerctl/pkg/testenv"
 )
 
 // TestCrawlRunInTerminal: `crawl run` runs a crawl with the embedded runner
@@ -21,14 +20,7 @@ import (
 // robots.txt delay it was held to.
 func TestCrawlRunInTerminal(t *testing.T) {
 	t.Parallel()
-	dsn := testenv.Database(t)
-	_, bucket, _ := testenv.Bucket(t)
-	dir := t.TempDir()
-	env := stackEnv(t, dsn, bucket)
-	env["CAPTURE_LEDGER_FGA_DATASTORE_URI"] = testenv.EmptyDatabase(t)
-	if _, errs, code := run(t, dir, env, "fga", "deploy"); code != 0 {
-		t.Fatalf("deploy: %s", errs)
-	}
+	dir, env := deployedStack(t)
 	if _, errs, code := run(t, dir, env, "fga", "grant", "submitter", "alice", "acme"); code != 0 {
 		t.Fatalf("grant: %s", errs)
 	}

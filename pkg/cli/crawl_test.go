@@ -68,14 +68,7 @@ func TestTargetsCommands(t *testing.T) {
 
 func TestCrawlCommands(t *testing.T) {
 	t.Parallel()
-	dsn := testenv.Database(t)
-	_, bucket, _ := testenv.Bucket(t)
-	dir := t.TempDir()
-	env := stackEnv(t, dsn, bucket)
-	env["CAPTURE_LEDGER_FGA_DATASTORE_URI"] = testenv.EmptyDatabase(t)
-	if _, errs, code := run(t, dir, env, "fga", "deploy"); code != 0 {
-		t.Fatalf("deploy: %s", errs)
-	}
+	dir, env := deployedStack(t)
 	if _, errs, code := run(t, dir, env, "fga", "grant", "submitter", "alice", "acme"); code != 0 {
 		t.Fatalf("grant: %s", errs)
 	}
@@ -239,14 +232,7 @@ func TestFlagOf(t *testing.T) {
 // crawl and runs it here with the embedded runner until it ends.
 func TestCrawlStartWait(t *testing.T) {
 	t.Parallel()
-	dsn := testenv.Database(t)
-	_, bucket, _ := testenv.Bucket(t)
-	dir := t.TempDir()
-	env := stackEnv(t, dsn, bucket)
-	env["CAPTURE_LEDGER_FGA_DATASTORE_URI"] = testenv.EmptyDatabase(t)
-	if _, errs, code := run(t, dir, env, "fga", "deploy"); code != 0 {
-		t.Fatalf("deploy: %s", errs)
-	}
+	dir, env := deployedStack(t)
 	if _, errs, code := run(t, dir, env, "fga", "grant", "submitter", "alice", "acme"); code != 0 {
 		t.Fatalf("grant: %s", errs)
 	}

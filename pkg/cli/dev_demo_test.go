@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/capture-ledger/ledgerctl/pkg/crawl"
-	"github.com/capture-ledger/ledgerctl/pkg/testenv"
 )
 
 // syncBuffer is a bytes.Buffer the command writes from its goroutine while
@@ -45,14 +44,7 @@ func (s *syncBuffer) String() string {
 // left out.
 func TestDevDemo(t *testing.T) {
 	t.Parallel()
-	dsn := testenv.Database(t)
-	_, bucket, _ := testenv.Bucket(t)
-	dir := t.TempDir()
-	env := stackEnv(t, dsn, bucket)
-	env["CAPTURE_LEDGER_FGA_DATASTORE_URI"] = testenv.EmptyDatabase(t)
-	if _, errs, code := run(t, dir, env, "fga", "deploy"); code != 0 {
-		t.Fatalf("deploy: %s", errs)
-	}
+	dir, env := deployedStack(t)
 	env["CAPTURE_LEDGER_CAPTURE_ENGINE"] = "http"
 	env["CAPTURE_LEDGER_API_HOST"], env["CAPTURE_LEDGER_API_PORT"] = "127.0.0.1", fmt.Sprint(freePort(t))
 	env["CAPTURE_LEDGER_DEV_IDENTITY"] = "1"

@@ -44,6 +44,22 @@ func stackEnv(t *testing.T, dsn, bucket string) map[string]string {
 	}
 }
 
+// deployedStack is a working directory and the env that reaches a test's
+// own database, bucket and OpenFGA datastore (PostgreSQL), the model
+// deployed.
+func deployedStack(t *testing.T) (dir string, env map[string]string) {
+	t.Helper()
+	dsn := testenv.Database(t)
+	_, bucket, _ := testenv.Bucket(t)
+	dir = t.TempDir()
+	env = stackEnv(t, dsn, bucket)
+	env["CAPTURE_LEDGER_FGA_DATASTORE_URI"] = testenv.EmptyDatabase(t)
+	if _, errs, code := run(t, dir, env, "fga", "deploy"); code != 0 {
+		t.Fatalf("deploy: %s", errs)
+	}
+	return dir, env
+}
+
 func TestReconcile(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
