@@ -199,6 +199,10 @@ func (c *Client) Capture(ctx context.Context, req Request) (Response, error) {
 	n := len(c.Endpoints)
 	start := int(c.next.Add(1)-1) % n
 	down := make([]string, n) // why an endpoint was left out ("" = still in)
+	// sawBusy: an earlier round found every endpoint left busy, so a
+	// deadline that passes while a retry is in flight still ends a call
+	// that never found a free endpoint.
+	sawBusy := false
 	for {
 		busy := 0
 		for i := range n {
@@ -209,7 +213,7 @@ func (c *Client) Capture(ctx context.Context, req Request) (Response, error) {
 			resp, status, err := c.post(callCtx, ep, body)
 			switch {
 			case callCtx.Err() != nil:
-				return Response{}, timedOut(false)
+				return Response{}, timedOut(sawBusy)
 			case err != nil && status == 0:
 				down[(start+i)%n] = ep + ": " + err.Error()
 			case status == http.StatusTooManyRequests:
@@ -227,6 +231,7 @@ func (c *Client) Capture(ctx context.Context, req Request) (Response, error) {
 			}
 			return Response{}, &UnavailableError{Causes: causes}
 		}
+		sawBusy = true
 		t := time.NewTimer(c.busyPause())
 		select {
 		case <-callCtx.Done():

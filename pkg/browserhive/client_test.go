@@ -99,12 +99,13 @@ func TestCaptureWaitsWhileAllBusy(t *testing.T) {
 }
 
 // TestCaptureDeadlineWhileBusy: a call that never finds a free endpoint
-// ends with a DeadlineError saying so.
+// ends with a DeadlineError saying so, also when the deadline passes while
+// a retry is in flight (under load, the likelier moment).
 func TestCaptureDeadlineWhileBusy(t *testing.T) {
 	t.Parallel()
 	a := browserhivetest.New(t, succeed("bh"))
 	a.Busy.Store(true)
-	c := &browserhive.Client{Endpoints: []string{a.URL}, Deadline: 50 * time.Millisecond, BusyPause: func() time.Duration { return 5 * time.Millisecond }}
+	c := &browserhive.Client{Endpoints: []string{a.URL}, Deadline: 300 * time.Millisecond, BusyPause: func() time.Duration { return 5 * time.Millisecond }}
 	_, err := c.Capture(context.Background(), request("https://example.com/"))
 	var de *browserhive.DeadlineError
 	if !errors.As(err, &de) || !de.Busy {
