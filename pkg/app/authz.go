@@ -131,7 +131,7 @@ func (a *App) Access(ctx context.Context) (*archive.Access, error) {
 	if err != nil {
 		return nil, err
 	}
-	source, err := archive.ParseListSource(a.Settings.ListSource)
+	source, err := a.listSource()
 	if err != nil {
 		return nil, err
 	}
@@ -140,6 +140,12 @@ func (a *App) Access(ctx context.Context) (*archive.Access, error) {
 		ScanLimit: a.Settings.ListCheckBudget, TimeBudget: a.Settings.ListTimeBudget,
 		Gate: archive.NewScanGate(archive.GateBounds{Lists: a.Settings.ListConcurrency, PerCaller: a.Settings.ListPerCaller, Checks: a.Settings.ListChecks}),
 	}, nil
+}
+
+// listSource is CAPTURE_LEDGER_LIST_SOURCE, which the list and search
+// share.
+func (a *App) listSource() (archive.ListSource, error) {
+	return archive.ParseListSource(a.Settings.ListSource)
 }
 
 // OutboxWriter delivers outbox tuples to OpenFGA.

@@ -107,7 +107,7 @@ func (a *App) Searcher(ctx context.Context) (*search.Searcher, error) {
 	if err != nil {
 		return nil, err
 	}
-	source, err := archive.ParseListSource(a.Settings.ListSource)
+	source, err := a.listSource()
 	if err != nil {
 		return nil, err
 	}

@@ -294,9 +294,12 @@ func (a *Access) scan(ctx context.Context, subject string, orgs []string, cursor
 	}
 }
 
-// ErrWhyNeedsCandidates refuses --why on the full scan, which knows no
-// reasons.
-var ErrWhyNeedsCandidates = errors.New("why is known only with the candidate list (CAPTURE_LEDGER_LIST_SOURCE=candidates)")
+// whyNeedsCandidates is why --why is refused on the full scan, which knows
+// no reasons.
+const whyNeedsCandidates = "is known only with the candidate list (CAPTURE_LEDGER_LIST_SOURCE=candidates)"
+
+// ErrWhyNeedsCandidates refuses --why on the full scan.
+var ErrWhyNeedsCandidates = errors.New(FieldWhy + " " + whyNeedsCandidates)
 
 // rowsBefore is the next rows to ask OpenFGA about, from Source.
 func (a *Access) rowsBefore(ctx context.Context, subject string, orgs []string, pos *Cursor, limit int) ([]ledger.Candidate, error) {

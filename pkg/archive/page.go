@@ -149,7 +149,7 @@ func (a *Access) ListFrom(ctx context.Context, subject string, orgs []string, st
 		}
 	}
 	if start.Why && a.Source == SourceScan {
-		return Page{}, &ledger.FieldError{Field: FieldWhy, Reason: "is known only with the candidate list (CAPTURE_LEDGER_LIST_SOURCE=candidates)", Err: ErrWhyNeedsCandidates}
+		return Page{}, &ledger.FieldError{Field: FieldWhy, Reason: whyNeedsCandidates, Err: ErrWhyNeedsCandidates}
 	}
 	return a.list(ctx, subject, orgs, at, start.Why)
 }

@@ -118,7 +118,7 @@ func devDemoRun(ctx context.Context, opts *DevDemoOptions) error {
 		}
 	}
 
-	// The site first: the crawl's seeds name its ports.
+	// The site first: the crawl's seeds name its port.
 	site, err := startDemoSite()
 	if err != nil {
 		return &ExitError{Code: ExitFailure, Err: err}
@@ -177,7 +177,7 @@ func selfCommand() string {
 }
 
 // startDemoCrawl closes a crawl an earlier demo left running in the
-// caller's organization (its site's ports are gone) and starts the demo's.
+// caller's organization (its site's port is gone) and starts the demo's.
 func startDemoCrawl(ctx context.Context, a *app.App, c crawl.Caller, site *demoSite) (string, error) {
 	svc, err := a.Crawls(ctx)
 	if err != nil {
@@ -216,8 +216,8 @@ func startDemoCrawl(ctx context.Context, a *app.App, c crawl.Caller, site *demoS
 // under demo.localhost (names that resolve to loopback without DNS, in
 // Chromium and in the capturer), told apart by the Host header.
 type demoSite struct {
-	base    map[string]string // host name → http://<name>.demo.localhost:port
-	servers []*http.Server
+	base   map[string]string // host name → http://<name>.demo.localhost:port
+	server *http.Server
 }
 
 // demoDomain is the demo hosts' parent name.
@@ -257,16 +257,12 @@ func startDemoSite() (*demoSite, error) {
 		}
 		http.NotFound(w, r)
 	})}
-	s.servers = append(s.servers, srv)
+	s.server = srv
 	go func() { _ = srv.Serve(ln) }()
 	return s, nil
 }
 
-func (s *demoSite) close() {
-	for _, srv := range s.servers {
-		_ = srv.Close()
-	}
-}
+func (s *demoSite) close() { _ = s.server.Close() }
 
 // demoHandler serves one host's files: /x is x.html (or x), / is
 // index.html; HTML pages are templates given vars.

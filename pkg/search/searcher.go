@@ -249,14 +249,7 @@ func (s *Searcher) recorded(ctx context.Context, subject string, orgs []string, 
 	if s.Recorded == nil {
 		return nil
 	}
-	var ids []string
-	asked := map[string]bool{}
-	for _, c := range cands {
-		if _, known := visible[c.ArchiveID]; !known && !asked[c.ArchiveID] {
-			asked[c.ArchiveID] = true
-			ids = append(ids, c.ArchiveID)
-		}
-	}
+	ids := unknown(cands, visible)
 	if len(ids) == 0 {
 		return nil
 	}
@@ -268,29 +261,40 @@ func (s *Searcher) recorded(ctx context.Context, subject string, orgs []string, 
 	if err != nil {
 		return err
 	}
-	var ask []Position
+	var ask []string
 	for _, id := range ids {
 		if !rec[id] {
 			visible[id] = false
 		} else {
-			ask = append(ask, Position{ArchiveID: id})
+			ask = append(ask, id)
 		}
 	}
-	return s.check(ctx, subject, orgs, ask, visible, checked)
+	return s.ask(ctx, subject, orgs, ask, visible, checked)
+}
+
+// unknown is the distinct archives of cands not settled yet in this
+// request, in order.
+func unknown(cands []Position, visible map[string]bool) []string {
+	var ids []string
+	seen := map[string]bool{}
+	for _, c := range cands {
+		if _, known := visible[c.ArchiveID]; !known && !seen[c.ArchiveID] {
+			seen[c.ArchiveID] = true
+			ids = append(ids, c.ArchiveID)
+		}
+	}
+	return ids
 }
 
 // check asks OpenFGA, in one BatchCheck, about the archives of chunk not
 // asked about yet in this request (with Recorded, recorded settled them all
 // for the batch).
 func (s *Searcher) check(ctx context.Context, subject string, orgs []string, chunk []Position, visible map[string]bool, checked *int) error {
-	var ids []string
-	asked := map[string]bool{}
-	for _, c := range chunk {
-		if _, known := visible[c.ArchiveID]; !known && !asked[c.ArchiveID] {
-			asked[c.ArchiveID] = true
-			ids = append(ids, c.ArchiveID)
-		}
-	}
+	return s.ask(ctx, subject, orgs, unknown(chunk, visible), visible, checked)
+}
+
+// ask settles ids with one BatchCheck of can_view.
+func (s *Searcher) ask(ctx context.Context, subject string, orgs []string, ids []string, visible map[string]bool, checked *int) error {
 	if len(ids) == 0 {
 		return nil
 	}
