@@ -11,8 +11,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -55,8 +57,14 @@ type Server struct {
 	// Captures serves POST /api/captures; nil leaves it unserved (404
 	// route).
 	Captures *archive.Captures
+	// AllowedHosts, when not nil, are the only host names (of the Host
+	// header, any port) the API and the picker answer for; any other gets
+	// 421. Serve sets it with the dev identity, which trusts whoever can
+	// reach it: a page on another name resolving to this machine (DNS
+	// rebinding) must not be able to. Replay origins are apart from it.
+	AllowedHosts []string
 
-	mux *http.ServeMux
+	mux, replayMux *http.ServeMux
 }
 
 // Handler returns the routed handler.
@@ -82,14 +90,50 @@ func (s *Server) Handler() http.Handler {
 			s.captureRoutes()
 		}
 		s.mux.HandleFunc("GET /{$}", s.picker)
+		if s.Replay != nil {
+			s.replayMux = s.replayOriginHandler()
+		}
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// A replay origin is answered by the replay handler alone, and a
+		// name under the replay domain never reaches the API: archived
+		// pages run there.
+		if s.Replay != nil {
+			if _, under, ok := s.Replay.Origins.Match(r.Host); under {
+				if !ok {
+					replayOriginHeaders(w, "'none'")
+					s.fail(w, r, ledger.ErrNotFound)
+					return
+				}
+				s.replayMux.ServeHTTP(w, r)
+				return
+			}
+		}
+		if s.AllowedHosts != nil && !hostAllowed(s.AllowedHosts, r.Host) {
+			writeJSON(w, http.StatusMisdirectedRequest, map[string]string{"error": "misdirected request: this server answers only for " + strings.Join(s.AllowedHosts, ", ")})
+			return
+		}
 		if _, pattern := s.mux.Handler(r); pattern == "" {
 			routeNotFound(w, r)
 			return
 		}
 		s.mux.ServeHTTP(w, r)
 	})
+}
+
+// hostAllowed says whether the host of a request's Host header (any port)
+// is one of allowed.
+func hostAllowed(allowed []string, host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"), ".")
+	for _, a := range allowed {
+		if strings.EqualFold(a, host) {
+			return true
+		}
+	}
+	return false
 }
 
 // routeNotFound answers a path no route serves, with a body unlike

@@ -83,7 +83,7 @@ func newFixture(t *testing.T, res identity.Resolver) *fixture {
 	s := &api.Server{
 		Access:   &archive.Access{Perms: perms, Catalog: store, Signer: env.App.Blob()},
 		Identity: res, Submitters: perms,
-		Picker: api.PickerConfig{View: api.ViewNames, Host: "127.0.0.1", Port: 7070, ReplayOrigin: "http://127.0.0.1:8899"},
+		Picker: api.PickerConfig{View: api.ViewNames, Host: "127.0.0.1", Port: 7070},
 	}
 	f.srv = httptest.NewServer(s.Handler())
 	t.Cleanup(f.srv.Close)
@@ -250,8 +250,8 @@ func TestPickerEscapesAndChoosesView(t *testing.T) {
 		notWant []string
 	}{
 		{api.PickerConfig{View: api.ViewNone}, []string{"everyone gets 401"}, []string{"<script>\n(function"}},
-		{api.PickerConfig{View: api.ViewToken, Issuer: `http://x/"><script>alert(1)</script>`, ReplayOrigin: "http://r"}, []string{"&lt;script&gt;alert(1)", "capture-ui.token"}, []string{"<script>alert(1)"}},
-		{api.PickerConfig{View: api.ViewNames, Host: "0.0.0.0", Port: 7070, ReplayOrigin: `http://r/'"</script>`}, []string{"0.0.0.0:7070", "capture-ui.subject"}, []string{`'"</script>`}},
+		{api.PickerConfig{View: api.ViewToken, Issuer: `http://x/"><script>alert(1)</script>`}, []string{"&lt;script&gt;alert(1)", "capture-ui.token"}, []string{"<script>alert(1)"}},
+		{api.PickerConfig{View: api.ViewNames, Host: "0.0.0.0", Port: 7070}, []string{"0.0.0.0:7070", "capture-ui.subject"}, []string{`'"</script>`}},
 	} {
 		s := &api.Server{Picker: tc.cfg}
 		rec := httptest.NewRecorder()

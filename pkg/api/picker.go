@@ -26,10 +26,6 @@ type PickerConfig struct {
 	Issuer string // JWT mode
 	Host   string // listen host, for the header-mode warning
 	Port   int
-	// ReplayOrigin is the external viewer archives open in, named in the
-	// footer ("" is serve's own viewer). The links themselves come from
-	// POST /api/archives/{id}/replay.
-	ReplayOrigin string
 	// Why marks each row with why the caller sees it (GET /api/archives
 	// ?why=1; only the candidate list knows).
 	Why bool
@@ -47,14 +43,13 @@ type pickerData struct {
 	Warn         string
 	Prompt       string
 	Unauthorized string
-	ReplayOrigin string
 	Docs         string
 	Why          bool
 }
 
 func (c PickerConfig) data(lang i18n.Lang) pickerData {
 	t := textFor(lang)
-	d := pickerData{Lang: lang.String(), T: t, View: string(c.View), ReplayOrigin: c.ReplayOrigin, Docs: pickerDocs, Why: c.Why}
+	d := pickerData{Lang: lang.String(), T: t, View: string(c.View), Docs: pickerDocs, Why: c.Why}
 	switch c.View {
 	case ViewNames:
 		d.Prompt = t.NamesPrompt
@@ -138,7 +133,7 @@ footer { margin-top: 2rem; color: #666; font-size: 13px; }
 <ul id="rows"></ul>
 <button id="more" hidden>{{.T.More}}</button>
 {{end}}
-<footer>{{.T.Footer}}{{if .ReplayOrigin}} {{.T.ViewerBefore}}<code>{{.ReplayOrigin}}</code>{{.T.ViewerAfter}}{{end}} <a href="{{.Docs}}" hreflang="ja">{{.T.FooterDocs}}</a></footer>
+<footer>{{.T.Footer}} <a href="{{.Docs}}" hreflang="ja">{{.T.FooterDocs}}</a></footer>
 {{if ne .View "none"}}
 <script>
 (function () {

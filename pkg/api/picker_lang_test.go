@@ -33,20 +33,20 @@ func isJapanese(r rune) bool {
 func TestPickerSpeaksTheReadersLanguage(t *testing.T) {
 	t.Parallel()
 	views := []api.PickerConfig{
-		{View: api.ViewNames, Host: "0.0.0.0", Port: 7070, ReplayOrigin: "http://127.0.0.1:8899"},
-		{View: api.ViewToken, Issuer: "http://127.0.0.1:7071", ReplayOrigin: "http://127.0.0.1:8899"},
+		{View: api.ViewNames, Host: "0.0.0.0", Port: 7070},
+		{View: api.ViewToken, Issuer: "http://127.0.0.1:7071"},
 		{View: api.ViewNone},
 	}
 	// Strings only the English page has, and only the Japanese one.
 	english := map[api.PickerView][]string{
 		api.ViewNames: {"<title>Choose an archive — capture-ledger</title>", "<h1>Choose an archive</h1>", "Organizations (comma-separated)", ">Load</button>", ">Load more</button>",
-			"anyone can be anyone", "This API listens on 0.0.0.0:7070", `"loading":"Loading…"`, "could not load the list", "the server is busy. Try again in {n} s.", `"dateLanguage":"en"`, "The list shows only the archives you may view", "Archives open in the ReplayWeb.page viewer at <code>http://127.0.0.1:8899</code>", `"gone":"404 — this archive is not there`},
+			"anyone can be anyone", "This API listens on 0.0.0.0:7070", `"loading":"Loading…"`, "could not load the list", "the server is busy. Try again in {n} s.", `"dateLanguage":"en"`, "The list shows only the archives you may view", `"gone":"404 — this archive is not there`},
 		api.ViewToken: {"Paste a token", "This API takes the caller\u0026#39;s name from a JWT (http://127.0.0.1:7071)", "To mint a token:", "this token is not accepted", "Viewing as {subject} ({orgs})"},
 		api.ViewNone:  {"everyone gets 401", "<h1>Choose an archive</h1>"},
 	}
 	japanese := map[api.PickerView][]string{
 		api.ViewNames: {"<title>アーカイブを選ぶ — capture-ledger</title>", "<h1>アーカイブを選ぶ</h1>", "組織（カンマ区切り）", ">読み込む</button>", ">さらに読む</button>",
-			"誰でも誰にでもなれる", "この API は 0.0.0.0:7070 で待ちながら", `"loading":"読み込み中…"`, "一覧を取れなかった", "{n} 秒ほど置いてからもう一度", `"dateLanguage":"ja"`, "一覧に出るのは見てよいアーカイブだけ", "アーカイブは <code>http://127.0.0.1:8899</code> の ReplayWeb.page で開く", `"gone":"404 — このアーカイブは無いか`},
+			"誰でも誰にでもなれる", "この API は 0.0.0.0:7070 で待ちながら", `"loading":"読み込み中…"`, "一覧を取れなかった", "{n} 秒ほど置いてからもう一度", `"dateLanguage":"ja"`, "一覧に出るのは見てよいアーカイブだけ", `"gone":"404 — このアーカイブは無いか`},
 		api.ViewToken: {"トークンを貼って「読み込む」", "この API は JWT で名乗る設定（http://127.0.0.1:7071）", "トークンの刷り方:", "このトークンは通らない", "{subject}（{orgs}）として見ている"},
 		api.ViewNone:  {"全員 401", "<h1>アーカイブを選ぶ</h1>"},
 	}
@@ -109,8 +109,8 @@ func TestPickerEscapesInEveryLanguage(t *testing.T) {
 	t.Parallel()
 	for _, lang := range []string{"", "ja"} {
 		for _, cfg := range []api.PickerConfig{
-			{View: api.ViewToken, Issuer: `http://x/"><script>alert(1)</script>`, ReplayOrigin: `http://r/'"</script>`},
-			{View: api.ViewNames, Host: `<b>h</b>`, Port: 7070, ReplayOrigin: `http://r/'"</script><script>alert(2)</script>`},
+			{View: api.ViewToken, Issuer: `http://x/"><script>alert(1)</script>`},
+			{View: api.ViewNames, Host: `<b>h</b>`, Port: 7070},
 		} {
 			var header []string
 			if lang != "" {
@@ -135,7 +135,7 @@ func FuzzPickerAcceptLanguage(f *testing.F) {
 	for _, s := range []string{"", "ja", "ja-JP,ja;q=0.9", "en", "*", "ja;q=0", "ja;q=abc", ",;=", "日本語;q=1"} {
 		f.Add(s)
 	}
-	cfg := api.PickerConfig{View: api.ViewNames, Host: "127.0.0.1", Port: 7070, ReplayOrigin: "http://r"}
+	cfg := api.PickerConfig{View: api.ViewNames, Host: "127.0.0.1", Port: 7070}
 	f.Fuzz(func(t *testing.T, header string) {
 		rec, body := pickerPage(t, cfg, header)
 		lang := rec.Header().Get("Content-Language")

@@ -14,7 +14,6 @@ type pickerText struct {
 	Organizations, Load       string
 	Token, TokenHowTo, More   string
 	Footer                    string // what is filtered and checked, and when
-	ViewerBefore, ViewerAfter string // around the external viewer's origin
 	FooterDocs                string
 
 	// The search form: its label, button and "more" button.
@@ -80,8 +79,6 @@ var pickerTexts = map[i18n.Lang]pickerText{
 		TokenHowTo:    "To mint a token:",
 		More:          "Load more",
 		Footer:        "The list shows only the archives you may view. Opening one asks again, and the viewer gets a link for that archive and you alone, reading it through this API: it ends after an hour, and at once when your access is removed.",
-		ViewerBefore:  "Archives open in the ReplayWeb.page viewer at ",
-		ViewerAfter:   ".",
 		FooterDocs:    "About the picker (in Japanese)",
 		Search:        "Search archived pages",
 		SearchButton:  "Search",
@@ -140,8 +137,6 @@ var pickerTexts = map[i18n.Lang]pickerText{
 		TokenHowTo:    "トークンの刷り方:",
 		More:          "さらに読む",
 		Footer:        "一覧に出るのは見てよいアーカイブだけ。開くときにもう一度訊き、viewer にはそのアーカイブだけを、あなたとして、この API を通して読むリンクを渡す —— 1 時間で切れ、見る権限が外れたらその場で読めなくなる。",
-		ViewerBefore:  "アーカイブは ",
-		ViewerAfter:   " の ReplayWeb.page で開く。",
 		FooterDocs:    "picker の説明",
 		Search:        "保存したページを検索",
 		SearchButton:  "検索",

@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,6 +15,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/capture-ledger/ledgerctl/pkg/blob"
 	"github.com/capture-ledger/ledgerctl/pkg/i18n"
 	"github.com/capture-ledger/ledgerctl/pkg/identity"
@@ -21,50 +24,105 @@ import (
 	"github.com/capture-ledger/ledgerctl/pkg/replay"
 )
 
-// Replay is what the replay routes need: POST /api/archives/{id}/replay
-// (a link for the viewer), GET and HEAD /api/archives/{id}/wacz?t=… (the
-// viewer's reads, token-bound and re-checked) and the viewer at /replay/.
+// Replay is what the replay routes need. On the API's origin: POST
+// /api/archives/{id}/replay, /api/crawls/{id}/replay and /api/replay
+// (viewer links, each for a replay session of its own). On each session's
+// origin, <label>.<replay domain>, and nowhere else: the viewer
+// (ReplayWeb.page), its service worker, the archive reads and a
+// collection's listing. The API's origin serves none of them: archived
+// pages may carry hostile script, which must never run where identities,
+// tokens or other sessions' data live.
 type Replay struct {
 	Service *replay.Service
-	// ViewerDir holds ReplayWeb.page's ui.js and sw.js; without them
-	// /replay/ says how to install them.
+	// ViewerDir holds ReplayWeb.page's ui.js and sw.js; without them the
+	// viewer says how to install them.
 	ViewerDir string
-	// Origin is an external ReplayWeb.page deployment the links open in
-	// (CAPTURE_LEDGER_REPLAY_ORIGIN); "" is the viewer at /replay/.
-	Origin string
-	// APIURL is the API's origin as browsers reach it
-	// (CAPTURE_LEDGER_API_URL); "" takes the origin each request came to.
-	APIURL string
+	// Origins is where sessions are served (CAPTURE_LEDGER_REPLAY_DOMAIN);
+	// links are built from it, never from a request's Host.
+	Origins replay.Origins
 }
 
-// replayRoutes registers the replay routes (Server.Replay is set).
+// replayRoutes registers the routes of the API's origin that mint replay
+// sessions (Server.Replay is set).
 func (s *Server) replayRoutes() {
 	s.mux.HandleFunc("POST /api/archives/{id}/replay", s.replayLink())
-	// A GET pattern serves HEAD too.
-	s.mux.HandleFunc("GET /api/archives/{id}/wacz", s.replayRead)
-	s.mux.HandleFunc("OPTIONS /api/archives/{id}/wacz", s.replayPreflight)
-	s.mux.HandleFunc("GET /replay/{$}", s.viewerPage)
-	s.mux.HandleFunc("GET /replay/ui.js", s.viewerFile("ui.js"))
-	// The service worker's scope is the folder it is served from: the
-	// viewer's replaybase, below the page that embeds it.
-	s.mux.HandleFunc("GET /replay/sw/sw.js", s.viewerFile("sw.js"))
-	s.mux.HandleFunc("GET /replay/sw/ui.js", s.viewerFile("ui.js"))
-	s.mux.HandleFunc("GET /replay/sw/{$}", viewerFrameBeforeWorker)
+	s.mux.HandleFunc("POST /api/crawls/{id}/replay", s.crawlReplayLink())
+	s.mux.HandleFunc("POST /api/replay", s.setReplayLink())
 }
 
-// ReplayLink is the body of POST /api/archives/{id}/replay.
+// replayOriginHandler is everything a session's origin answers; any other
+// path is a 404.
+func (s *Server) replayOriginHandler() *http.ServeMux {
+	m := http.NewServeMux()
+	m.HandleFunc("GET /{$}", s.viewerPage)
+	m.HandleFunc("GET /ui.js", s.viewerFile("ui.js"))
+	// The service worker's scope is the folder it is served from: the
+	// viewer's replaybase, below the page that embeds it.
+	m.HandleFunc("GET /sw/sw.js", s.viewerFile("sw.js"))
+	m.HandleFunc("GET /sw/ui.js", s.viewerFile("ui.js"))
+	m.HandleFunc("GET /sw/{$}", s.viewerFrameBeforeWorker)
+	// A GET pattern serves HEAD too.
+	m.HandleFunc("GET /wacz/{name}", s.replayRead)
+	m.HandleFunc("GET /collection.json", s.collectionListing)
+	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		replayOriginHeaders(w, "'none'")
+		s.fail(w, r, ledger.ErrNotFound)
+	})
+	return m
+}
+
+// replayCSP is the policy of what the replay origin itself serves: the
+// viewer's page and files, and nothing reaches past the origin. The
+// service worker gets it too (a worker's policy comes with its script),
+// so neither it nor a page that escaped the viewer's rewriting can fetch
+// from anywhere else — another server's archive included.
+const replayCSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; font-src 'self' data:; media-src 'self' data: blob:; connect-src 'self' data: blob:; frame-src 'self'; worker-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self'"
+
+// replayOriginHeaders are on every answer of a session's origin: its
+// policy with frame-ancestors (who may embed it), no sniffing, no
+// referrer (addresses carry tokens). No answer grants CORS.
+func replayOriginHeaders(w http.ResponseWriter, ancestors string) {
+	h := w.Header()
+	h.Set("Content-Security-Policy", replayCSP+"; frame-ancestors "+ancestors)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Cross-Origin-Opener-Policy", "same-origin")
+	h.Set("Cross-Origin-Resource-Policy", "same-origin")
+}
+
+// ReplayLink is the body of the replay routes.
 type ReplayLink = replay.Link
 
 type replayLinkRequest struct {
-	id, base, page string
-	ttl            time.Duration
+	id, page string
+	ids      []string
+	ttl      time.Duration
 }
 
-// replayLink mints a viewer link: the same identity and can_view check as
-// minting a presigned URL (404 otherwise). An optional body asks for
-// another lifetime than the hour ({"expiresIn": seconds}) and names the
-// archived page to open ({"page": url}, the picker sends the row's
-// sourceUrl; without it the viewer opens the archive's first page).
+// replayTTL reads the optional expiresIn (seconds) of a replay route's
+// body.
+func replayTTL(expiresIn *int64) (time.Duration, error) {
+	if expiresIn == nil {
+		return 0, nil
+	}
+	lo, hi := int64(replay.MinTTL/time.Second), int64(replay.MaxTTL/time.Second)
+	if *expiresIn < lo || *expiresIn > hi {
+		return 0, &BadRequest{Message: "body/expiresIn must be between " + strconv.FormatInt(lo, 10) + " and " + strconv.FormatInt(hi, 10) + " (seconds)"}
+	}
+	return time.Duration(*expiresIn) * time.Second, nil
+}
+
+// caller is who asks for a session, and until when their credential holds.
+func caller(who identity.Identity) replay.Caller {
+	return replay.Caller{Subject: who.Subject, Organizations: who.Organizations, Expires: who.Expires}
+}
+
+// replayLink opens a session on one archive: the same identity and
+// can_view check as minting a presigned URL (404 otherwise). An optional
+// body asks for another lifetime than the hour ({"expiresIn": seconds},
+// never past the caller's credential) and names the archived page to open
+// ({"page": url}, the picker sends the row's sourceUrl; without it the
+// viewer opens the archive's first page).
 func (s *Server) replayLink() http.HandlerFunc {
 	return handle(s, http.StatusOK,
 		func(r *http.Request) (replayLinkRequest, error) {
@@ -84,61 +142,125 @@ func (s *Server) replayLink() http.HandlerFunc {
 					return replayLinkRequest{}, &BadRequest{Message: "body/page " + err.Error()}
 				}
 			}
-			req := replayLinkRequest{id: id, base: s.apiBase(r), page: body.Page}
-			if body.ExpiresIn != nil {
-				lo, hi := int64(replay.MinTTL/time.Second), int64(replay.MaxTTL/time.Second)
-				if *body.ExpiresIn < lo || *body.ExpiresIn > hi {
-					return replayLinkRequest{}, &BadRequest{Message: "body/expiresIn must be between " + strconv.FormatInt(lo, 10) + " and " + strconv.FormatInt(hi, 10) + " (seconds)"}
-				}
-				req.ttl = time.Duration(*body.ExpiresIn) * time.Second
-			}
-			return req, nil
+			ttl, err := replayTTL(body.ExpiresIn)
+			return replayLinkRequest{id: id, page: body.Page, ttl: ttl}, err
 		},
 		func(ctx context.Context, who identity.Identity, in replayLinkRequest) (any, error) {
-			m, err := s.Replay.Service.Mint(ctx, who.Subject, who.Organizations, in.id, in.ttl)
+			m, err := s.Replay.Service.Mint(ctx, caller(who), in.id, in.ttl)
 			if err != nil {
 				return nil, err
 			}
-			return ReplayLink{URL: replay.ViewerURL(in.base, s.Replay.Origin, in.id, m.Token, in.page), ExpiresAt: m.ExpiresAt.UTC()}, nil
+			o := s.Replay.Origins
+			return ReplayLink{URL: replay.ViewerURL(o, m, replay.Source(o, m, in.id), in.page), ExpiresAt: m.ExpiresAt.UTC()}, nil
 		})
 }
 
-// apiBase is the API's origin as the caller reached it: the configured
-// one, else the scheme and Host of r.
-func (s *Server) apiBase(r *http.Request) string {
-	if s.Replay != nil && s.Replay.APIURL != "" {
-		return s.Replay.APIURL
-	}
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	return scheme + "://" + r.Host
+// crawlReplayLink opens a session replaying a crawl's archives as one
+// collection: those the caller may view (404 when none, or no such crawl).
+func (s *Server) crawlReplayLink() http.HandlerFunc {
+	return handle(s, http.StatusOK,
+		func(r *http.Request) (replayLinkRequest, error) {
+			id, err := UUIDParam(r, "id")
+			if err != nil {
+				return replayLinkRequest{}, err
+			}
+			var body struct {
+				ExpiresIn *int64 `json:"expiresIn"`
+			}
+			if err := DecodeBody(r, &body, 1024); err != nil {
+				return replayLinkRequest{}, err
+			}
+			ttl, err := replayTTL(body.ExpiresIn)
+			return replayLinkRequest{id: id, ttl: ttl}, err
+		},
+		func(ctx context.Context, who identity.Identity, in replayLinkRequest) (any, error) {
+			m, err := s.Replay.Service.MintCrawl(ctx, caller(who), in.id, in.ttl)
+			return s.collectionLink(m, err)
+		})
 }
 
-// cors lets the configured viewer origin, and the API's own, read the
-// answer (status, length and range included), whatever it is.
-func (s *Server) cors(w http.ResponseWriter, r *http.Request) {
-	origin := r.Header.Get("Origin")
-	w.Header().Add("Vary", "Origin")
-	if origin == "" || (origin != s.Replay.Origin && origin != s.apiBase(r)) {
+// setReplayLink opens a session replaying chosen archives as one
+// collection ({"archives": [ids]}, 1 to replay.MaxSet): those the caller
+// may view (404 when none).
+func (s *Server) setReplayLink() http.HandlerFunc {
+	return handle(s, http.StatusOK,
+		func(r *http.Request) (replayLinkRequest, error) {
+			var body struct {
+				Archives  []string `json:"archives"`
+				ExpiresIn *int64   `json:"expiresIn"`
+			}
+			if err := DecodeBody(r, &body, 64*1024); err != nil {
+				return replayLinkRequest{}, err
+			}
+			if len(body.Archives) == 0 || len(body.Archives) > replay.MaxSet {
+				return replayLinkRequest{}, &BadRequest{Message: "body/archives must hold 1 to " + strconv.Itoa(replay.MaxSet) + " archive ids"}
+			}
+			seen := map[string]bool{}
+			var ids []string
+			for i, raw := range body.Archives {
+				u, err := uuid.Parse(raw)
+				if err != nil || len(raw) != 36 {
+					return replayLinkRequest{}, &BadRequest{Message: "body/archives/" + strconv.Itoa(i) + " must match format \"uuid\""}
+				}
+				if id := u.String(); !seen[id] {
+					seen[id] = true
+					ids = append(ids, id)
+				}
+			}
+			ttl, err := replayTTL(body.ExpiresIn)
+			return replayLinkRequest{ids: ids, ttl: ttl}, err
+		},
+		func(ctx context.Context, who identity.Identity, in replayLinkRequest) (any, error) {
+			m, err := s.Replay.Service.MintSet(ctx, caller(who), in.ids, in.ttl)
+			return s.collectionLink(m, err)
+		})
+}
+
+func (s *Server) collectionLink(m replay.Session, err error) (any, error) {
+	if err != nil {
+		return nil, err
+	}
+	o := s.Replay.Origins
+	return ReplayLink{URL: replay.ViewerURL(o, m, replay.Source(o, m, ""), ""), ExpiresAt: m.ExpiresAt.UTC(), Archives: m.Archives}, nil
+}
+
+// label is the session label of the origin r came to (the Host the
+// handler was chosen by).
+func (s *Server) label(r *http.Request) string {
+	l, _, _ := s.Replay.Origins.Match(r.Host)
+	return l
+}
+
+// collectionListing answers the viewer of a collection session with
+// ReplayWeb.page's multi-WACZ JSON: the archives of the collection the
+// session's person may view now, each read through this origin with a
+// read token of the same session.
+func (s *Server) collectionListing(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), RequestTimeout)
+	defer cancel()
+	replayOriginHeaders(w, "'none'")
+	w.Header().Set("Cache-Control", "private, no-store")
+	tokens := r.URL.Query()["t"]
+	if len(tokens) != 1 {
+		s.fail(w, r, ledger.ErrNotFound)
 		return
 	}
-	h := w.Header()
-	h.Set("Access-Control-Allow-Origin", origin)
-	h.Set("Access-Control-Expose-Headers", "Content-Length, Content-Range, Accept-Ranges, ETag, Last-Modified")
-}
-
-// replayPreflight answers a viewer on another origin asking whether it may
-// send Range and If-Range.
-func (s *Server) replayPreflight(w http.ResponseWriter, r *http.Request) {
-	s.cors(w, r)
-	if w.Header().Get("Access-Control-Allow-Origin") != "" {
-		w.Header().Set("Access-Control-Allow-Methods", "GET, HEAD")
-		w.Header().Set("Access-Control-Allow-Headers", "Range, If-Range")
-		w.Header().Set("Access-Control-Max-Age", "600")
+	entries, err := s.Replay.Service.Collection(ctx, tokens[0], s.label(r))
+	if err != nil {
+		s.fail(w, r, err)
+		return
 	}
-	w.WriteHeader(http.StatusNoContent)
+	type resource struct {
+		Name string `json:"name"`
+		Path string `json:"path"`
+	}
+	out := struct {
+		Resources []resource `json:"resources"`
+	}{Resources: make([]resource, 0, len(entries))}
+	for _, e := range entries {
+		out.Resources = append(out.Resources, resource{Name: e.ArchiveID + ".wacz", Path: replay.ReadPath(e.ArchiveID, e.Token)})
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
 // replayRead serves one read of the viewer: the token must verify and its
@@ -149,26 +271,25 @@ func (s *Server) replayRead(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), RequestTimeout)
 	defer cancel()
 	r = r.WithContext(ctx)
-	s.cors(w, r)
-	id, err := UUIDParam(r, "id")
-	if err != nil {
-		s.fail(w, r, err)
+	replayOriginHeaders(w, "'none'")
+	name := r.PathValue("name")
+	raw, isWACZ := strings.CutSuffix(name, ".wacz")
+	u, err := uuid.Parse(raw)
+	if !isWACZ || err != nil || len(raw) != 36 {
+		s.fail(w, r, &BadRequest{Message: "params/name must be an archive id followed by .wacz"})
 		return
 	}
+	id := u.String()
 	tokens := r.URL.Query()["t"]
 	if len(tokens) != 1 {
 		s.fail(w, r, ledger.ErrNotFound)
 		return
 	}
-	g, err := s.Replay.Service.Authorize(ctx, tokens[0], id)
+	// No identity is read here: the token is it, and a replay origin
+	// never holds or accepts any other.
+	g, err := s.Replay.Service.Authorize(ctx, tokens[0], id, s.label(r))
 	if err != nil {
 		s.fail(w, r, err)
-		return
-	}
-	// A token is for the person it was minted for: a request that says who
-	// it is (the viewer's own reads carry no identity) must be them.
-	if who, err := s.who(r); err == nil && who.Subject != g.Subject {
-		s.fail(w, r, ledger.ErrNotFound)
 		return
 	}
 	var rng *blob.Range
@@ -282,7 +403,7 @@ func objectHeaders(w http.ResponseWriter, id string, info blob.ObjectInfo) {
 	h.Set("Content-Type", "application/wacz")
 	h.Set("Content-Disposition", `attachment; filename="`+id+`.wacz"`)
 	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Content-Security-Policy", "default-src 'none'; sandbox")
+	h.Set("Content-Security-Policy", "default-src 'none'; sandbox; frame-ancestors 'none'")
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("Cache-Control", "private, no-store")
 	h.Set("Accept-Ranges", "bytes")
@@ -311,16 +432,39 @@ func ifRangeHolds(h string, info blob.ObjectInfo) bool {
 	return err == nil && !info.LastModified.IsZero() && t.Equal(info.LastModified.UTC().Truncate(time.Second))
 }
 
-// sourcePattern is the only source the built-in viewer opens: an archive
-// read of this API, on its own origin.
-var sourcePattern = regexp.MustCompile(`^/api/archives/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/wacz\?t=[A-Za-z0-9_.-]+$`)
-
 // tsPattern is a ReplayWeb.page timestamp (up to 14 digits, or 17 with ms).
 var tsPattern = regexp.MustCompile(`^[0-9]{1,17}$`)
 
-// viewerPage is the page that embeds ReplayWeb.page around one archive
-// read. It opens only this API's archive reads: a viewer that would open
-// any source would run any archive's scripts on this origin.
+// sessionSource says whether source is the one thing the session labelled
+// label may open: its archive's read route or its collection's listing, on
+// its own origin, with a token of that session that opens it. Anything
+// else — another server, another session's route, a token of another
+// origin — would let the viewer run someone else's archive here.
+func (s *Server) sessionSource(label, source string) bool {
+	if label == "" || len(source) > 1024+replay.MaxTokenBytes*3 {
+		return false
+	}
+	u, err := url.Parse(source)
+	if err != nil || u.Scheme+"://"+u.Host != s.Replay.Origins.Origin(label) || u.User != nil || u.Fragment != "" {
+		return false
+	}
+	q, err := url.ParseQuery(u.RawQuery)
+	if err != nil || len(q) != 1 || len(q["t"]) != 1 {
+		return false
+	}
+	c, err := s.Replay.Service.Verify(q["t"][0], label)
+	if err != nil {
+		return false
+	}
+	if u.Path == "/collection.json" {
+		return c.Collection() && u.String() == s.Replay.Origins.Origin(label)+replay.CollectionPath(q["t"][0])
+	}
+	return !c.Collection() && u.String() == s.Replay.Origins.Origin(label)+replay.ReadPath(c.ArchiveID, q["t"][0])
+}
+
+// viewerPage is the page that embeds ReplayWeb.page around the session's
+// source, at the root of the session's origin. It opens nothing but that
+// source (sessionSource).
 func (s *Server) viewerPage(w http.ResponseWriter, r *http.Request) {
 	lang := pickerLang(r)
 	t := viewerTexts[lang]
@@ -331,9 +475,9 @@ func (s *Server) viewerPage(w http.ResponseWriter, r *http.Request) {
 	case !s.viewerInstalled():
 		status, d.Message, d.Install = http.StatusServiceUnavailable, t.NotInstalled, "make replay-viewer"
 	case len(q["source"]) == 0:
-		d.Message = t.NoSource
-	case len(q["source"]) > 1 || len(q["source"][0]) > 100+replay.MaxTokenBytes || !sourcePattern.MatchString(q["source"][0]) || len(q["url"]) > 1 || len(q["ts"]) > 1 ||
-		(q.Get("ts") != "" && !tsPattern.MatchString(q.Get("ts"))) || len(q.Get("url")) > 8192:
+		status, d.Message = http.StatusNotFound, t.NoSource
+	case len(q["source"]) > 1 || !s.sessionSource(s.label(r), q["source"][0]) || len(q["url"]) > 1 || len(q["ts"]) > 1 ||
+		(q.Get("ts") != "" && !tsPattern.MatchString(q.Get("ts"))) || len(q.Get("url")) > replay.MaxPageBytes:
 		status, d.Message = http.StatusBadRequest, t.BadSource
 	default:
 		d.Source, d.TS = q["source"][0], q.Get("ts")
@@ -342,13 +486,11 @@ func (s *Server) viewerPage(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	h := w.Header()
+	replayOriginHeaders(w, "'none'")
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	h.Set("Content-Language", lang.String())
 	h.Add("Vary", "Accept-Language")
 	h.Set("Cache-Control", "no-store")
-	h.Set("X-Content-Type-Options", "nosniff")
-	// The page's address carries the token: no other origin learns it.
-	h.Set("Referrer-Policy", "no-referrer")
 	w.WriteHeader(status)
 	if err := viewerTemplate.Execute(w, d); err != nil {
 		s.logger().Error("viewer render failed", "error", err.Error())
@@ -358,9 +500,12 @@ func (s *Server) viewerPage(w http.ResponseWriter, r *http.Request) {
 // viewerInstalled says whether ViewerDir holds the viewer's files.
 func (s *Server) viewerInstalled() bool { return replay.ViewerInstalled(s.Replay.ViewerDir) }
 
-// viewerFile serves one of ReplayWeb.page's files, unmodified.
+// viewerFile serves one of ReplayWeb.page's files, unmodified, with the
+// replay origin's policy (the service worker's policy is the one its
+// script comes with).
 func (s *Server) viewerFile(name string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		replayOriginHeaders(w, "'none'")
 		if s.Replay.ViewerDir == "" {
 			http.NotFound(w, r)
 			return
@@ -377,7 +522,6 @@ func (s *Server) viewerFile(name string) http.HandlerFunc {
 			return
 		}
 		w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
-		w.Header().Set("X-Content-Type-Options", "nosniff")
 		w.Header().Set("Cache-Control", "no-cache")
 		http.ServeContent(w, r, name, st.ModTime(), f)
 	}
@@ -386,15 +530,21 @@ func (s *Server) viewerFile(name string) http.HandlerFunc {
 // viewerFrameBeforeWorker answers the viewer's frame when it is loaded
 // before the service worker controls it (the first time): ReplayWeb.page
 // reloads the frame once the worker is active, and the worker serves it.
-func viewerFrameBeforeWorker(w http.ResponseWriter, _ *http.Request) {
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+// It too answers only for the session's own source; the page that embeds
+// it is the only one that may.
+func (s *Server) viewerFrameBeforeWorker(w http.ResponseWriter, r *http.Request) {
+	replayOriginHeaders(w, "'self'")
 	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Set("Referrer-Policy", "no-referrer")
+	if q := r.URL.Query(); len(q["source"]) != 1 || !s.sessionSource(s.label(r), q["source"][0]) {
+		s.fail(w, r, &BadRequest{Message: "querystring/source must be this replay session's archive or collection"})
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	_, _ = io.WriteString(w, "<!doctype html>\n<meta charset=\"utf-8\"><title>…</title>\n")
 }
 
 type viewerText struct {
-	Title, NotInstalled, InstallHow, NoSource, BadSource, Picker string
+	Title, NotInstalled, InstallHow, NoSource, BadSource string
 }
 
 var viewerTexts = map[i18n.Lang]viewerText{
@@ -402,17 +552,15 @@ var viewerTexts = map[i18n.Lang]viewerText{
 		Title:        "Replay — capture-ledger",
 		NotInstalled: "The archive viewer (ReplayWeb.page) is not installed on this server.",
 		InstallHow:   "In the ledgerctl checkout, run the command below (it fetches the replaywebpage npm package, pinned, into .state/replay), or point CAPTURE_LEDGER_REPLAY_VIEWER_DIR at a folder holding its ui.js and sw.js, then reload this page.",
-		NoSource:     "Open an archive from the list: this page shows one archive at a time.",
-		BadSource:    "This viewer opens only links from this ledger's list; this one is not. Open the archive from the list again.",
-		Picker:       "Back to the list",
+		NoSource:     "Open an archive from the list: each replay link opens its own archive or collection here.",
+		BadSource:    "This viewer opens only the archive or collection its link was made for; this one is not. Open it from the list again.",
 	},
 	i18n.Japanese: {
 		Title:        "リプレイ — capture-ledger",
 		NotInstalled: "このサーバにはアーカイブの viewer（ReplayWeb.page）が入っていない。",
 		InstallHow:   "ledgerctl の checkout で下のコマンドを走らせる（npm の replaywebpage を版を固定して .state/replay に取ってくる）か、CAPTURE_LEDGER_REPLAY_VIEWER_DIR に ui.js と sw.js のあるフォルダを指定してから、このページを読み直す",
-		NoSource:     "一覧からアーカイブを開く。このページは 1 度に 1 つのアーカイブを見せる",
-		BadSource:    "この viewer が開くのは、この台帳の一覧から出たリンクだけ。これは違う。一覧からもう一度開く",
-		Picker:       "一覧に戻る",
+		NoSource:     "一覧からアーカイブを開く。リプレイのリンクはそれぞれ、自分のアーカイブかコレクションをここで開く",
+		BadSource:    "この viewer が開くのは、リンクが作られた対象のアーカイブかコレクションだけ。これは違う。一覧からもう一度開く",
 	},
 }
 
@@ -437,16 +585,16 @@ var viewerTemplate = template.Must(template.New("viewer").Parse(`<!doctype html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
 <title>{{.T.Title}}</title>
-{{if .Source}}<script src="/replay/ui.js"></script>
+{{if .Source}}<script src="/ui.js"></script>
 <style>html, body { margin: 0; height: 100%; } replay-web-page { display: block; width: 100vw; height: 100vh; }</style>
 {{else}}<style>body { font: 15px/1.5 system-ui, sans-serif; margin: 2rem auto; max-width: 50rem; padding: 0 1rem; color: #222; } code { background: #f4f4f4; padding: .1rem .3rem; }</style>
 {{end}}</head>
 <body>
-{{if .Source}}<replay-web-page source="{{.Source}}" url="{{.URL}}"{{if .TS}} ts="{{.TS}}"{{end}} replaybase="/replay/sw/" embed="default"></replay-web-page>
+{{if .Source}}<replay-web-page source="{{.Source}}" url="{{.URL}}"{{if .TS}} ts="{{.TS}}"{{end}} replaybase="/sw/" embed="default"></replay-web-page>
 {{else}}<p id="message">{{.Message}}</p>
 {{if .Install}}<p>{{.T.InstallHow}}</p>
 <pre><code>{{.Install}}</code></pre>
-{{end}}<p><a href="/">{{.T.Picker}}</a></p>
+{{end}}
 {{end}}</body>
 </html>
 `))

@@ -1,7 +1,7 @@
 package api_test
 
-// BenchmarkReplayReads: a replay session's range reads through the API
-// (GET /api/archives/{id}/wacz?t=…: token check, can_view through the check
+// BenchmarkReplayReads: a replay session's range reads through its
+// session origin (GET /wacz/{id}.wacz?t=…: token and label check, can_view through the check
 // cache, a ranged GetObject streamed back) next to the same reads made
 // straight from S3 with a presigned URL, in the same run, at concurrency 8.
 // Results go to docs/benchmarks.md.
@@ -14,7 +14,9 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -89,12 +91,21 @@ func BenchmarkReplayReads(b *testing.B) {
 	f := newReplayFixture(b, replayOptions{objectSize: size})
 	id := f.ids[0]
 	_, tok := f.link(b, id, "alice", "acme", "")
-	apiURL := f.srv.URL + waczPath(id, tok)
+	// The session's origin, as a browser reaches it: a name under
+	// replay.localhost, on loopback.
+	apiURL := f.reads(b, tok)(id, tok)
 	bucket, key, err := f.svc.Catalog.ArchiveLocation(context.Background(), id)
 	if err != nil {
 		b.Fatal(err)
 	}
-	client := &http.Client{Transport: &http.Transport{MaxIdleConns: 64, MaxIdleConnsPerHost: 64}}
+	dialer := &net.Dialer{}
+	client := &http.Client{Transport: &http.Transport{MaxIdleConns: 64, MaxIdleConnsPerHost: 64,
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			if host, port, err := net.SplitHostPort(addr); err == nil && strings.HasSuffix(host, ".localhost") {
+				addr = net.JoinHostPort("127.0.0.1", port)
+			}
+			return dialer.DialContext(ctx, network, addr)
+		}}}
 	ranges := sessionRanges(size, reads, rand.New(rand.NewPCG(1, 2)))
 	ctx := context.Background()
 

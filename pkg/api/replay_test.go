@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -60,16 +61,17 @@ type replayFixture struct {
 	obj   []byte
 	ids   []string // the archives
 	tasks []string // their capture jobs
+	// origins are where the server has replay sessions.
+	origins replay.Origins
 }
 
 type replayOptions struct {
 	objectSize int
 	cache      time.Duration
 	viewerDir  string
-	origin     string
-	apiURL     string
-	// content, when set, is the object of the first archive (a real WACZ).
-	content []byte
+	// content, when set, is the object of the first archive (a real WACZ);
+	// second, of the second.
+	content, second []byte
 	// sourceURL is what the first archive's manifest says was captured.
 	sourceURL string
 	// wrap, when set, wraps the served handler (to watch requests).
@@ -103,6 +105,9 @@ func newReplayFixture(t testing.TB, o replayOptions) *replayFixture {
 		body := f.obj
 		if i > 0 {
 			body = []byte("the second archive")
+			if o.second != nil {
+				body = o.second
+			}
 		}
 		if err := env.Blob.Put(ctx, env.Bucket, key, "application/wacz", body); err != nil {
 			t.Fatal(err)
@@ -135,14 +140,22 @@ func newReplayFixture(t testing.TB, o replayOptions) *replayFixture {
 	s := &api.Server{
 		Access:   &archive.Access{Perms: perms, Catalog: store, Signer: env.App.Blob(), Log: log},
 		Identity: identity.Headers{}, Submitters: perms, Log: log,
-		Picker: api.PickerConfig{View: api.ViewNames, Host: "127.0.0.1", Port: 7070, ReplayOrigin: o.origin},
-		Replay: &api.Replay{Service: f.svc, ViewerDir: o.viewerDir, Origin: o.origin, APIURL: o.apiURL},
+		Picker: api.PickerConfig{View: api.ViewNames, Host: "127.0.0.1", Port: 7070},
+		Replay: &api.Replay{Service: f.svc, ViewerDir: o.viewerDir},
 	}
 	h := s.Handler()
 	if o.wrap != nil {
 		h = o.wrap(h)
 	}
-	f.srv = httptest.NewServer(h)
+	f.srv = httptest.NewUnstartedServer(h)
+	// Replay origins are <label>.replay.localhost on the server's port, as
+	// serve has them.
+	origins, err := replay.ParseDomain("", f.srv.Listener.Addr().(*net.TCPAddr).Port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Replay.Origins, f.origins = origins, origins
+	f.srv.Start()
 	t.Cleanup(f.srv.Close)
 	return f
 }
@@ -153,11 +166,26 @@ type answer struct {
 	body   []byte
 }
 
+// do sends a request to the fixture's server: path on the API's origin,
+// or an absolute URL (a replay origin, whose name is sent as the Host while
+// the request goes to the server's address, as a browser resolving
+// *.localhost would).
 func (f *replayFixture) do(t testing.TB, method, path string, header map[string]string, body string) answer {
 	t.Helper()
-	req, err := http.NewRequest(method, f.srv.URL+path, strings.NewReader(body))
+	target, host := f.srv.URL+path, ""
+	if strings.HasPrefix(path, "http://") {
+		u, err := url.Parse(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		target, host = f.srv.URL+u.RequestURI(), u.Host
+	}
+	req, err := http.NewRequest(method, target, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if host != "" {
+		req.Host = host
 	}
 	for k, v := range header {
 		req.Header.Set(k, v)
@@ -210,34 +238,59 @@ func tokenOf(t testing.TB, link string) string {
 	return tok
 }
 
-func waczPath(id, token string) string {
-	return "/api/archives/" + id + "/wacz?t=" + url.QueryEscape(token)
+// labelOf is the session label a token is bound to (its payload's "l").
+func labelOf(t testing.TB, tok string) string {
+	t.Helper()
+	payload, _, _ := strings.Cut(tok, ".")
+	raw, err := base64.RawURLEncoding.DecodeString(payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct{ L string }
+	if err := json.Unmarshal(raw, &m); err != nil || m.L == "" {
+		t.Fatalf("no label in the token: %v", err)
+	}
+	return m.L
+}
+
+// reads returns how to address reads on the origin of tok's session: the
+// URL reading archive id with token (any token, to try it there).
+func (f *replayFixture) reads(t testing.TB, tok string) func(id, token string) string {
+	origin := f.origins.Origin(labelOf(t, tok))
+	return func(id, token string) string {
+		return origin + "/wacz/" + id + ".wacz?t=" + url.QueryEscape(token)
+	}
 }
 
 // TestReplayLink: POST /api/archives/{id}/replay checks identity and
-// can_view like minting a URL, and answers a link to serve's viewer whose
-// source is the archive read on this origin, valid for an hour (or what
-// was asked, within bounds).
+// can_view like minting a URL, and answers a link to the viewer on an
+// origin of the session's own, whose source is the archive read on that
+// origin, valid for an hour (or what was asked, within bounds).
 func TestReplayLink(t *testing.T) {
 	t.Parallel()
 	f := newReplayFixture(t, replayOptions{})
 	id := f.ids[0]
 	before := time.Now()
 	l, tok := f.link(t, id, "alice", "acme", "")
-	want := f.srv.URL + "/replay/?source=" + url.QueryEscape(waczPath(id, tok))
-	if l.URL != want {
+	origin := f.origins.Origin(labelOf(t, tok))
+	want := origin + "/?source=" + url.QueryEscape(f.reads(t, tok)(id, tok))
+	if l.URL != want || !strings.HasPrefix(origin, "http://") || !strings.HasSuffix(origin, ".replay.localhost:"+f.srv.URL[strings.LastIndex(f.srv.URL, ":")+1:]) {
 		t.Errorf("url %s, want %s", l.URL, want)
 	}
 	if d := l.ExpiresAt.Sub(before); d < time.Hour-2*time.Second || d > time.Hour+time.Second {
 		t.Errorf("expiresAt %s is not an hour from now", l.ExpiresAt)
 	}
-	l, _ = f.link(t, id, "alice", "acme", `{"expiresIn":600}`)
+	l, tok2 := f.link(t, id, "alice", "acme", `{"expiresIn":600}`)
 	if d := l.ExpiresAt.Sub(before); d < 598*time.Second || d > 601*time.Second {
 		t.Errorf("expiresIn 600: expiresAt %s", l.ExpiresAt)
 	}
+	// Every link is a session of its own, on an origin of its own.
+	if labelOf(t, tok2) == labelOf(t, tok) {
+		t.Errorf("two links share the origin %s", origin)
+	}
 	// The page to open, as the picker names it (the row's sourceUrl).
 	l, tok = f.link(t, id, "alice", "acme", `{"page":"https://example.com/a?b=c&d"}`)
-	if want := f.srv.URL + "/replay/?source=" + url.QueryEscape(waczPath(id, tok)) + "&url=" + url.QueryEscape("https://example.com/a?b=c&d"); l.URL != want {
+	if want := f.origins.Origin(labelOf(t, tok)) + "/?source=" + url.QueryEscape(f.reads(t, tok)(id, tok)) + "&url=" + url.QueryEscape("https://example.com/a?b=c&d"); l.URL != want {
 		t.Errorf("with a page: %s, want %s", l.URL, want)
 	}
 	for _, tc := range []struct {
@@ -276,25 +329,6 @@ func TestReplayLink(t *testing.T) {
 	}
 }
 
-// TestReplayLinkShapes: CAPTURE_LEDGER_API_URL fixes the origin links point
-// at; CAPTURE_LEDGER_REPLAY_ORIGIN sends them to an external viewer, which
-// gets the full URL of the read and opens the first page.
-func TestReplayLinkShapes(t *testing.T) {
-	t.Parallel()
-	f := newReplayFixture(t, replayOptions{origin: "https://viewer.example", apiURL: "https://ledger.example"})
-	id := f.ids[0]
-	l, tok := f.link(t, id, "alice", "acme", "")
-	want := "https://viewer.example/?source=" + url.QueryEscape("https://ledger.example"+waczPath(id, tok)) + "#view=pages&url=page%3A0"
-	if l.URL != want {
-		t.Errorf("url %s, want %s", l.URL, want)
-	}
-	l, tok = f.link(t, id, "alice", "acme", `{"page":"https://example.com/x"}`)
-	want = "https://viewer.example/?source=" + url.QueryEscape("https://ledger.example"+waczPath(id, tok)) + "#view=pages&url=" + url.QueryEscape("https://example.com/x")
-	if l.URL != want {
-		t.Errorf("url %s, want %s", l.URL, want)
-	}
-}
-
 // TestReplayRanges: the viewer's reads, with a link's token, honour Range
 // the way RFC 9110 says, and every byte is the object's.
 func TestReplayRanges(t *testing.T) {
@@ -302,7 +336,7 @@ func TestReplayRanges(t *testing.T) {
 	f := newReplayFixture(t, replayOptions{objectSize: 100_000})
 	id := f.ids[0]
 	_, tok := f.link(t, id, "alice", "acme", "")
-	path := waczPath(id, tok)
+	path := f.reads(t, tok)(id, tok)
 	size := len(f.obj)
 	whole := f.do(t, "GET", path, nil, "")
 	if whole.status != 200 || !bytes.Equal(whole.body, f.obj) || whole.header.Get("Content-Length") != strconv.Itoa(size) {
@@ -401,6 +435,16 @@ func TestReplayRefusals(t *testing.T) {
 	id, other := f.ids[0], f.ids[1]
 	_, tok := f.link(t, id, "alice", "acme", "")
 	_, otherTok := f.link(t, other, "alice", "acme", "")
+	_, sameTok := f.link(t, id, "alice", "acme", "")
+	waczPath := f.reads(t, tok)
+	origin := f.origins.Origin(labelOf(t, tok))
+	crawlLink := f.do(t, "POST", "/api/replay", as("alice", "acme"), `{"archives":["`+id+`"]}`)
+	if crawlLink.status != 200 {
+		t.Fatalf("a collection of the archive: %d %s", crawlLink.status, crawlLink.body)
+	}
+	var set api.ReplayLink
+	_ = json.Unmarshal(crawlLink.body, &set)
+	setTok := tokenOf(t, set.URL)
 	if a := f.do(t, "GET", waczPath(id, tok), map[string]string{"Range": "bytes=0-9"}, ""); a.status != 206 {
 		t.Fatalf("the untouched token: %d %s", a.status, a.body)
 	}
@@ -433,26 +477,32 @@ func TestReplayRefusals(t *testing.T) {
 		{"signature removed", waczPath(id, payload), nil},
 		{"token for another archive", waczPath(other, tok), nil},
 		{"another archive's token", waczPath(id, otherTok), nil},
-		{"presented by another subject", waczPath(id, tok), as("bob", "acme")},
-		{"no token", "/api/archives/" + id + "/wacz", nil},
+		{"label changed", waczPath(id, edit(func(m map[string]any) { m["l"] = labelOf(t, otherTok) })), nil},
+		{"another session's token for the same archive", waczPath(id, sameTok), nil},
+		{"on another session's origin", f.reads(t, otherTok)(id, tok), nil},
+		{"a collection's token", f.reads(t, setTok)(id, setTok), nil},
+		{"on the API's origin", "/api/archives/" + id + "/wacz?t=" + url.QueryEscape(tok), nil},
+		{"on the replay domain itself", "http://replay.localhost" + f.srv.URL[strings.LastIndex(f.srv.URL, ":"):] + "/wacz/" + id + ".wacz?t=" + url.QueryEscape(tok), nil},
+		{"no token", origin + "/wacz/" + id + ".wacz", nil},
 		{"two tokens", waczPath(id, tok) + "&t=" + url.QueryEscape(tok), nil},
 		{"garbage", waczPath(id, "not a token"), nil},
-		{"NUL", "/api/archives/" + id + "/wacz?t=" + url.QueryEscape(tok) + "%00", nil},
-		{"invalid UTF-8", "/api/archives/" + id + "/wacz?t=%ff%fe." + sig, nil},
+		{"NUL", origin + "/wacz/" + id + ".wacz?t=" + url.QueryEscape(tok) + "%00", nil},
+		{"invalid UTF-8", origin + "/wacz/" + id + ".wacz?t=%ff%fe." + sig, nil},
 		{"huge", waczPath(id, strings.Repeat("A", 5000)+"."+sig), nil},
 	}
 	for _, tc := range cases {
 		for _, method := range []string{"GET", "HEAD"} {
 			a := f.do(t, method, tc.path, tc.header, "")
-			if a.status != 404 || (method == "GET" && !bytes.Equal(a.body, absent.body)) || a.header.Get("Content-Type") != absent.header.Get("Content-Type") {
+			if a.status != 404 || (method == "GET" && !bytes.Equal(a.body, absent.body) && !strings.HasPrefix(tc.path, "/api/")) || a.header.Get("Content-Type") != absent.header.Get("Content-Type") {
 				t.Errorf("%s, %s: %d %q", tc.name, method, a.status, a.body)
 			}
 		}
 	}
-	// Presented by its own subject (the viewer sends no identity, a caller
-	// may): still good.
-	if a := f.do(t, "GET", waczPath(id, tok), as("alice", "acme"), ""); a.status != 200 {
-		t.Errorf("presented by alice: %d", a.status)
+	// A replay origin reads no identity: dev headers change nothing.
+	for _, who := range []map[string]string{as("alice", "acme"), as("bob", "globex")} {
+		if a := f.do(t, "GET", waczPath(id, tok), who, ""); a.status != 200 {
+			t.Errorf("presented with identity headers %v: %d", who, a.status)
+		}
 	}
 	// Expiry, by the server's clock.
 	f.clock.Set(time.Now().Add(time.Hour + time.Second))
@@ -478,6 +528,7 @@ func TestReplayRevocation(t *testing.T) {
 	id := f.ids[0]
 	_, tok := f.link(t, id, "alice", "acme", "")
 	_, carolTok := f.link(t, id, "carol", "", "")
+	waczPath := f.reads(t, tok)
 	if a := f.do(t, "GET", waczPath(id, tok), map[string]string{"Range": "bytes=0-99"}, ""); a.status != 206 {
 		t.Fatalf("before: %d", a.status)
 	}
@@ -489,7 +540,7 @@ func TestReplayRevocation(t *testing.T) {
 		t.Errorf("after the org lost the archive: %d %s", a.status, a.body)
 	}
 	// The owner (carol submitted it) still reads.
-	if a := f.do(t, "GET", waczPath(id, carolTok), map[string]string{"Range": "bytes=100-199"}, ""); a.status != 206 {
+	if a := f.do(t, "GET", f.reads(t, carolTok)(id, carolTok), map[string]string{"Range": "bytes=100-199"}, ""); a.status != 206 {
 		t.Errorf("owner after: %d", a.status)
 	}
 	// Given back, the same token reads again: nothing was remembered.
@@ -501,34 +552,59 @@ func TestReplayRevocation(t *testing.T) {
 	}
 }
 
-// TestReplayCORS: the configured viewer origin and the API's own may read
-// answers (errors included) and send Range; no other origin is named.
-func TestReplayCORS(t *testing.T) {
+// TestReplayOriginHeaders: nothing a replay origin answers grants CORS to
+// any origin; every answer carries its policy (with who may embed it), no
+// sniffing and no referrer; and the API's origin serves nothing of replay
+// (no viewer, no worker, no archive bytes), nor does a replay origin serve
+// the API.
+func TestReplayOriginHeaders(t *testing.T) {
 	t.Parallel()
-	f := newReplayFixture(t, replayOptions{origin: "https://viewer.example"})
+	f := newReplayFixture(t, replayOptions{})
 	id := f.ids[0]
-	_, tok := f.link(t, id, "alice", "acme", "")
-	for _, tc := range []struct {
-		origin string
-		allow  bool
-	}{{"https://viewer.example", true}, {f.srv.URL, true}, {"https://evil.example", false}, {"null", false}} {
-		for _, path := range []string{waczPath(id, tok), waczPath(id, "bad")} {
-			a := f.do(t, "GET", path, map[string]string{"Origin": tc.origin, "Range": "bytes=0-9"}, "")
-			got := a.header.Get("Access-Control-Allow-Origin")
-			if (tc.allow && got != tc.origin) || (!tc.allow && got != "") {
-				t.Errorf("%s %s: Allow-Origin %q", tc.origin, path[len(path)-5:], got)
+	l, tok := f.link(t, id, "alice", "acme", "")
+	origin := f.origins.Origin(labelOf(t, tok))
+	read := f.reads(t, tok)
+	for _, o := range []string{origin, "http://127.0.0.1", f.srv.URL, "https://evil.example", "null"} {
+		for _, path := range []string{read(id, tok), read(id, "bad"), l.URL, origin + "/sw/sw.js", origin + "/nothing"} {
+			a := f.do(t, "GET", path, map[string]string{"Origin": o, "Range": "bytes=0-9"}, "")
+			h := a.header
+			if h.Get("Access-Control-Allow-Origin") != "" || h.Get("Access-Control-Allow-Credentials") != "" {
+				t.Errorf("%s from %s: CORS granted: %v", path, o, h)
 			}
-			if tc.allow && !strings.Contains(a.header.Get("Access-Control-Expose-Headers"), "Content-Range") {
-				t.Errorf("%s: Content-Range not exposed", tc.origin)
-			}
-			if !strings.Contains(strings.Join(a.header.Values("Vary"), ","), "Origin") {
-				t.Errorf("%s: no Vary: Origin", tc.origin)
+			csp := h.Get("Content-Security-Policy")
+			if !(strings.Contains(csp, "connect-src 'self'") || strings.HasPrefix(csp, "default-src 'none'")) || !strings.Contains(csp, "frame-ancestors ") || h.Get("X-Content-Type-Options") != "nosniff" || h.Get("Referrer-Policy") != "no-referrer" {
+				t.Errorf("%s: headers %v", path, h)
 			}
 		}
-		a := f.do(t, "OPTIONS", waczPath(id, tok), map[string]string{"Origin": tc.origin, "Access-Control-Request-Method": "GET", "Access-Control-Request-Headers": "range"}, "")
-		if a.status != 204 || (tc.allow != strings.Contains(a.header.Get("Access-Control-Allow-Headers"), "Range")) {
-			t.Errorf("preflight from %s: %d %v", tc.origin, a.status, a.header)
+		a := f.do(t, "OPTIONS", read(id, tok), map[string]string{"Origin": o, "Access-Control-Request-Method": "GET", "Access-Control-Request-Headers": "range"}, "")
+		if a.header.Get("Access-Control-Allow-Origin") != "" || a.header.Get("Access-Control-Allow-Headers") != "" {
+			t.Errorf("preflight from %s: %d %v", o, a.status, a.header)
 		}
+	}
+	// On the API's origin: none of replay's routes, for anyone.
+	for _, path := range []string{"/replay/", "/replay/ui.js", "/replay/sw/sw.js", "/sw/sw.js", "/ui.js", "/api/archives/" + id + "/wacz?t=" + url.QueryEscape(tok), "/wacz/" + id + ".wacz?t=" + url.QueryEscape(tok), "/collection.json?t=" + url.QueryEscape(tok)} {
+		a := f.do(t, "GET", path, as("alice", "acme"), "")
+		if a.status != 404 || bytes.Contains(a.body, f.obj[:16]) || strings.Contains(string(a.body), "replay-web-page") {
+			t.Errorf("the API's origin answers %s: %d", path, a.status)
+		}
+	}
+	// On a replay origin: nothing of the API, whatever it is sent.
+	for _, path := range []string{"/api/me", "/api/archives", "/api/archives/" + id + "/url", "/healthz"} {
+		for _, method := range []string{"GET", "POST"} {
+			a := f.do(t, method, origin+path, as("alice", "acme"), "")
+			if a.status != 404 || strings.Contains(string(a.body), "alice") || strings.Contains(string(a.body), id) {
+				t.Errorf("%s %s on a replay origin: %d %s", method, path, a.status, a.body)
+			}
+		}
+	}
+	// The viewer page may be embedded by nobody; the worker's frame only
+	// by the page of its own origin.
+	if csp := f.do(t, "GET", l.URL, nil, "").header.Get("Content-Security-Policy"); !strings.Contains(csp, "frame-ancestors 'none'") {
+		t.Errorf("viewer page policy %q", csp)
+	}
+	src := url.QueryEscape(read(id, tok))
+	if a := f.do(t, "GET", origin+"/sw/?source="+src, nil, ""); a.status != 200 || !strings.Contains(a.header.Get("Content-Security-Policy"), "frame-ancestors 'self'") {
+		t.Errorf("worker frame: %d %v", a.status, a.header)
 	}
 }
 
@@ -539,6 +615,7 @@ func TestReplayNeverLogsTokens(t *testing.T) {
 	f := newReplayFixture(t, replayOptions{cache: -1})
 	id := f.ids[0]
 	_, tok := f.link(t, id, "alice", "acme", "")
+	waczPath := f.reads(t, tok)
 	payload, sig, _ := strings.Cut(tok, ".")
 	f.do(t, "GET", waczPath(id, tok), map[string]string{"Range": "bytes=0-9"}, "")
 	f.do(t, "GET", waczPath(id, payload+"."+sig[:10]), nil, "")
@@ -556,7 +633,7 @@ func TestReplayNeverLogsTokens(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, carolTok := f.link(t, id, "carol", "", "")
-	if a := f.do(t, "GET", waczPath(id, carolTok), nil, ""); a.status != 404 {
+	if a := f.do(t, "GET", f.reads(t, carolTok)(id, carolTok), nil, ""); a.status != 404 {
 		t.Errorf("object gone: %d %s", a.status, a.body)
 	}
 	logged := f.log.String()
@@ -572,83 +649,112 @@ func TestReplayNeverLogsTokens(t *testing.T) {
 	}
 }
 
-// TestViewerPage: /replay/ embeds ReplayWeb.page around a read of this API
-// only, serves its two files unmodified, and says how to install them when
-// they are missing.
+// TestViewerPage: the root of a session's origin embeds ReplayWeb.page
+// around that session's source only, serves its two files unmodified,
+// and says how to install them when they are missing.
 func TestViewerPage(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	ui, sw := []byte("/* ui.js of the test */"), []byte("/* sw.js of the test */")
 	_ = os.WriteFile(filepath.Join(dir, "ui.js"), ui, 0o600)
 	f := newReplayFixture(t, replayOptions{viewerDir: dir})
-	missing := f.do(t, "GET", "/replay/", nil, "")
+	id, other := f.ids[0], f.ids[1]
+	l, tok := f.link(t, id, "alice", "acme", "")
+	origin := f.origins.Origin(labelOf(t, tok))
+	missing := f.do(t, "GET", l.URL, nil, "")
 	if missing.status != 503 || !strings.Contains(string(missing.body), "make replay-viewer") || strings.Contains(string(missing.body), "<replay-web-page") {
 		t.Errorf("without sw.js: %d %s", missing.status, missing.body)
 	}
-	if ja := f.do(t, "GET", "/replay/", map[string]string{"Accept-Language": "ja"}, ""); !strings.Contains(string(ja.body), "viewer（ReplayWeb.page）が入っていない") {
+	if ja := f.do(t, "GET", l.URL, map[string]string{"Accept-Language": "ja"}, ""); !strings.Contains(string(ja.body), "viewer（ReplayWeb.page）が入っていない") {
 		t.Errorf("in Japanese: %s", ja.body)
 	}
 	_ = os.WriteFile(filepath.Join(dir, "sw.js"), sw, 0o600)
-	id := f.ids[0]
-	l, tok := f.link(t, id, "alice", "acme", "")
-	page := f.do(t, "GET", strings.TrimPrefix(l.URL, f.srv.URL), nil, "")
+	page := f.do(t, "GET", l.URL, nil, "")
 	body := string(page.body)
-	src := strings.ReplaceAll(waczPath(id, tok), "&", "&amp;")
-	if page.status != 200 || !strings.Contains(body, `<replay-web-page source="`+src+`" url="page:0" replaybase="/replay/sw/"`) ||
-		!strings.Contains(body, `<script src="/replay/ui.js">`) || page.header.Get("Referrer-Policy") != "no-referrer" {
+	src := strings.ReplaceAll(f.reads(t, tok)(id, tok), "&", "&amp;")
+	if page.status != 200 || !strings.Contains(body, `<replay-web-page source="`+src+`" url="page:0" replaybase="/sw/"`) ||
+		!strings.Contains(body, `<script src="/ui.js">`) || page.header.Get("Referrer-Policy") != "no-referrer" {
 		t.Errorf("viewer page: %d %v\n%s", page.status, page.header, body)
 	}
-	for path, want := range map[string][]byte{"/replay/ui.js": ui, "/replay/sw/sw.js": sw, "/replay/sw/ui.js": ui} {
-		a := f.do(t, "GET", path, nil, "")
+	for path, want := range map[string][]byte{"/ui.js": ui, "/sw/sw.js": sw, "/sw/ui.js": ui} {
+		a := f.do(t, "GET", origin+path, nil, "")
 		if a.status != 200 || !bytes.Equal(a.body, want) || !strings.HasPrefix(a.header.Get("Content-Type"), "text/javascript") {
 			t.Errorf("%s: %d %q %s", path, a.status, a.body, a.header.Get("Content-Type"))
 		}
 	}
-	if a := f.do(t, "GET", "/replay/sw.js", nil, ""); a.status != 404 {
-		t.Errorf("/replay/sw.js (outside the worker's folder): %d", a.status)
+	if a := f.do(t, "GET", origin+"/sw.js", nil, ""); a.status != 404 {
+		t.Errorf("/sw.js (outside the worker's folder): %d", a.status)
 	}
+	_, otherTok := f.link(t, other, "alice", "acme", "")
+	own := f.reads(t, tok)(id, tok)
 	for _, q := range []string{
 		"?source=" + url.QueryEscape("https://evil.example/x.wacz"),
-		"?source=" + url.QueryEscape("//evil.example/api/archives/"+id+"/wacz?t=x"),
-		"?source=" + url.QueryEscape("/api/archives/"+id+"/wacz?t=x&u=1"),
-		"?source=" + url.QueryEscape(waczPath(id, tok)) + "&source=" + url.QueryEscape(waczPath(id, tok)),
-		"?source=" + url.QueryEscape(waczPath(id, tok)) + "&ts=abc",
+		"?source=" + url.QueryEscape("https://evil.example/x.json"),
+		"?source=" + url.QueryEscape("/wacz/"+id+".wacz?t="+url.QueryEscape(tok)),
+		"?source=" + url.QueryEscape(f.reads(t, otherTok)(other, otherTok)),
+		"?source=" + url.QueryEscape(f.reads(t, tok)(other, otherTok)),
+		"?source=" + url.QueryEscape(own+"&u=1"),
+		"?source=" + url.QueryEscape(own+"#x"),
+		"?source=" + url.QueryEscape(strings.Replace(own, "http://", "https://", 1)),
+		"?source=" + url.QueryEscape(origin+"/collection.json?t="+url.QueryEscape(tok)),
+		"?source=" + url.QueryEscape(own) + "&source=" + url.QueryEscape(own),
+		"?source=" + url.QueryEscape(own) + "&ts=abc",
 	} {
-		a := f.do(t, "GET", "/replay/"+q, nil, "")
-		if a.status != 400 || strings.Contains(string(a.body), "<replay-web-page") {
-			t.Errorf("%s: %d", q, a.status)
+		for _, path := range []string{"/", "/sw/"} {
+			if path == "/sw/" && strings.HasSuffix(q, "&ts=abc") {
+				continue // the worker's frame reads only its source
+			}
+			a := f.do(t, "GET", origin+path+q, nil, "")
+			if a.status != 400 || strings.Contains(string(a.body), "<replay-web-page") {
+				t.Errorf("%s%s: %d", path, q, a.status)
+			}
 		}
 	}
-	hostile := f.do(t, "GET", "/replay/?source="+url.QueryEscape(waczPath(id, tok))+"&url="+url.QueryEscape(`x"><script>alert(1)</script>`), nil, "")
+	hostile := f.do(t, "GET", origin+"/?source="+url.QueryEscape(own)+"&url="+url.QueryEscape(`x"><script>alert(1)</script>`), nil, "")
 	if hostile.status != 200 || strings.Contains(string(hostile.body), "<script>alert(1)") {
 		t.Errorf("hostile url: %d %s", hostile.status, hostile.body)
 	}
-	if a := f.do(t, "GET", "/replay/", nil, ""); a.status != 200 || strings.Contains(string(a.body), "<replay-web-page") {
+	if a := f.do(t, "GET", origin+"/", nil, ""); a.status != 404 || strings.Contains(string(a.body), "<replay-web-page") {
 		t.Errorf("no source: %d", a.status)
 	}
 }
 
-// FuzzViewerPage: any query gives the page or a refusal (never a 500), and
-// the page embeds nothing but a read of this API.
+// FuzzViewerPage: any query to a replay origin's viewer or worker frame
+// gives the page or a refusal (never a 500), and the page embeds nothing
+// but a source of that origin.
 func FuzzViewerPage(f *testing.F) {
 	dir := f.TempDir()
 	_ = os.WriteFile(filepath.Join(dir, "ui.js"), []byte("ui"), 0o600)
 	_ = os.WriteFile(filepath.Join(dir, "sw.js"), []byte("sw"), 0o600)
-	s := &api.Server{Replay: &api.Replay{ViewerDir: dir}}
-	h := s.Handler()
-	for _, q := range []string{"", "source=%2Fapi%2Farchives%2F0b6b2c4e-3f5a-4c1e-9d7a-2f1e0c9b8a71%2Fwacz%3Ft%3Dab.cd", "source=x&url=%00", "ts=1&ts=2", "url=%ff", "source=%2F%2Fevil"} {
-		f.Add(q)
+	signer, err := replay.NewSigner([]byte("a test key that is long enough to sign with"))
+	if err != nil {
+		f.Fatal(err)
 	}
-	f.Fuzz(func(t *testing.T, q string) {
-		req := httptest.NewRequest("GET", "/replay/", nil)
+	origins := replay.Origins{Scheme: "http", Domain: "replay.localhost", Port: "7070"}
+	s := &api.Server{Replay: &api.Replay{ViewerDir: dir, Origins: origins, Service: &replay.Service{Signer: signer}}}
+	h := s.Handler()
+	label, _ := replay.NewLabel()
+	tok, _ := signer.Sign(replay.Claims{Label: label, ArchiveID: "0b6b2c4e-3f5a-4c1e-9d7a-2f1e0c9b8a71", Subject: "alice", Organizations: []string{"acme"}, Expires: time.Now().Add(time.Hour)})
+	good := origins.Origin(label) + replay.ReadPath("0b6b2c4e-3f5a-4c1e-9d7a-2f1e0c9b8a71", tok)
+	for _, q := range []string{"", "source=" + url.QueryEscape(good), "source=" + url.QueryEscape(good) + "&url=%00", "ts=1&ts=2", "url=%ff", "source=%2F%2Fevil", "source=http%3A%2F%2Fevil%2Fx.json"} {
+		f.Add(q, false)
+		f.Add(q, true)
+	}
+	f.Fuzz(func(t *testing.T, q string, frame bool) {
+		path := "/"
+		if frame {
+			path = "/sw/"
+		}
+		req := httptest.NewRequest("GET", path, nil)
+		req.Host = label + ".replay.localhost:7070"
 		req.URL.RawQuery = q
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)
-		if rec.Code != 200 && rec.Code != 400 {
+		if rec.Code != 200 && rec.Code != 400 && rec.Code != 404 {
 			t.Fatalf("%q: %d", q, rec.Code)
 		}
 		body := rec.Body.String()
-		if i := strings.Index(body, `<replay-web-page source="`); i >= 0 && !strings.HasPrefix(body[i+len(`<replay-web-page source="`):], "/api/archives/") {
+		if i := strings.Index(body, `<replay-web-page source="`); i >= 0 && !strings.HasPrefix(body[i+len(`<replay-web-page source="`):], origins.Origin(label)+"/wacz/") {
 			t.Fatalf("%q: embeds %s", q, body[i:min(len(body), i+120)])
 		}
 	})

@@ -6,7 +6,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -71,8 +74,13 @@ func (a *App) Server(ctx context.Context, o ServeOptions) (*Server, error) {
 	if err := identity.CheckDevListen(mode, s.APIHost, o.DevIdentityOnNetwork); err != nil {
 		return nil, &RefusedError{Err: err}
 	}
-	// Replay (docs/replay.md): a key is required outside dev mode.
+	// Replay (docs/replay.md): a key is required outside dev mode, and
+	// sessions get origins of their own under the replay domain.
 	replayKey, replayKeyEphemeral, err := replay.ServeKey(s.ReplayKey, s.DevIdentity)
+	if err != nil {
+		return nil, &RefusedError{Err: err}
+	}
+	origins, err := replay.ParseDomain(s.ReplayDomain, s.APIPort)
 	if err != nil {
 		return nil, &RefusedError{Err: err}
 	}
@@ -89,8 +97,11 @@ func (a *App) Server(ctx context.Context, o ServeOptions) (*Server, error) {
 	apiSrv := &api.Server{
 		Access: access, Identity: resolver, Submitters: subs, Log: log,
 		Readiness: &health.Checker{App: a},
-		Picker: api.PickerConfig{View: pickerView(mode), Issuer: s.OIDCIssuer, Host: s.APIHost, Port: s.APIPort, ReplayOrigin: s.ReplayOrigin,
+		Picker: api.PickerConfig{View: pickerView(mode), Issuer: s.OIDCIssuer, Host: s.APIHost, Port: s.APIPort,
 			Why: access.Source == archive.SourceCandidates},
+	}
+	if mode == identity.ModeHeader {
+		apiSrv.AllowedHosts = DevHosts(s.APIHost, s.APIURL)
 	}
 	if srv.Crawls {
 		// The Windmill flow when its webhook is set, else the embedded
@@ -114,7 +125,7 @@ func (a *App) Server(ctx context.Context, o ServeOptions) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	apiSrv.Replay = &api.Replay{Service: replaySvc, ViewerDir: s.ReplayViewerDir, Origin: s.ReplayOrigin, APIURL: s.APIURL}
+	apiSrv.Replay = &api.Replay{Service: replaySvc, ViewerDir: s.ReplayViewerDir, Origins: origins}
 	if err := a.serveCaptures(ctx, apiSrv, "ledgerctl "+o.Version); err != nil {
 		return nil, err
 	}
@@ -127,6 +138,25 @@ func (a *App) Server(ctx context.Context, o ServeOptions) (*Server, error) {
 	srv.work(func(ctx context.Context) { drainLoop(ctx, a, s.DrainInterval, log) })
 	srv.api = apiSrv
 	return srv, nil
+}
+
+// DevHosts are the host names serve answers for with the dev identity:
+// loopback's, the API host when it is a name or address of its own, and
+// the API URL's host.
+func DevHosts(apiHost, apiURL string) []string {
+	hosts := []string{"127.0.0.1", "localhost", "::1"}
+	add := func(h string) {
+		h = strings.ToLower(strings.Trim(h, "[]"))
+		if h == "" || h == "0.0.0.0" || h == "::" || slices.Contains(hosts, h) {
+			return
+		}
+		hosts = append(hosts, h)
+	}
+	add(apiHost)
+	if u, err := url.Parse(apiURL); err == nil && apiURL != "" {
+		add(u.Hostname())
+	}
+	return hosts
 }
 
 // work adds a background worker: it runs from Run until serve stops.
@@ -164,7 +194,13 @@ func (s *Server) Listen() (*net.TCPAddr, error) {
 		return nil, err
 	}
 	s.ln = ln
-	return ln.Addr().(*net.TCPAddr), nil
+	addr := ln.Addr().(*net.TCPAddr)
+	// Replay origins under *.localhost are served on serve's own port:
+	// the one just bound when the setting asked for any.
+	if r := s.api.Replay; r != nil && r.Origins.Port == "" && replay.IsLocalhost(r.Origins.Domain) {
+		r.Origins.Port = strconv.Itoa(addr.Port)
+	}
+	return addr, nil
 }
 
 // StartupNotes are the lines serve logs once it listens at addr: how
@@ -176,7 +212,10 @@ func (s *Server) StartupNotes(addr *net.TCPAddr) []identity.Note {
 		Mode: s.Mode, Issuer: st.OIDCIssuer, DevIdentity: st.DevIdentity, Host: st.APIHost, Port: addr.Port,
 		Crawls: st.WebhookURL != "",
 	})
-	for _, n := range replay.StartupNotes(s.ReplayKeyEphemeral, st.ReplayOrigin, st.ReplayViewerDir) {
+	if r := s.api.Replay; r != nil {
+		notes = append(notes, identity.Note{Level: slog.LevelInfo, Message: "replay sessions are served on origins of their own: " + r.Origins.Origin("<label>")})
+	}
+	for _, n := range replay.StartupNotes(s.ReplayKeyEphemeral, st.ReplayViewerDir) {
 		notes = append(notes, identity.Note{Level: slog.LevelWarn, Message: n})
 	}
 	return notes

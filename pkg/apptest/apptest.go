@@ -42,7 +42,7 @@ func New(t testing.TB) *Env {
 		FGAStoreID: storeID, FGAModelID: modelID,
 		OIDCAudience: "capture-ledger", APIHost: "127.0.0.1",
 		DrainInterval: time.Second, OutboxMaxAttempts: 10,
-		CaptureFormats: map[string]bool{"wacz": true}, ReplayOrigin: "http://127.0.0.1:8899", LogLevel: "info",
+		CaptureFormats: map[string]bool{"wacz": true}, LogLevel: "info",
 	}
 	a := app.New(s, nil)
 	a.SetAuthz(fgaClient)

@@ -4,10 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"os/exec"
 	"runtime"
-	"strconv"
 	"time"
 
 	"github.com/google/uuid"
@@ -23,45 +21,64 @@ type ArchivesOpenOptions struct {
 	*ArchivesOptions
 	Browser   bool
 	ExpiresIn time.Duration
+	Crawl     string
 }
 
 func newCmdArchivesOpen(f *Factory, parent *ArchivesOptions) *cobra.Command {
 	opts := &ArchivesOpenOptions{ArchivesOptions: parent}
 	cmd := &cobra.Command{
-		Use:   "open ARCHIVE_ID --as SUBJECT --org ORG [--browser]",
-		Short: "Print (or open) a link to replay one archive in the viewer",
-		Long: `Runs the same function as POST /api/archives/{id}/replay: checks that --as,
-member of --org, may view the archive (can_view, fully consistent), then signs
-a replay link for that archive and that identity with CAPTURE_LEDGER_REPLAY_KEY
-— the key the running serve uses, so no server is asked, but one must be
-running with that key for the link to open. Every read the viewer makes with
-it asks OpenFGA again, so it stops working when access is removed, and at the
-latest when it expires (--expires-in: 1h by default, at most 12h).
+		Use:   "open (ARCHIVE_ID | --crawl CRAWL_ID) --as SUBJECT --org ORG [--browser]",
+		Short: "Print (or open) a link to replay one archive, or a crawl as one collection",
+		Long: `Runs the same function as POST /api/archives/{id}/replay (or, with --crawl,
+POST /api/crawls/{id}/replay): checks that --as, member of --org, may view the
+archive (can_view, fully consistent) — with --crawl, which of the crawl's
+archives they may view — then signs a replay link for them and that identity
+with CAPTURE_LEDGER_REPLAY_KEY — the key the running serve uses, so no server
+is asked, but one must be running with that key for the link to open. Every
+read the viewer makes with it asks OpenFGA again, so it stops working when
+access is removed, and at the latest when it expires (--expires-in: 1h by
+default, at most 12h).
 
-The link points at CAPTURE_LEDGER_API_URL (default http://API_HOST:API_PORT,
-0.0.0.0 and :: read as 127.0.0.1): serve's own viewer at /replay/, or the
-ReplayWeb.page deployment at CAPTURE_LEDGER_REPLAY_ORIGIN when it is set.
+Each link opens a replay session on an origin of its own,
+http://<label>.replay.localhost:API_PORT on one machine (browsers resolve
+*.localhost to loopback), or under CAPTURE_LEDGER_REPLAY_DOMAIN: archived
+pages run there, apart from the API and from every other session.
 --browser opens it with $BROWSER, else the system's opener (xdg-open, open).
 See docs/replay.md.`,
 		Example: "  ledgerctl archives open 0b6b2c4e-3f5a-4c1e-9d7a-2f1e0c9b8a71 --as alice --org acme\n" +
+			"  ledgerctl archives open --crawl 5d1c1f7e-1c2b-4f0e-9a55-0d5c7d1e2f3a --as alice --org acme\n" +
 			"  ledgerctl archives open 0b6b2c4e-3f5a-4c1e-9d7a-2f1e0c9b8a71 --as alice --org acme --browser\n" +
 			"  ledgerctl archives open 0b6b2c4e-3f5a-4c1e-9d7a-2f1e0c9b8a71 --as alice --org acme --expires-in 15m --json",
-		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return archivesOpenRun(cmd, opts, args[0]) },
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			switch {
+			case len(args) == 1 && opts.Crawl != "":
+				return usagef("give an ARCHIVE_ID or --crawl, not both")
+			case len(args) == 0 && opts.Crawl == "":
+				return usagef("give the ARCHIVE_ID to open, or --crawl CRAWL_ID to open a crawl's archives")
+			case len(args) == 1:
+				return archivesOpenRun(cmd, opts, args[0])
+			}
+			return archivesOpenRun(cmd, opts, "")
+		},
 	}
 	cmd.Flags().BoolVar(&opts.Browser, "browser", false, "open the link in a browser ($BROWSER, else xdg-open or open) instead of only printing it")
 	cmd.Flags().DurationVar(&opts.ExpiresIn, "expires-in", replay.DefaultTTL, "how long the link works, between 1m and 12h")
+	cmd.Flags().StringVar(&opts.Crawl, "crawl", "", "open the archives of this crawl (those --as may view) as one collection")
 	return cmd
 }
-
 func archivesOpenRun(cmd *cobra.Command, opts *ArchivesOpenOptions, rawID string) error {
 	subject, orgs, err := opts.identity()
 	if err != nil {
 		return err
 	}
-	id, err := uuid.Parse(rawID)
-	if err != nil || len(rawID) != 36 {
-		return usagef("ARCHIVE_ID must be a UUID, got %q", rawID)
+	var id, crawlID uuid.UUID
+	if rawID != "" {
+		if id, err = uuid.Parse(rawID); err != nil || len(rawID) != 36 {
+			return usagef("ARCHIVE_ID must be a UUID, got %q", rawID)
+		}
+	} else if crawlID, err = uuid.Parse(opts.Crawl); err != nil || len(opts.Crawl) != 36 {
+		return usagef("--crawl must be a UUID, got %q", opts.Crawl)
 	}
 	if opts.ExpiresIn < replay.MinTTL || opts.ExpiresIn > replay.MaxTTL {
 		return usagef("--expires-in must be between %s and %s, got %s", replay.MinTTL, replay.MaxTTL, opts.ExpiresIn)
@@ -76,18 +93,34 @@ func archivesOpenRun(cmd *cobra.Command, opts *ArchivesOpenOptions, rawID string
 	if err != nil {
 		return &ExitError{Code: ExitUsage, Err: err}
 	}
+	origins, err := replay.ParseDomain(s.ReplayDomain, apiPort(s))
+	if err != nil {
+		return &ExitError{Code: ExitUsage, Err: err}
+	}
 	svc, err := a.Replay(cmd.Context(), key)
 	if err != nil {
 		return err
 	}
-	m, err := svc.Mint(cmd.Context(), subject, orgs, id.String(), opts.ExpiresIn)
+	who := replay.Caller{Subject: subject, Organizations: orgs}
+	var m replay.Session
+	what, archiveID := "archive "+id.String(), ""
+	if rawID != "" {
+		archiveID = id.String()
+		m, err = svc.Mint(cmd.Context(), who, archiveID, opts.ExpiresIn)
+	} else {
+		what = "crawl " + crawlID.String()
+		m, err = svc.MintCrawl(cmd.Context(), who, crawlID.String(), opts.ExpiresIn)
+	}
 	if errors.Is(err, ledger.ErrNotFound) {
-		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("archive %s: not found (absent, or %s may not view it)", id, subject)}
+		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("%s: not found (absent, or %s may not view it)", what, subject)}
 	}
 	if err != nil {
 		return err
 	}
-	link := replay.Link{URL: replay.ViewerURL(apiBaseURL(s), s.ReplayOrigin, id.String(), m.Token, ""), ExpiresAt: m.ExpiresAt.UTC()}
+	link := replay.Link{URL: replay.ViewerURL(origins, m, replay.Source(origins, m, archiveID), ""), ExpiresAt: m.ExpiresAt.UTC()}
+	if archiveID == "" {
+		link.Archives = m.Archives
+	}
 	out, errw := opts.f.Streams.Out, opts.f.Streams.Err
 	if opts.JSON {
 		if err := json.NewEncoder(out).Encode(link); err != nil {
@@ -105,21 +138,13 @@ func archivesOpenRun(cmd *cobra.Command, opts *ArchivesOpenOptions, rawID string
 	return nil
 }
 
-// apiBaseURL is where browsers reach serve: CAPTURE_LEDGER_API_URL, else
-// the address serve listens on (an unspecified one read as loopback).
-func apiBaseURL(s config.Settings) string {
-	if s.APIURL != "" {
-		return s.APIURL
+// apiPort is the port serve listens on (7070 when the setting asks for
+// any): the port of replay origins under *.localhost.
+func apiPort(s config.Settings) int {
+	if s.APIPort == 0 {
+		return 7070
 	}
-	host := s.APIHost
-	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
-		host = "127.0.0.1"
-	}
-	port := s.APIPort
-	if port == 0 {
-		port = 7070
-	}
-	return "http://" + net.JoinHostPort(host, strconv.Itoa(port))
+	return s.APIPort
 }
 
 // openBrowser hands link to $BROWSER, or to the system's opener, and does

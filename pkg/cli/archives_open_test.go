@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -83,7 +84,7 @@ func TestArchivesOpen(t *testing.T) {
 	before := time.Now()
 	out, errs, code = run(t, dir, env, "archives", "open", id, "--as", "alice", "--org", "acme")
 	link := strings.TrimSpace(out)
-	if code != 0 || !strings.HasPrefix(link, fmt.Sprintf("http://127.0.0.1:%d/replay/?source=", port)) || !strings.Contains(errs, "works until") {
+	if code != 0 || !strings.HasPrefix(link, "http://") || !strings.Contains(link, fmt.Sprintf(".replay.localhost:%d/?source=", port)) || !strings.Contains(errs, "works until") {
 		t.Fatalf("open: exit %d: %q %s", code, out, errs)
 	}
 	if strings.Contains(errs, secret) || strings.Contains(out, secret) {
@@ -91,11 +92,11 @@ func TestArchivesOpen(t *testing.T) {
 	}
 	u, _ := url.Parse(link)
 	src, _ := url.Parse(u.Query().Get("source"))
-	if src.Path != "/api/archives/"+id+"/wacz" {
+	if src.Path != "/wacz/"+id+".wacz" || src.Host != u.Host {
 		t.Errorf("source %s", src)
 	}
-	c, err := signer.Verify(src.Query().Get("t"), id, time.Now())
-	if err != nil || c.Subject != "alice" || strings.Join(c.Organizations, ",") != "acme" || c.Expires.Before(before.Add(time.Hour-2*time.Second)) || c.Expires.After(before.Add(time.Hour+time.Second)) {
+	c, err := signer.Verify(src.Query().Get("t"), time.Now())
+	if err != nil || c.ArchiveID != id || c.Label+".replay.localhost:"+strconv.Itoa(port) != u.Host || c.Subject != "alice" || strings.Join(c.Organizations, ",") != "acme" || c.Expires.Before(before.Add(time.Hour-2*time.Second)) || c.Expires.After(before.Add(time.Hour+time.Second)) {
 		t.Errorf("token: %+v %v", c, err)
 	}
 
@@ -111,7 +112,8 @@ func TestArchivesOpen(t *testing.T) {
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
 	var res *http.Response
 	for end := time.Now().Add(60 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
-		req, _ := http.NewRequest("GET", base+src.String(), nil)
+		req, _ := http.NewRequest("GET", base+src.RequestURI(), nil)
+		req.Host = src.Host // the session's origin, as a browser resolving *.localhost reaches it
 		req.Header.Set("Range", "bytes=1-2")
 		if res, err = http.DefaultClient.Do(req); err == nil {
 			break
@@ -131,16 +133,20 @@ func TestArchivesOpen(t *testing.T) {
 		t.Errorf("serve logged the key or the token:\n%s", errs)
 	}
 
-	// Another base, an external viewer, another lifetime, as JSON.
-	env["CAPTURE_LEDGER_API_URL"] = "https://ledger.example"
-	env["CAPTURE_LEDGER_REPLAY_ORIGIN"] = "https://viewer.example"
+	// A replay domain of a deployment, another lifetime, as JSON.
+	env["CAPTURE_LEDGER_REPLAY_DOMAIN"] = "replay.example.org"
 	out, errs, code = run(t, dir, env, "archives", "open", id, "--as", "alice", "--org", "acme", "--expires-in", "15m", "--json")
 	var body api.ReplayLink
-	if code != 0 || json.Unmarshal([]byte(out), &body) != nil || !strings.HasPrefix(body.URL, "https://viewer.example/?source="+url.QueryEscape("https://ledger.example/api/archives/"+id+"/wacz?t=")) ||
+	if code != 0 || json.Unmarshal([]byte(out), &body) != nil || !strings.HasPrefix(body.URL, "https://") || !strings.Contains(body.URL, ".replay.example.org/?source=https%3A%2F%2F") ||
 		body.ExpiresAt.Sub(before) < 14*time.Minute || body.ExpiresAt.Sub(before) > 16*time.Minute {
 		t.Errorf("json: exit %d: %s %s", code, out, errs)
 	}
-	delete(env, "CAPTURE_LEDGER_API_URL")
+	delete(env, "CAPTURE_LEDGER_REPLAY_DOMAIN")
+	// The viewer origin of old is refused by name.
+	env["CAPTURE_LEDGER_REPLAY_ORIGIN"] = "https://viewer.example"
+	if _, errs, code := run(t, dir, env, "archives", "open", id, "--as", "alice", "--org", "acme"); code != ExitUsage || !strings.Contains(errs, "CAPTURE_LEDGER_REPLAY_ORIGIN") {
+		t.Errorf("with the old viewer origin: exit %d %s", code, errs)
+	}
 	delete(env, "CAPTURE_LEDGER_REPLAY_ORIGIN")
 
 	for _, tc := range []struct {
@@ -152,6 +158,10 @@ func TestArchivesOpen(t *testing.T) {
 		{"outsider", []string{id, "--as", "bob", "--org", "globex"}, ExitFailure, "not found (absent, or bob may not view it)"},
 		{"absent", []string{uuid.NewString(), "--as", "alice", "--org", "acme"}, ExitFailure, "not found"},
 		{"not a uuid", []string{"nope", "--as", "alice"}, ExitUsage, "ARCHIVE_ID must be a UUID"},
+		{"nothing to open", []string{"--as", "alice"}, ExitUsage, "give the ARCHIVE_ID to open, or --crawl"},
+		{"both", []string{id, "--crawl", uuid.NewString(), "--as", "alice"}, ExitUsage, "not both"},
+		{"crawl not a uuid", []string{"--crawl", "nope", "--as", "alice"}, ExitUsage, "--crawl must be a UUID"},
+		{"absent crawl", []string{"--crawl", uuid.NewString(), "--as", "alice", "--org", "acme"}, ExitFailure, "not found (absent, or alice may not view it)"},
 		{"no subject", []string{id, "--org", "acme"}, ExitUsage, "--as is required"},
 		{"too long", []string{id, "--as", "alice", "--expires-in", "13h"}, ExitUsage, "--expires-in must be between 1m0s and 12h0m0s"},
 		{"too short", []string{id, "--as", "alice", "--expires-in", "10s"}, ExitUsage, "--expires-in must be between"},

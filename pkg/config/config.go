@@ -1,6 +1,8 @@
 package config
 
 import (
+	"github.com/capture-ledger/ledgerctl/pkg/replay"
+
 	"errors"
 	"fmt"
 	"net"
@@ -21,6 +23,8 @@ type Config struct {
 	v     *viper.Viper
 	files []EnvFile
 	dir   string
+	// removed are the Removed settings found set.
+	removed map[string]bool
 }
 
 // Load reads dir/.env then dir/.env.local, the process environment, and the
@@ -48,6 +52,16 @@ func LoadEnv(dir string, fs *pflag.FlagSet, lookup func(string) (string, bool)) 
 			} else {
 				delete(merged, n) // a later empty line unsets, like a shell would
 			}
+		}
+	}
+	// Settings no longer read are refused where they are set, so nobody
+	// believes they still work.
+	for name := range Removed {
+		if v, ok := lookup(name); (ok && v != "") || merged[name] != nil {
+			if c.removed == nil {
+				c.removed = map[string]bool{}
+			}
+			c.removed[name] = true
 		}
 	}
 	// The shell beats the files; an empty value counts as unset.
@@ -86,6 +100,12 @@ func BindFlags(fs *pflag.FlagSet, names ...string) {
 		// ("--host ledgerctl serve"); the help keeps its meaning without them.
 		fs.String(va.Flag, "", fmt.Sprintf("%s (env %s)", strings.ReplaceAll(va.Help, "`", ""), va.Name))
 	}
+}
+
+// Removed are settings this version no longer reads, each with what to do
+// instead: set, they stop every command (Settings).
+var Removed = map[string]string{
+	"CAPTURE_LEDGER_REPLAY_ORIGIN": "is no longer read: archives replay on an origin of their own per session, under CAPTURE_LEDGER_REPLAY_DOMAIN (docs/replay.md); remove it",
 }
 
 // Get returns the resolved value of name, "" when unset.
@@ -214,8 +234,10 @@ type Settings struct {
 	CrawlDelayMax, CrawlBackoffMax time.Duration
 	BrowserHiveEndpoints           []string
 	BrowserHiveDeadline            time.Duration
-	ReplayOrigin                   string
-	LogLevel                       string
+	// ReplayDomain is CAPTURE_LEDGER_REPLAY_DOMAIN as given (checked by
+	// replay.ParseDomain).
+	ReplayDomain string
+	LogLevel     string
 	// APIURL is CAPTURE_LEDGER_API_URL without a trailing slash.
 	APIURL                     string
 	ReplayKey, ReplayViewerDir string
@@ -299,7 +321,7 @@ func (c *Config) Settings() (Settings, error) {
 		CrawlDelayMax:       ms("CAPTURE_LEDGER_CRAWL_DELAY_MAX_MS", 1000, 24*3_600_000),
 		CrawlBackoffMax:     ms("CAPTURE_LEDGER_CRAWL_BACKOFF_MAX_MS", 1000, 24*3_600_000),
 		BrowserHiveDeadline: ms("CAPTURE_LEDGER_BROWSERHIVE_DEADLINE_MS", 1000, 3_600_000),
-		ReplayOrigin:        httpURL("CAPTURE_LEDGER_REPLAY_ORIGIN"),
+		ReplayDomain:        c.Get("CAPTURE_LEDGER_REPLAY_DOMAIN"),
 		LogLevel:            strings.ToLower(c.Get("LOG_LEVEL")),
 		APIURL:              httpURL("CAPTURE_LEDGER_API_URL"),
 		ReplayKey:           c.Get("CAPTURE_LEDGER_REPLAY_KEY"),
@@ -314,7 +336,15 @@ func (c *Config) Settings() (Settings, error) {
 	if e := c.Get("CAPTURE_LEDGER_CAPTURE_ENGINE"); e != "browser" && e != "http" {
 		bad("CAPTURE_LEDGER_CAPTURE_ENGINE", "must be browser or http")
 	}
-	for _, name := range []string{"CAPTURE_LEDGER_REPLAY_ORIGIN", "CAPTURE_LEDGER_API_URL"} {
+	if _, err := replay.ParseDomain(s.ReplayDomain, 0); err != nil {
+		bad("CAPTURE_LEDGER_REPLAY_DOMAIN", err.Error()[strings.Index(err.Error(), ": ")+2:])
+	}
+	for name, why := range Removed {
+		if c.removed[name] {
+			bad(name, why)
+		}
+	}
+	for _, name := range []string{"CAPTURE_LEDGER_API_URL"} {
 		// An origin, or a base the API's paths are appended to: no path,
 		// query or fragment for them to collide with.
 		if u, err := url.Parse(c.Get(name)); err == nil && (strings.Trim(u.Path, "/") != "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil) {

@@ -6,7 +6,8 @@ import (
 )
 
 // TestReplaySettings: the replay key is checked for length and never
-// quoted; the viewer origin and the API's URL must be bare origins.
+// quoted; the API's URL must be a bare origin; the replay domain is a
+// domain; the viewer origin of old is refused by name.
 func TestReplaySettings(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -17,8 +18,11 @@ func TestReplaySettings(t *testing.T) {
 	}{
 		{"a long key", map[string]string{"CAPTURE_LEDGER_REPLAY_KEY": strings.Repeat("k", 32)}, "", ""},
 		{"a short key", map[string]string{"CAPTURE_LEDGER_REPLAY_KEY": "hunter2-secret"}, "CAPTURE_LEDGER_REPLAY_KEY: is 14 bytes; it must be at least 32", "hunter2"},
-		{"origins", map[string]string{"CAPTURE_LEDGER_REPLAY_ORIGIN": "https://viewer.example", "CAPTURE_LEDGER_API_URL": "http://127.0.0.1:7070/"}, "", ""},
-		{"an origin with a path", map[string]string{"CAPTURE_LEDGER_REPLAY_ORIGIN": "https://viewer.example/app"}, `CAPTURE_LEDGER_REPLAY_ORIGIN="https://viewer.example/app": must be scheme://host[:port] with nothing after it`, ""},
+		{"origins", map[string]string{"CAPTURE_LEDGER_REPLAY_DOMAIN": "https://replay.example.org", "CAPTURE_LEDGER_API_URL": "http://127.0.0.1:7070/"}, "", ""},
+		{"a replay domain", map[string]string{"CAPTURE_LEDGER_REPLAY_DOMAIN": "replay.example.org"}, "", ""},
+		{"a replay domain with a path", map[string]string{"CAPTURE_LEDGER_REPLAY_DOMAIN": "https://replay.example.org/app"}, `"https://replay.example.org/app": want a domain`, ""},
+		{"a replay address", map[string]string{"CAPTURE_LEDGER_REPLAY_DOMAIN": "127.0.0.1"}, `an IP address or a bare name cannot have them`, ""},
+		{"the old viewer origin", map[string]string{"CAPTURE_LEDGER_REPLAY_ORIGIN": "https://viewer.example"}, `CAPTURE_LEDGER_REPLAY_ORIGIN: is no longer read`, ""},
 		{"an API URL with a query", map[string]string{"CAPTURE_LEDGER_API_URL": "https://ledger.example?x=1"}, "CAPTURE_LEDGER_API_URL=", ""},
 		{"not a URL", map[string]string{"CAPTURE_LEDGER_API_URL": "ledger.example"}, "must be an http(s) URL", ""},
 	} {
@@ -42,7 +46,7 @@ func TestReplaySettings(t *testing.T) {
 		})
 	}
 	c, _ := LoadEnv(t.TempDir(), nil, func(string) (string, bool) { return "", false })
-	if s, _ := c.Settings(); s.ReplayOrigin != "" || s.ReplayViewerDir != ".state/replay/replaywebpage-2.5.3" || s.ReplayKey != "" {
-		t.Errorf("defaults: origin %q, viewer %q", s.ReplayOrigin, s.ReplayViewerDir)
+	if s, _ := c.Settings(); s.ReplayDomain != "replay.localhost" || s.ReplayViewerDir != ".state/replay/replaywebpage-2.5.3" || s.ReplayKey != "" {
+		t.Errorf("defaults: domain %q, viewer %q", s.ReplayDomain, s.ReplayViewerDir)
 	}
 }

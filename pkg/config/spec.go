@@ -83,11 +83,11 @@ var Variables = []Var{
 	{Name: "CAPTURE_LEDGER_BROWSERHIVE_ENDPOINTS", Help: "comma list of BrowserHive base URLs (http(s)://host:port); set, the embedded crawl runner captures through them (POST /captures) instead of the built-in capturer"},
 	{Name: "CAPTURE_LEDGER_BROWSERHIVE_DEADLINE_MS", Default: "145000", Help: "how long one BrowserHive capture call may take, waits for a free endpoint included, in milliseconds"},
 
-	{Name: "CAPTURE_LEDGER_API_URL", Help: "URL browsers reach `serve` at (scheme://host[:port]), for the replay links `ledgerctl archives open` prints and the viewer reads from; unset: what the request came to (serve), http://API_HOST:API_PORT (the CLI)"},
+	{Name: "CAPTURE_LEDGER_API_URL", Help: "URL browsers reach `serve` at (scheme://host[:port]); with the dev identity its host name is one more that serve answers for (besides 127.0.0.1, localhost and [::1])"},
 
 	{Name: "CAPTURE_LEDGER_REPLAY_KEY", Help: "HMAC-SHA256 key of replay links, at least 32 bytes (`make run` writes a random one to .env.local); serve refuses to start without it unless CAPTURE_LEDGER_DEV_IDENTITY=1, which uses a key that lasts as long as the process", Secret: true},
-	{Name: "CAPTURE_LEDGER_REPLAY_ORIGIN", Help: "origin of an external ReplayWeb.page deployment the picker opens archives in (it reads them through this API); unset: serve's own viewer at /replay/"},
-	{Name: "CAPTURE_LEDGER_REPLAY_VIEWER_DIR", Default: ".state/replay/replaywebpage-2.5.3", Help: "folder holding ReplayWeb.page's ui.js and sw.js, which serve offers at /replay/ (`make replay-viewer` puts them there)"},
+	{Name: "CAPTURE_LEDGER_REPLAY_DOMAIN", Default: "replay.localhost", Help: "domain under which every replay session gets an origin of its own, <label>.DOMAIN, served by `serve` (a wildcard DNS name and certificate in production); optionally with http(s):// and :port — without them, http and serve's port for *.localhost, https otherwise"},
+	{Name: "CAPTURE_LEDGER_REPLAY_VIEWER_DIR", Default: ".state/replay/replaywebpage-2.5.3", Help: "folder holding ReplayWeb.page's ui.js and sw.js, which serve offers on replay origins (`make replay-viewer` puts them there)"},
 	{Name: "CAPTURE_LEDGER_SEARCH_DIR", Default: ".ledgerctl/search", Help: "directory of the on-disk (Bleve) full-text index, used when CAPTURE_LEDGER_OPENSEARCH_URL is unset; one process at a time holds it open"},
 	{Name: "CAPTURE_LEDGER_OPENSEARCH_URL", Help: "OpenSearch cluster for full-text search; set, it replaces the on-disk index (credentials may go in the URL)", Secret: true},
 	{Name: "CAPTURE_LEDGER_OPENSEARCH_INDEX", Default: "capture-pages", Help: "OpenSearch index holding the pages"},

@@ -3,6 +3,7 @@ package identity
 import (
 	"net/http"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 )
@@ -24,6 +25,10 @@ const OrganizationsClaim = "organizations"
 type Identity struct {
 	Subject       string
 	Organizations []string
+	// Expires is when the credential that said so stops being accepted
+	// (a JWT's exp); zero for one without an expiry (the dev identity).
+	// What is handed out on its strength (a replay session) ends with it.
+	Expires time.Time
 }
 
 // Resolver turns a request into an Identity. ok is false when the request

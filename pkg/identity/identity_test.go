@@ -18,13 +18,13 @@ func TestHeadersResolve(t *testing.T) {
 		ok      bool
 		want    Identity
 	}{
-		{"subject and orgs", ptr("bob"), ptr("acme"), true, Identity{"bob", []string{"acme"}}},
-		{"subject trimmed", ptr("  bob \t"), nil, true, Identity{"bob", []string{}}},
-		{"orgs trimmed, empties dropped", ptr("bob"), ptr(" acme , , contoso ,"), true, Identity{"bob", []string{"acme", "contoso"}}},
-		{"orgs absent", ptr("bob"), nil, true, Identity{"bob", []string{}}},
-		{"orgs empty", ptr("bob"), ptr(""), true, Identity{"bob", []string{}}},
-		{"orgs only commas", ptr("bob"), ptr(" , ,,"), true, Identity{"bob", []string{}}},
-		{"orgs order kept", ptr("bob"), ptr("zeta,alpha"), true, Identity{"bob", []string{"zeta", "alpha"}}},
+		{"subject and orgs", ptr("bob"), ptr("acme"), true, Identity{Subject: "bob", Organizations: []string{"acme"}}},
+		{"subject trimmed", ptr("  bob \t"), nil, true, Identity{Subject: "bob", Organizations: []string{}}},
+		{"orgs trimmed, empties dropped", ptr("bob"), ptr(" acme , , contoso ,"), true, Identity{Subject: "bob", Organizations: []string{"acme", "contoso"}}},
+		{"orgs absent", ptr("bob"), nil, true, Identity{Subject: "bob", Organizations: []string{}}},
+		{"orgs empty", ptr("bob"), ptr(""), true, Identity{Subject: "bob", Organizations: []string{}}},
+		{"orgs only commas", ptr("bob"), ptr(" , ,,"), true, Identity{Subject: "bob", Organizations: []string{}}},
+		{"orgs order kept", ptr("bob"), ptr("zeta,alpha"), true, Identity{Subject: "bob", Organizations: []string{"zeta", "alpha"}}},
 		{"subject absent", nil, ptr("acme"), false, Identity{}},
 		{"subject empty", ptr(""), ptr("acme"), false, Identity{}},
 		{"subject blank", ptr("   "), ptr("acme"), false, Identity{}},

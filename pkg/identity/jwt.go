@@ -292,7 +292,7 @@ func (j *JWT) checkClaims(payload []byte) (Identity, rejection) {
 	if raw, ok := claims["sub"]; !ok || json.Unmarshal(raw, &sub) != nil || strings.TrimSpace(sub) == "" || CheckSubject(sub) != nil {
 		return Identity{}, claim("sub")
 	}
-	id := Identity{Subject: sub, Organizations: organizationsClaim(claims[OrganizationsClaim])}
+	id := Identity{Subject: sub, Organizations: organizationsClaim(claims[OrganizationsClaim]), Expires: time.Unix(int64(exp), 0)}
 	if CheckIdentity(id) != nil {
 		return Identity{}, claim(OrganizationsClaim)
 	}

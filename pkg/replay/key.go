@@ -31,8 +31,8 @@ func ServeKey(configured string, dev bool) (key []byte, ephemeral bool, err erro
 	return key, true, nil
 }
 
-// ViewerFiles are the files of ReplayWeb.page that serve offers at
-// /replay/, from the replaywebpage npm package, unmodified.
+// ViewerFiles are the files of ReplayWeb.page that serve offers on replay
+// origins, from the replaywebpage npm package, unmodified.
 var ViewerFiles = []string{"ui.js", "sw.js"}
 
 // ViewerInstalled says whether dir holds every one of ViewerFiles.
@@ -50,13 +50,13 @@ func ViewerInstalled(dir string) bool {
 
 // StartupNotes are what serve says at start about replay: a key that dies
 // with the process, a built-in viewer whose files are missing.
-func StartupNotes(ephemeralKey bool, viewerOrigin, viewerDir string) []string {
+func StartupNotes(ephemeralKey bool, viewerDir string) []string {
 	var notes []string
 	if ephemeralKey {
 		notes = append(notes, KeyVar+" is not set: replay links are signed with a key made for this process (dev identity) — they stop working when serve stops, and `ledgerctl archives open` cannot mint links it accepts")
 	}
-	if viewerOrigin == "" && !ViewerInstalled(viewerDir) {
-		notes = append(notes, fmt.Sprintf("ReplayWeb.page is not in %s: /replay/ says how to install it (make replay-viewer), and archives cannot be opened until then", viewerDir))
+	if !ViewerInstalled(viewerDir) {
+		notes = append(notes, fmt.Sprintf("ReplayWeb.page is not in %s: archives cannot be opened until it is installed (make replay-viewer)", viewerDir))
 	}
 	return notes
 }

@@ -16,15 +16,21 @@ import (
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 )
 
-// Permissions answers whether a person may view an archive (one fully
-// consistent OpenFGA Check).
+// Permissions answers whether a person may view archives (fully
+// consistent OpenFGA Checks; many at once in one BatchCheck).
 type Permissions interface {
 	CanView(ctx context.Context, subject string, orgs []string, archiveID string) (bool, error)
+	CanViewMany(ctx context.Context, subject string, orgs []string, archiveIDs []string) ([]bool, error)
 }
 
-// Catalog finds where an archive's object is.
+// Catalog finds where an archive's object is, and which archives a crawl
+// admitted.
 type Catalog interface {
 	ArchiveLocation(ctx context.Context, id string) (bucket, key string, err error)
+	// CrawlArchives is the ids of up to limit archives admitted from the
+	// crawl's pages, oldest capture first; none (not an error) for a crawl
+	// that does not exist.
+	CrawlArchives(ctx context.Context, crawlID string, limit int) ([]string, error)
 }
 
 // Objects reads objects and ranges of them from S3, streaming.
@@ -32,6 +38,10 @@ type Objects interface {
 	Stat(ctx context.Context, bucket, key string) (blob.ObjectInfo, error)
 	Open(ctx context.Context, bucket, key string, r *blob.Range) (*blob.Part, error)
 }
+
+// MaxCollection bounds the archives one collection lists (a crawl's
+// first MaxCollection captures).
+const MaxCollection = 1000
 
 // DefaultCheckCache is how long a read's answer (may this person view this
 // archive, and where is it) is reused by the next reads of the same token
@@ -67,17 +77,37 @@ type cached struct {
 	until       time.Time
 }
 
-// Minted is a token and when it stops working.
-type Minted struct {
-	Token     string
-	ExpiresAt time.Time
+// Caller is who asks for a replay session: a subject, its organizations,
+// and when the credential that said so stops being accepted (a JWT's exp;
+// zero for a credential without one, the dev identity). A session never
+// outlives its caller's credential.
+type Caller struct {
+	Subject       string
+	Organizations []string
+	Expires       time.Time
 }
 
-// Grant is a verified token with the archive's location: what a read may
-// open.
+// Session is a replay session just minted: its label (its origin is
+// Origins.Origin(Label)), its token, when both stop working, and, for a
+// collection, how many archives it opened with.
+type Session struct {
+	Label     string
+	Token     string
+	ExpiresAt time.Time
+	Archives  int
+}
+
+// Grant is a verified read token with the archive's location: what a read
+// may open.
 type Grant struct {
 	Claims
 	Bucket, Key string
+}
+
+// Entry is one archive of a collection and the read token of the same
+// session for it.
+type Entry struct {
+	ArchiveID, Token string
 }
 
 func (s *Service) now() time.Time {
@@ -94,49 +124,217 @@ func (s *Service) logger() *slog.Logger {
 	return s.Log
 }
 
-// Mint checks, with full consistency, that the caller may view archiveID
-// and that it is in the ledger, then signs a token for it lasting ttl
-// (DefaultTTL when zero; MinTTL..MaxTTL otherwise). Refusal and absence
-// are both ledger.ErrNotFound.
-func (s *Service) Mint(ctx context.Context, subject string, orgs []string, archiveID string, ttl time.Duration) (Minted, error) {
+// session checks ttl (DefaultTTL when zero; MinTTL..MaxTTL otherwise) and
+// returns claims for a new session of who, with a fresh label, expiring at
+// the earlier of now+ttl and the caller's credential's expiry.
+func (s *Service) session(who Caller, ttl time.Duration) (Claims, error) {
 	if ttl == 0 {
 		ttl = DefaultTTL
 	}
 	if ttl < MinTTL || ttl > MaxTTL {
-		return Minted{}, fmt.Errorf("replay link lifetime %s: must be between %s and %s", ttl, MinTTL, MaxTTL)
+		return Claims{}, fmt.Errorf("replay link lifetime %s: must be between %s and %s", ttl, MinTTL, MaxTTL)
 	}
-	ok, err := s.Perms.CanView(ctx, subject, orgs, archiveID)
+	exp := s.now().Add(ttl)
+	if !who.Expires.IsZero() && who.Expires.Before(exp) {
+		exp = who.Expires
+	}
+	exp = exp.Truncate(time.Second)
+	if !exp.After(s.now()) {
+		// The credential has (all but) expired: nothing to mint.
+		return Claims{}, ledger.ErrNotFound
+	}
+	label, err := NewLabel()
 	if err != nil {
-		return Minted{}, fmt.Errorf("check can_view: %w", err)
+		return Claims{}, err
+	}
+	return Claims{Label: label, Subject: who.Subject, Organizations: who.Organizations, Expires: exp}, nil
+}
+
+func (s *Service) sign(c Claims, archives int) (Session, error) {
+	tok, err := s.Signer.Sign(c)
+	if err != nil {
+		return Session{}, err
+	}
+	return Session{Label: c.Label, Token: tok, ExpiresAt: c.Expires, Archives: archives}, nil
+}
+
+// Mint checks, with full consistency, that the caller may view archiveID
+// and that it is in the ledger, then opens a session reading it, lasting
+// ttl (see Service.session). Refusal and absence are both
+// ledger.ErrNotFound.
+func (s *Service) Mint(ctx context.Context, who Caller, archiveID string, ttl time.Duration) (Session, error) {
+	c, err := s.session(who, ttl)
+	if err != nil {
+		return Session{}, err
+	}
+	ok, err := s.Perms.CanView(ctx, who.Subject, who.Organizations, archiveID)
+	if err != nil {
+		return Session{}, fmt.Errorf("check can_view: %w", err)
 	}
 	if !ok {
 		s.logger().Info("Denied", "archiveId", archiveID)
-		return Minted{}, ledger.ErrNotFound
+		return Session{}, ledger.ErrNotFound
 	}
 	if _, _, err := s.Catalog.ArchiveLocation(ctx, archiveID); errors.Is(err, ledger.ErrNotFound) {
 		s.logger().Warn("Check allowed an archive that is not in the ledger", "archiveId", archiveID)
-		return Minted{}, ledger.ErrNotFound
+		return Session{}, ledger.ErrNotFound
 	} else if err != nil {
-		return Minted{}, err
+		return Session{}, err
 	}
-	exp := s.now().Add(ttl).Truncate(time.Second)
-	tok, err := s.Signer.Sign(Claims{ArchiveID: archiveID, Subject: subject, Organizations: orgs, Expires: exp})
-	if err != nil {
-		return Minted{}, err
+	c.ArchiveID = archiveID
+	m, err := s.sign(c, 1)
+	if err == nil {
+		s.logger().Info("Replay link issued", "archiveId", archiveID, "expiresAt", m.ExpiresAt.UTC().Format(time.RFC3339))
 	}
-	s.logger().Info("Replay link issued", "archiveId", archiveID, "expiresAt", exp.UTC().Format(time.RFC3339))
-	return Minted{Token: tok, ExpiresAt: exp}, nil
+	return m, err
 }
 
-// Authorize verifies token for archiveID and asks again whether its
-// subject, with its organizations, may view the archive (an answer at most
-// CheckCache old). Every refusal — a bad, altered or expired token, one for
-// another archive, access removed, an archive gone from the ledger — is
-// ledger.ErrNotFound.
-func (s *Service) Authorize(ctx context.Context, token, archiveID string) (Grant, error) {
-	c, err := s.Signer.Verify(token, archiveID, s.now())
+// MintCrawl opens a session replaying, as one collection, the archives of
+// crawlID that the caller may view (the first MaxCollection). A crawl that
+// does not exist, or of which the caller may view nothing, is
+// ledger.ErrNotFound alike: the same queries run either way.
+func (s *Service) MintCrawl(ctx context.Context, who Caller, crawlID string, ttl time.Duration) (Session, error) {
+	c, err := s.session(who, ttl)
 	if err != nil {
-		s.logger().Debug("Replay token refused", "archiveId", archiveID, "reason", strings.TrimPrefix(err.Error(), ErrInvalid.Error()+": "))
+		return Session{}, err
+	}
+	ids, err := s.Catalog.CrawlArchives(ctx, crawlID, MaxCollection)
+	if err != nil {
+		return Session{}, err
+	}
+	visible, err := s.visible(ctx, c, ids)
+	if err != nil {
+		return Session{}, err
+	}
+	if len(visible) == 0 {
+		s.logger().Info("Denied", "crawlId", crawlID)
+		return Session{}, ledger.ErrNotFound
+	}
+	c.CrawlID = crawlID
+	m, err := s.sign(c, len(visible))
+	if err == nil {
+		s.logger().Info("Replay link issued", "crawlId", crawlID, "archives", len(visible), "expiresAt", m.ExpiresAt.UTC().Format(time.RFC3339))
+	}
+	return m, err
+}
+
+// MintSet opens a session replaying, as one collection, those of ids (at
+// most MaxSet, no repeats) the caller may view; none is
+// ledger.ErrNotFound.
+func (s *Service) MintSet(ctx context.Context, who Caller, ids []string, ttl time.Duration) (Session, error) {
+	if len(ids) == 0 || len(ids) > MaxSet {
+		return Session{}, fmt.Errorf("a collection holds 1 to %d archives, not %d", MaxSet, len(ids))
+	}
+	c, err := s.session(who, ttl)
+	if err != nil {
+		return Session{}, err
+	}
+	visible, err := s.visible(ctx, c, ids)
+	if err != nil {
+		return Session{}, err
+	}
+	if len(visible) == 0 {
+		s.logger().Info("Denied", "archives", len(ids))
+		return Session{}, ledger.ErrNotFound
+	}
+	c.ArchiveIDs = visible
+	m, err := s.sign(c, len(visible))
+	if err == nil {
+		s.logger().Info("Replay link issued", "archives", len(visible), "expiresAt", m.ExpiresAt.UTC().Format(time.RFC3339))
+	}
+	return m, err
+}
+
+// visible is those of ids c's subject may view now, in order (one
+// BatchCheck).
+func (s *Service) visible(ctx context.Context, c Claims, ids []string) ([]string, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	ok, err := s.Perms.CanViewMany(ctx, c.Subject, c.Organizations, ids)
+	if err != nil {
+		return nil, fmt.Errorf("check can_view: %w", err)
+	}
+	var out []string
+	for i, id := range ids {
+		if ok[i] {
+			out = append(out, id)
+		}
+	}
+	return out, nil
+}
+
+// verify checks token on the origin labelled label: every refusal is
+// ledger.ErrNotFound.
+func (s *Service) verify(token, label string) (Claims, error) {
+	c, err := s.Signer.Verify(token, s.now())
+	if err == nil && c.Label != label {
+		err = fmt.Errorf("%w: for another origin", ErrInvalid)
+	}
+	if err != nil {
+		s.logger().Debug("Replay token refused", "reason", strings.TrimPrefix(err.Error(), ErrInvalid.Error()+": "))
+		return Claims{}, ledger.ErrNotFound
+	}
+	return c, nil
+}
+
+// Verify checks token on the origin labelled label (signature, expiry,
+// label) without asking anyone anything: what a page of the origin may
+// name as its source. Every refusal is ledger.ErrNotFound.
+func (s *Service) Verify(token, label string) (Claims, error) { return s.verify(token, label) }
+
+// Collection verifies a collection token on the origin labelled label and
+// lists the archives of its crawl or set that its subject may view now,
+// each with a read token of the same session. A token that is not a
+// collection's, or a collection of which nothing is visible any more, is
+// ledger.ErrNotFound.
+func (s *Service) Collection(ctx context.Context, token, label string) ([]Entry, error) {
+	c, err := s.verify(token, label)
+	if err != nil {
+		return nil, err
+	}
+	if !c.Collection() {
+		return nil, ledger.ErrNotFound
+	}
+	ids := c.ArchiveIDs
+	if c.CrawlID != "" {
+		if ids, err = s.Catalog.CrawlArchives(ctx, c.CrawlID, MaxCollection); err != nil {
+			return nil, err
+		}
+	}
+	visible, err := s.visible(ctx, c, ids)
+	if err != nil {
+		return nil, err
+	}
+	if len(visible) == 0 {
+		return nil, ledger.ErrNotFound
+	}
+	out := make([]Entry, 0, len(visible))
+	for _, id := range visible {
+		read := c
+		read.CrawlID, read.ArchiveIDs, read.ArchiveID = "", nil, id
+		tok, err := s.Signer.Sign(read)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Entry{ArchiveID: id, Token: tok})
+	}
+	return out, nil
+}
+
+// Authorize verifies a read token for archiveID on the origin labelled
+// label and asks again whether its subject, with its organizations, may
+// view the archive (an answer at most CheckCache old). Every refusal — a
+// bad, altered or expired token, one for another archive or another
+// origin, a collection's token, access removed, an archive gone from the
+// ledger — is ledger.ErrNotFound.
+func (s *Service) Authorize(ctx context.Context, token, archiveID, label string) (Grant, error) {
+	c, err := s.verify(token, label)
+	if err != nil {
+		return Grant{}, err
+	}
+	if c.ArchiveID != archiveID {
+		s.logger().Debug("Replay token refused", "archiveId", archiveID, "reason", "for another archive")
 		return Grant{}, ledger.ErrNotFound
 	}
 	ans, err := s.check(ctx, c)
@@ -215,32 +413,38 @@ func (s *Service) Open(ctx context.Context, g Grant, r *blob.Range) (*blob.Part,
 	return s.Objects.Open(ctx, g.Bucket, g.Key, r)
 }
 
-// SourcePath is the path (and query) a viewer reads the archive from with
-// token, on the API's origin.
-func SourcePath(archiveID, token string) string {
-	return "/api/archives/" + url.PathEscape(archiveID) + "/wacz?t=" + url.QueryEscape(token)
+// ReadPath is the path (and query) on a session's origin that reads
+// archiveID with a read token.
+func ReadPath(archiveID, token string) string {
+	return "/wacz/" + url.PathEscape(archiveID) + ".wacz?t=" + url.QueryEscape(token)
 }
 
-// ViewerURL is where a person opens archiveID with token, at page (an
-// archived URL; "" is the archive's first page). apiBase is the API's
-// origin as browsers reach it (scheme://host[:port], no trailing slash).
-// With no viewerOrigin it is serve's own viewer, /replay/, whose source is
-// the path on the same origin; otherwise the ReplayWeb.page deployment at
-// viewerOrigin, whose source is the full URL of the API (which answers its
-// CORS requests).
-func ViewerURL(apiBase, viewerOrigin, archiveID, token, page string) string {
-	src := SourcePath(archiveID, token)
-	if viewerOrigin == "" {
-		u := apiBase + "/replay/?source=" + url.QueryEscape(src)
-		if page != "" {
-			u += "&url=" + url.QueryEscape(page)
-		}
-		return u
+// CollectionPath is the path (and query) on a session's origin that lists
+// a collection, in ReplayWeb.page's multi-WACZ JSON, with its token.
+func CollectionPath(token string) string {
+	return "/collection.json?t=" + url.QueryEscape(token)
+}
+
+// Source is what the viewer of session m opens: the read of its archive,
+// or its collection's listing, as a full URL on the session's origin
+// (ReplayWeb.page tells a listing from its name, which must end in
+// ".json").
+func Source(o Origins, m Session, archiveID string) string {
+	if archiveID != "" {
+		return o.Origin(m.Label) + ReadPath(archiveID, m.Token)
 	}
-	if page == "" {
-		page = "page:0"
+	return o.Origin(m.Label) + CollectionPath(m.Token)
+}
+
+// ViewerURL is where a person opens session m: the viewer at the root of
+// the session's origin, opening source (Source) at page (an archived URL;
+// "" is the first page).
+func ViewerURL(o Origins, m Session, source, page string) string {
+	u := o.Origin(m.Label) + "/?source=" + url.QueryEscape(source)
+	if page != "" {
+		u += "&url=" + url.QueryEscape(page)
 	}
-	return viewerOrigin + "/?source=" + url.QueryEscape(apiBase+src) + "#view=pages&url=" + url.QueryEscape(page)
+	return u
 }
 
 // MaxPageBytes bounds the page a link may name.
@@ -264,10 +468,11 @@ func CheckPage(page string) error {
 	return nil
 }
 
-// Link is a replay URL and when its token expires: the body of POST
-// /api/archives/{id}/replay and what `ledgerctl archives open --json`
-// prints.
+// Link is a replay URL and when its token expires: the body of the replay
+// routes and what `ledgerctl archives open --json` prints. Archives is how
+// many archives a collection opened with (absent for one archive).
 type Link struct {
 	URL       string    `json:"url"`
 	ExpiresAt time.Time `json:"expiresAt"`
+	Archives  int       `json:"archives,omitempty"`
 }

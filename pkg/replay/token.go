@@ -1,10 +1,13 @@
-// Package replay lets a web archive viewer read one archive on behalf of one
-// person for a while: it mints tokens bound to an archive, a subject, the
+// Package replay lets a web archive viewer read archives on behalf of one
+// person for a while, on an origin of its own. Each replay session (one
+// archive, a crawl's archives or a chosen set, for one person) gets a
+// random label, and so its own origin <label>.<replay domain>: archived
+// pages, which may carry hostile script, run there and nowhere else. The
+// package mints tokens bound to the label, what they open, a subject, the
 // subject's organizations and an expiry (HMAC-SHA256 under a server key),
 // and, for every read made with one, checks the token and asks OpenFGA
 // again whether that person may still view that archive. The viewer never
-// holds a presigned S3 URL: reads go through the API, on its origin, so
-// revoking access stops the next read.
+// holds a presigned S3 URL, so revoking access stops the next read.
 package replay
 
 import (
@@ -41,31 +44,58 @@ const MinKeyBytes = 32
 // before any work.
 const MaxTokenBytes = 4096
 
+// MaxSet is the most archives a chosen-set collection holds (its ids are
+// in its token).
+const MaxSet = 50
+
 // ErrInvalid is every way a token can fail: malformed, signed with another
-// key, altered, expired, or for another archive. Callers answer all of
-// them alike (404), so the reason is not part of the error's identity; it
-// is in its text for tests and debug logs, never the token itself.
+// key, altered, expired, or for another archive, session or origin.
+// Callers answer all of them alike (404), so the reason is not part of the
+// error's identity; it is in its text for tests and debug logs, never the
+// token itself.
 var ErrInvalid = errors.New("invalid replay token")
 
-// Claims is what a token asserts.
+// Claims is what a token asserts: who (a subject and the organizations it
+// had when the token was minted), until when, on which replay origin (the
+// session's label), and what it opens — exactly one of an archive (a read
+// token: the viewer's range reads), a crawl's archives or a chosen set of
+// archives (a collection token: the collection's listing, which hands out
+// a read token per archive of the same session).
 type Claims struct {
-	ArchiveID     string
+	// Label is the replay session's origin label: the token works only on
+	// <label>.<replay domain>.
+	Label string
+	// ArchiveID is the archive a read token reads.
+	ArchiveID string
+	// CrawlID is the crawl a collection token replays.
+	CrawlID string
+	// ArchiveIDs are the archives a collection token of a chosen set
+	// replays (at most MaxSet).
+	ArchiveIDs    []string
 	Subject       string
 	Organizations []string
 	Expires       time.Time // second precision
 }
 
+// Collection says whether c opens a collection (a crawl or a set) rather
+// than reads one archive.
+func (c Claims) Collection() bool { return c.ArchiveID == "" }
+
 // body is the token's signed JSON. Short keys keep URLs short.
 type body struct {
-	Archive string   `json:"a"`
+	Label   string   `json:"l"`
+	Archive string   `json:"a,omitempty"`
+	Crawl   string   `json:"c,omitempty"`
+	Set     []string `json:"x,omitempty"`
 	Subject string   `json:"s"`
 	Orgs    []string `json:"o"`
 	Expires int64    `json:"e"` // Unix seconds
 }
 
 // macDomain separates replay tokens from anything else the same key might
-// ever sign.
-const macDomain = "capture-ledger replay token v1\n"
+// ever sign. Version 2 binds each token to a session's origin; a version 1
+// token (read on the API's own origin) verifies no more.
+const macDomain = "capture-ledger replay token v2\n"
 
 var b64 = base64.RawURLEncoding.Strict()
 
@@ -87,28 +117,53 @@ func (s *Signer) mac(payload string) []byte {
 	return m.Sum(nil)
 }
 
+// scopes counts what c opens: a valid token opens exactly one thing.
+func scopes(archive, crawl string, set []string) int {
+	n := 0
+	if archive != "" {
+		n++
+	}
+	if crawl != "" {
+		n++
+	}
+	if len(set) > 0 {
+		n++
+	}
+	return n
+}
+
 // Sign returns the token for c: base64url(JSON) "." base64url(HMAC).
 func (s *Signer) Sign(c Claims) (string, error) {
+	if !ValidLabel(c.Label) {
+		return "", fmt.Errorf("replay token: label %q is not a session label", c.Label)
+	}
+	if scopes(c.ArchiveID, c.CrawlID, c.ArchiveIDs) != 1 {
+		return "", errors.New("replay token: it must open exactly one archive, crawl or set")
+	}
+	if len(c.ArchiveIDs) > MaxSet {
+		return "", fmt.Errorf("replay token: %d archives, at most %d", len(c.ArchiveIDs), MaxSet)
+	}
 	orgs := c.Organizations
 	if orgs == nil {
 		orgs = []string{}
 	}
-	raw, err := json.Marshal(body{Archive: c.ArchiveID, Subject: c.Subject, Orgs: orgs, Expires: c.Expires.Unix()})
+	raw, err := json.Marshal(body{Label: c.Label, Archive: c.ArchiveID, Crawl: c.CrawlID, Set: c.ArchiveIDs, Subject: c.Subject, Orgs: orgs, Expires: c.Expires.Unix()})
 	if err != nil {
 		return "", err
 	}
 	payload := b64.EncodeToString(raw)
 	tok := payload + "." + b64.EncodeToString(s.mac(payload))
 	if len(tok) > MaxTokenBytes {
-		return "", fmt.Errorf("replay token would be %d bytes (at most %d): too many organizations", len(tok), MaxTokenBytes)
+		return "", fmt.Errorf("replay token would be %d bytes (at most %d): too many organizations or archives", len(tok), MaxTokenBytes)
 	}
 	return tok, nil
 }
 
 // Verify checks that token was signed with this key (in constant time,
-// before its content is read at all), is for archiveID and has not
-// expired at now, and returns its claims. Every failure is ErrInvalid.
-func (s *Signer) Verify(token, archiveID string, now time.Time) (Claims, error) {
+// before its content is read at all) and has not expired at now, and
+// returns its claims. What it may open, and where, the caller checks
+// (Claims.Label, ArchiveID…). Every failure is ErrInvalid.
+func (s *Signer) Verify(token string, now time.Time) (Claims, error) {
 	invalid := func(why string) (Claims, error) { return Claims{}, fmt.Errorf("%w: %s", ErrInvalid, why) }
 	if len(token) == 0 || len(token) > MaxTokenBytes {
 		return invalid("empty or too long")
@@ -137,14 +192,16 @@ func (s *Signer) Verify(token, archiveID string, now time.Time) (Claims, error) 
 		return invalid("payload is not the token's JSON")
 	}
 	switch {
-	case b.Archive == "" || b.Subject == "" || b.Orgs == nil || b.Expires == 0:
+	case b.Label == "" || b.Subject == "" || b.Orgs == nil || b.Expires == 0:
 		return invalid("payload lacks a field")
-	case b.Archive != archiveID:
-		return invalid("for another archive")
+	case !ValidLabel(b.Label):
+		return invalid("label is not a session label")
+	case scopes(b.Archive, b.Crawl, b.Set) != 1 || len(b.Set) > MaxSet:
+		return invalid("opens no archive, or more than one kind")
 	case now.Unix() >= b.Expires:
 		return invalid("expired")
 	case b.Expires > now.Add(MaxTTL+time.Minute).Unix():
 		return invalid("lives longer than the maximum")
 	}
-	return Claims{ArchiveID: b.Archive, Subject: b.Subject, Organizations: b.Orgs, Expires: time.Unix(b.Expires, 0)}, nil
+	return Claims{Label: b.Label, ArchiveID: b.Archive, CrawlID: b.Crawl, ArchiveIDs: b.Set, Subject: b.Subject, Organizations: b.Orgs, Expires: time.Unix(b.Expires, 0)}, nil
 }

@@ -1,9 +1,12 @@
 package replay
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +16,8 @@ var (
 	testKey = []byte("0123456789abcdef0123456789abcdef-test")
 	t0      = time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 )
+
+const testLabel = "abcdefghijklmnopqrstuvwxyz"
 
 const (
 	archiveA = "0b6b2c4e-3f5a-4c1e-9d7a-2f1e0c9b8a71"
@@ -29,7 +34,7 @@ func signer(t testing.TB) *Signer {
 }
 
 func claims() Claims {
-	return Claims{ArchiveID: archiveA, Subject: "alice", Organizations: []string{"acme", "globex"}, Expires: t0.Add(time.Hour)}
+	return Claims{Label: testLabel, ArchiveID: archiveA, Subject: "alice", Organizations: []string{"acme", "globex"}, Expires: t0.Add(time.Hour)}
 }
 
 // resign replaces the token's payload by edit's, keeping its signature:
@@ -59,19 +64,19 @@ func TestSignVerify(t *testing.T) {
 	if strings.ContainsAny(tok, "+/=?&% ") {
 		t.Errorf("token %q needs escaping in a URL", tok)
 	}
-	got, err := s.Verify(tok, archiveA, t0)
+	got, err := s.Verify(tok, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := claims()
-	if got.ArchiveID != want.ArchiveID || got.Subject != want.Subject || strings.Join(got.Organizations, ",") != "acme,globex" || !got.Expires.Equal(want.Expires) {
+	if got.ArchiveID != want.ArchiveID || got.Label != testLabel || got.Subject != want.Subject || strings.Join(got.Organizations, ",") != "acme,globex" || !got.Expires.Equal(want.Expires) {
 		t.Errorf("claims %+v, want %+v", got, want)
 	}
 	// No organizations is a claim too: an empty list, never missing.
 	c := claims()
 	c.Organizations = nil
 	tok, _ = s.Sign(c)
-	if got, err := s.Verify(tok, archiveA, t0); err != nil || got.Organizations == nil || len(got.Organizations) != 0 {
+	if got, err := s.Verify(tok, t0); err != nil || got.Organizations == nil || len(got.Organizations) != 0 {
 		t.Errorf("no organizations: %+v %v", got, err)
 	}
 }
@@ -88,47 +93,84 @@ func TestVerifyRefuses(t *testing.T) {
 	long.Expires = t0.Add(MaxTTL + 2*time.Minute)
 	longTok, _ := s.Sign(long)
 	payload, sig, _ := strings.Cut(tok, ".")
+	// A token of the first version (read on the API's origin, no label),
+	// signed with this key.
+	v1payload := base64.RawURLEncoding.EncodeToString([]byte(`{"a":"` + archiveA + `","s":"alice","o":["acme"],"e":` + strconv.FormatInt(t0.Add(time.Hour).Unix(), 10) + `}`))
+	m1 := hmac.New(sha256.New, testKey)
+	m1.Write([]byte("capture-ledger replay token v1\n" + v1payload))
+	v1 := v1payload + "." + base64.RawURLEncoding.EncodeToString(m1.Sum(nil))
 	flipped := []byte(sig)
 	flipped[3] ^= 'A' ^ 'B'
 	if flipped[3] == sig[3] {
 		flipped[3] = 'C'
 	}
 	cases := []struct {
-		name, tok, archive string
-		now                time.Time
+		name, tok string
+		now       time.Time
 	}{
-		{"archive altered", resign(t, tok, func(m map[string]any) { m["a"] = archiveB }), archiveB, t0},
-		{"subject altered", resign(t, tok, func(m map[string]any) { m["s"] = "mallory" }), archiveA, t0},
-		{"organization added", resign(t, tok, func(m map[string]any) { m["o"] = []string{"acme", "globex", "initech"} }), archiveA, t0},
-		{"organizations dropped", resign(t, tok, func(m map[string]any) { m["o"] = []string{} }), archiveA, t0},
-		{"expiry extended", resign(t, tok, func(m map[string]any) { m["e"] = t0.Add(2 * time.Hour).Unix() }), archiveA, t0},
-		{"field added", resign(t, tok, func(m map[string]any) { m["x"] = 1 }), archiveA, t0},
-		{"signature altered", payload + "." + string(flipped), archiveA, t0},
-		{"signature cut", payload + "." + sig[:20], archiveA, t0},
-		{"signature missing", payload, archiveA, t0},
-		{"signature empty", payload + ".", archiveA, t0},
-		{"three parts", tok + ".x", archiveA, t0},
-		{"another key", otherTok, archiveA, t0},
-		{"expired", tok, archiveA, t0.Add(time.Hour)},
-		{"long expired", tok, archiveA, t0.Add(48 * time.Hour)},
-		{"another archive", tok, archiveB, t0},
-		{"longer than the maximum", longTok, archiveA, t0},
-		{"empty", "", archiveA, t0},
-		{"too long", strings.Repeat("a", MaxTokenBytes) + "." + sig, archiveA, t0},
-		{"padding", tok + "=", archiveA, t0},
-		{"NUL", payload + "\x00." + sig, archiveA, t0},
-		{"invalid UTF-8", payload + "\xff." + sig, archiveA, t0},
+		{"archive altered", resign(t, tok, func(m map[string]any) { m["a"] = archiveB }), t0},
+		{"subject altered", resign(t, tok, func(m map[string]any) { m["s"] = "mallory" }), t0},
+		{"organization added", resign(t, tok, func(m map[string]any) { m["o"] = []string{"acme", "globex", "initech"} }), t0},
+		{"organizations dropped", resign(t, tok, func(m map[string]any) { m["o"] = []string{} }), t0},
+		{"expiry extended", resign(t, tok, func(m map[string]any) { m["e"] = t0.Add(2 * time.Hour).Unix() }), t0},
+		{"field added", resign(t, tok, func(m map[string]any) { m["z"] = 1 }), t0},
+		{"label altered", resign(t, tok, func(m map[string]any) { m["l"] = "zyxwvutsrqponmlkjihgfedcba" }), t0},
+		{"made a collection", resign(t, tok, func(m map[string]any) { delete(m, "a"); m["c"] = archiveB }), t0},
+		{"v1 token", v1, t0},
+		{"signature altered", payload + "." + string(flipped), t0},
+		{"signature cut", payload + "." + sig[:20], t0},
+		{"signature missing", payload, t0},
+		{"signature empty", payload + ".", t0},
+		{"three parts", tok + ".x", t0},
+		{"another key", otherTok, t0},
+		{"expired", tok, t0.Add(time.Hour)},
+		{"long expired", tok, t0.Add(48 * time.Hour)},
+		{"longer than the maximum", longTok, t0},
+		{"empty", "", t0},
+		{"too long", strings.Repeat("a", MaxTokenBytes) + "." + sig, t0},
+		{"padding", tok + "=", t0},
+		{"NUL", payload + "\x00." + sig, t0},
+		{"invalid UTF-8", payload + "\xff." + sig, t0},
 	}
 	for _, tc := range cases {
-		if c, err := s.Verify(tc.tok, tc.archive, tc.now); !errors.Is(err, ErrInvalid) {
+		if c, err := s.Verify(tc.tok, tc.now); !errors.Is(err, ErrInvalid) {
 			t.Errorf("%s: %+v %v, want ErrInvalid", tc.name, c, err)
 		} else if strings.Contains(err.Error(), sig) || (len(payload) > 0 && strings.Contains(err.Error(), payload)) {
 			t.Errorf("%s: the error quotes the token: %v", tc.name, err)
 		}
 	}
 	// The untouched token still verifies, one second before it expires.
-	if _, err := s.Verify(tok, archiveA, t0.Add(time.Hour-time.Second)); err != nil {
+	if _, err := s.Verify(tok, t0.Add(time.Hour-time.Second)); err != nil {
 		t.Errorf("untouched: %v", err)
+	}
+}
+
+// TestSignRefusesWhatCannotVerify: a token must carry a session label and
+// open exactly one archive, crawl or set of at most MaxSet.
+func TestSignRefusesWhatCannotVerify(t *testing.T) {
+	s := signer(t)
+	base := claims()
+	for name, edit := range map[string]func(c *Claims){
+		"no label":      func(c *Claims) { c.Label = "" },
+		"a bad label":   func(c *Claims) { c.Label = "Not.A.Label" },
+		"nothing":       func(c *Claims) { c.ArchiveID = "" },
+		"two things":    func(c *Claims) { c.CrawlID = archiveB },
+		"too large set": func(c *Claims) { c.ArchiveID, c.ArchiveIDs = "", make([]string, MaxSet+1) },
+	} {
+		c := base
+		edit(&c)
+		if tok, err := s.Sign(c); err == nil {
+			t.Errorf("%s: signed %s", name, tok)
+		}
+	}
+	c := base
+	c.ArchiveID, c.ArchiveIDs = "", []string{archiveA, archiveB}
+	tok, err := s.Sign(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Verify(tok, t0); err != nil || !got.Collection() || strings.Join(got.ArchiveIDs, ",") != archiveA+","+archiveB {
+		t.Errorf("a set: %+v %v", got, err)
 	}
 }
 
@@ -175,8 +217,8 @@ func TestServeKey(t *testing.T) {
 	}
 }
 
-// FuzzVerify: no input panics, and nothing but a token this key signed for
-// this archive verifies.
+// FuzzVerify: no input panics, and nothing but a token this key signed
+// verifies.
 func FuzzVerify(f *testing.F) {
 	s := signer(f)
 	tok, _ := s.Sign(claims())
@@ -184,7 +226,7 @@ func FuzzVerify(f *testing.F) {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, in string) {
-		c, err := s.Verify(in, archiveA, t0)
+		c, err := s.Verify(in, t0)
 		if err != nil {
 			if !errors.Is(err, ErrInvalid) {
 				t.Fatalf("%q: %v is not ErrInvalid", in, err)

