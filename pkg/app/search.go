@@ -116,7 +116,9 @@ func (a *App) Searcher(ctx context.Context) (*search.Searcher, error) {
 		CheckBudget: a.Settings.ListCheckBudget, TimeBudget: a.Settings.ListTimeBudget,
 	}
 	if source == archive.SourceCandidates {
-		s.Recorded = st
+		// The ledger's record of grantees narrows the search: inside the
+		// index (Scope), and after it when the index cannot (Recorded).
+		s.Recorded, s.Scope = st, st
 	}
 	return s, nil
 }

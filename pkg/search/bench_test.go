@@ -337,7 +337,7 @@ func BenchmarkSearchQuery(b *testing.B) {
 
 	queries := []search.Query{mustQuery(b, "responsive"), mustQuery(b, "東京"), mustQuery(b, "library 鉄道")}
 	for _, q := range queries {
-		_, total, err := backend.Candidates(ctx, q, nil, 1)
+		_, total, err := backend.Candidates(ctx, q, nil, nil, 1)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -352,7 +352,7 @@ func BenchmarkSearchQuery(b *testing.B) {
 	// page takes (the cost of counting, shown apart).
 	pageOnly := &search.Searcher{Backend: backend, Perms: app.Permissions{Client: fgaClient}, Keys: st, CountFloor: -1, Recorded: st}
 	unfiltered := func(q search.Query) error {
-		cands, _, err := backend.Candidates(ctx, q, nil, 20)
+		cands, _, err := backend.Candidates(ctx, q, nil, nil, 20)
 		if err != nil {
 			return err
 		}

@@ -33,9 +33,16 @@ type Bleve struct {
 
 var _ Backend = (*Bleve)(nil)
 
-// bleveMappingVersion names the mapping below. An index built with another
-// one is refused (delete the directory and run `ledgerctl search reindex`).
-const bleveMappingVersion = "capture-ledger pages v1"
+// bleveMappingVersion names the mapping below. An index built with
+// bleveMappingV1 (no grantees field) is brought to it in place when opened:
+// the mapping gains the field, the documents already there keep working
+// (the ledger marks their archives for re-indexing, and a search finds
+// those by id until then). An index built with any other mapping is refused
+// (delete the directory and run `ledgerctl search reindex`).
+const (
+	bleveMappingVersion = "capture-ledger pages v2"
+	bleveMappingV1      = "capture-ledger pages v1"
+)
 
 var bleveVersionKey = []byte("mapping-version")
 
@@ -63,12 +70,42 @@ func OpenBleve(dir string) (*Bleve, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open the search index %s: %w", dir, err)
 	}
+	if v, err := idx.GetInternal(bleveVersionKey); err == nil && string(v) == bleveMappingV1 {
+		if idx, err = upgradeBleveV1(idx, dir, cfg); err != nil {
+			return nil, err
+		}
+	}
 	v, err := idx.GetInternal(bleveVersionKey)
 	if err != nil || string(v) != bleveMappingVersion {
 		_ = idx.Close()
 		return nil, fmt.Errorf("the search index %s was built with another mapping (%q, want %q): remove the directory and run `ledgerctl search reindex`", dir, v, bleveMappingVersion)
 	}
 	return &Bleve{idx: idx, dir: dir}, nil
+}
+
+// upgradeBleveV1 reopens an index of the first mapping with the current
+// one (which only adds the grantees field) and records the new version.
+func upgradeBleveV1(idx bleve.Index, dir string, cfg map[string]interface{}) (bleve.Index, error) {
+	if err := idx.Close(); err != nil {
+		return nil, fmt.Errorf("open the search index %s: %w", dir, err)
+	}
+	m, err := json.Marshal(bleveMapping())
+	if err != nil {
+		return nil, err
+	}
+	upd := map[string]interface{}{"updated_mapping": string(m)}
+	for k, v := range cfg {
+		upd[k] = v
+	}
+	idx, err = bleve.OpenUsing(dir, upd)
+	if err != nil {
+		return nil, fmt.Errorf("the search index %s was built with the mapping %q and could not take the current one (%v): remove the directory and run `ledgerctl search reindex`", dir, bleveMappingV1, err)
+	}
+	if err := idx.SetInternal(bleveVersionKey, []byte(bleveMappingVersion)); err != nil {
+		_ = idx.Close()
+		return nil, fmt.Errorf("open the search index %s: %w", dir, err)
+	}
+	return idx, nil
 }
 
 // bleveMapping indexes only the fields named here; "source" is stored, not
@@ -90,7 +127,7 @@ func bleveMapping() mapping.IndexMapping {
 	doc := bleve.NewDocumentStaticMapping()
 	doc.AddFieldMappingsAt("title", text("title", cjk.AnalyzerName), text("title_en", en.AnalyzerName))
 	doc.AddFieldMappingsAt("text", text("text", cjk.AnalyzerName), text("text_en", en.AnalyzerName))
-	for _, name := range []string{"archiveId", "url", "textWithheld", "objectKey", "sourceUrl", "labels"} {
+	for _, name := range []string{"archiveId", "url", "textWithheld", "objectKey", "sourceUrl", "labels", "grantees"} {
 		doc.AddFieldMappingsAt(name, kw())
 	}
 	src := bleve.NewTextFieldMapping()
@@ -176,6 +213,7 @@ func bleveFields(d Document) (map[string]interface{}, error) {
 	fields := map[string]interface{}{
 		"archiveId": d.ArchiveID, "url": d.URL, "title": d.Title, "text": d.Text,
 		"objectKey": d.ObjectKey, "sourceUrl": d.SourceURL, "labels": d.Labels, "source": string(src),
+		"grantees": d.Grantees,
 	}
 	if d.TextWithheld != nil {
 		fields["textWithheld"] = *d.TextWithheld
@@ -207,9 +245,17 @@ func (b *Bleve) archiveDocIDs(ctx context.Context, archiveID string) ([]string, 
 	}
 }
 
-// Candidates runs q sorted by score, then id, after `after`.
-func (b *Bleve) Candidates(ctx context.Context, q Query, after *Position, size int) ([]Position, int, error) {
-	req := bleve.NewSearchRequestOptions(bleveQuery(q), max(size, 1), 0, false)
+// Candidates runs q, narrowed by f, sorted by score, then id, after
+// `after`.
+func (b *Bleve) Candidates(ctx context.Context, q Query, f *Filter, after *Position, size int) ([]Position, int, error) {
+	bq := bleveQuery(q)
+	if f != nil {
+		if len(f.Grantees)+len(f.Archives) == 0 {
+			return []Position{}, 0, nil
+		}
+		bq.AddQuery(bleveFilter(f))
+	}
+	req := bleve.NewSearchRequestOptions(bq, max(size, 1), 0, false)
 	req.SortBy([]string{"-_score", "_id"})
 	if after != nil {
 		req.SearchAfter = []string{strconv.FormatFloat(after.Score, 'g', -1, 64), after.DocID()}
@@ -230,11 +276,34 @@ func (b *Bleve) Candidates(ctx context.Context, q Query, after *Position, size i
 	return out, int(res.Total), nil
 }
 
+// bleveFilter is f as one more conjunct: any of the grantee keys or
+// archive ids, each a term query of boost 0, so a page's score is the same
+// with the filter as without. A conjunction advances its parts together:
+// pages the filter leaves out are skipped over in the postings (an
+// outsider's filter holds no posting, and the search ends at once), where a
+// boolean query's filter clause would score every text match first.
+func bleveFilter(f *Filter) query.Query {
+	var parts []query.Query
+	add := func(field string, vals []string) {
+		for _, v := range vals {
+			tq := bleve.NewTermQuery(v)
+			tq.SetField(field)
+			tq.SetBoost(0)
+			parts = append(parts, tq)
+		}
+	}
+	add("grantees", f.Grantees)
+	add("archiveId", f.Archives)
+	dq := bleve.NewDisjunctionQuery(parts...)
+	dq.SetBoost(0)
+	return dq
+}
+
 // bleveQuery: every term, in title (boosted) or text, through either
 // analyzer; see Term. A term that analyses to one token is a term query
 // (a phrase query of one token costs about twenty times as much in Bleve:
 // it reads every hit's positions); longer ones are phrase queries.
-func bleveQuery(q Query) query.Query {
+func bleveQuery(q Query) *query.ConjunctionQuery {
 	var must []query.Query
 	for _, t := range q.Terms {
 		var either []query.Query

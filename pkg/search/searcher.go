@@ -31,10 +31,23 @@ type Recorded interface {
 	RecordedFor(ctx context.Context, v ledger.Viewer, ids []string, now time.Time) (map[string]bool, error)
 }
 
+// Scope gives what narrows a caller's search inside the index besides its
+// grantee keys: the archives shared with the caller (active shares, as
+// RecordedFor counts them) and the archives recorded for the caller that
+// wait to be indexed (again), whose pages may lack the caller's grantee
+// key. ok is false when those are more than max, or when more than max
+// archives wait to be indexed at all (a rebuild in progress): the search
+// then narrows after the index, as with Recorded alone.
+type Scope interface {
+	SearchScope(ctx context.Context, v ledger.Viewer, now time.Time, max int) (ids []string, ok bool, err error)
+}
+
+// MaxScopeArchives is the most archive ids a search's filter carries.
+const MaxScopeArchives = 1000
+
 // Searcher runs a search for one caller: it asks the index for candidates
 // and keeps only those of archives OpenFGA says the caller may view, the
-// way the archive list does (DESIGN.md §3.5, §3.6, §3.12). The API and
-// `ledgerctl search` call Search.
+// way the archive list does. The API and `ledgerctl search` call Search.
 type Searcher struct {
 	Backend Backend
 	Perms   Permissions
@@ -56,6 +69,13 @@ type Searcher struct {
 	// visible without a check (CAPTURE_LEDGER_LIST_SOURCE=candidates). Nil
 	// asks OpenFGA about every archive a hit comes from.
 	Recorded Recorded
+	// Scope, when set, narrows the index query itself to the pages of
+	// archives the ledger recorded for the caller (grantee keys stored with
+	// each page, plus Scope's archive ids), so matches in archives the
+	// caller cannot see cost nothing but the index's own work. It relies on
+	// the same invariant as Recorded. Hits are still confirmed with
+	// can_view.
+	Scope Scope
 	// Now is the clock shares end by (default time.Now).
 	Now func() time.Time
 }
@@ -153,6 +173,10 @@ func (s *Searcher) Search(ctx context.Context, subject string, orgs []string, re
 	}
 	deadline := time.Now().Add(s.timeBudget())
 	budget := s.checkBudget()
+	filter, err := s.filter(ctx, subject, orgs)
+	if err != nil {
+		return Page{}, err
+	}
 
 	visible := map[string]bool{} // archive id → may view, for this request
 	var chosen []Position
@@ -172,7 +196,7 @@ func (s *Searcher) Search(ctx context.Context, subject string, orgs []string, re
 			batch = int(float64(need)/ratio*1.25) + 1
 		}
 		batch = min(max(batch, floor-page.Examined), 1000)
-		cands, _, err := s.Backend.Candidates(ctx, req.Query, pos, batch)
+		cands, _, err := s.Backend.Candidates(ctx, req.Query, filter, pos, batch)
 		if err != nil {
 			return Page{}, err
 		}
@@ -180,8 +204,12 @@ func (s *Searcher) Search(ctx context.Context, subject string, orgs []string, re
 		if len(cands) < batch {
 			exhausted = true
 		}
-		if err := s.recorded(ctx, subject, orgs, cands, visible, &page.Checked); err != nil {
-			return Page{}, err
+		if filter == nil {
+			// The index did not narrow: drop what the ledger recorded no
+			// grantee of for the caller before asking OpenFGA.
+			if err := s.recorded(ctx, subject, orgs, cands, visible, &page.Checked); err != nil {
+				return Page{}, err
+			}
 		}
 		for start := 0; start < len(cands) && !stopped; start += checkChunk {
 			chunk := cands[start:min(start+checkChunk, len(cands))]
@@ -239,6 +267,30 @@ func (s *Searcher) Search(ctx context.Context, subject string, orgs []string, re
 	return page, s.fill(ctx, req.Query, chosen, &page)
 }
 
+// filter is the index filter of a request: the caller's grantee keys and
+// Scope's archive ids; nil (no narrowing in the index) without Scope or
+// when Scope has too many.
+func (s *Searcher) filter(ctx context.Context, subject string, orgs []string) (*Filter, error) {
+	if s.Scope == nil {
+		return nil, nil
+	}
+	ids, ok, err := s.Scope.SearchScope(ctx, ledger.Viewer{Subject: subject, Orgs: orgs}, s.now(), MaxScopeArchives)
+	if err != nil {
+		return nil, fmt.Errorf("search scope: %w", err)
+	}
+	if !ok {
+		return nil, nil
+	}
+	return &Filter{Grantees: CallerKeys(subject, orgs), Archives: ids}, nil
+}
+
+func (s *Searcher) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
 // recorded settles, with one ledger query and one BatchCheck for the whole
 // batch, the archives of cands not known yet in this request (nothing
 // without Recorded): those the ledger recorded no grantee of for the caller
@@ -253,11 +305,7 @@ func (s *Searcher) recorded(ctx context.Context, subject string, orgs []string, 
 	if len(ids) == 0 {
 		return nil
 	}
-	now := time.Now
-	if s.Now != nil {
-		now = s.Now
-	}
-	rec, err := s.Recorded.RecordedFor(ctx, ledger.Viewer{Subject: subject, Orgs: orgs}, ids, now())
+	rec, err := s.Recorded.RecordedFor(ctx, ledger.Viewer{Subject: subject, Orgs: orgs}, ids, s.now())
 	if err != nil {
 		return err
 	}
