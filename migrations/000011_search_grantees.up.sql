@@ -10,8 +10,6 @@
 -- search status` counts what is left). Until then a search finds those
 -- archives by id, or, while more than a thousand archives wait, narrows
 -- after the index as before.
+-- (Every search reads the archives waiting to be indexed through
+-- archives_unindexed_idx, 000001.)
 UPDATE archives SET indexed_at = NULL WHERE indexed_at IS NOT NULL;
-
--- The archives waiting to be indexed, read by every search (how many, and
--- which of them are recorded for the caller) and by the indexer.
-CREATE INDEX archives_unindexed_idx ON archives (id) WHERE indexed_at IS NULL;

@@ -284,7 +284,7 @@ func runFilterConformance(t *testing.T, open backendFactory) {
 		{uuid.NewString(), []string{"org:acme"}, 1},
 		{uuid.NewString(), []string{"org:bobco", "user:bob"}, 5},
 		{uuid.NewString(), []string{"org:bobco"}, 2},
-		{uuid.NewString(), nil, 2}, // indexed before grantees existed, or none recorded
+		{uuid.NewString(), nil, 2},                                     // indexed before grantees existed, or none recorded
 		{uuid.NewString(), []string{"org:acme:x", "user:org:acme"}, 1}, // keys that only look alike
 	}
 	put := map[string][]search.Document{}
