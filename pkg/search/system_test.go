@@ -560,7 +560,9 @@ func runScopeChanges(t *testing.T, sys *system, corpus []corpusArchive) {
 	owner := "submitter-umbrella"
 	if _, ok, err := sys.store.InsertArchive(ctx, ledger.NewArchive{TaskID: gained.task, Bucket: sys.env.Bucket, ObjectKey: "org/umbrella/" + gained.task + ".wacz",
 		SourceURL: "https://umbrella.example/", CapturedAt: time.Now()},
-		func(id string) ledger.OutboxPayload { return ledger.AdmissionTuples(id, gained.task, "umbrella", &owner) }); err != nil || !ok {
+		func(id string) ledger.OutboxPayload {
+			return ledger.AdmissionTuples(id, gained.task, "umbrella", &owner)
+		}); err != nil || !ok {
 		t.Fatal(ok, err)
 	}
 	drain()
