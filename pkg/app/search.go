@@ -182,6 +182,9 @@ func (a *App) serveSearch(ctx context.Context, srv *Server, apiSrv *api.Server) 
 	}
 	apiSrv.Search, apiSrv.CrawlIndex = searcher, crawls
 	a.Log.Info("full-text search: " + searcher.Backend.Name())
+	if !searcher.Backend.Filters() {
+		a.Log.Warn("the search index was built before pages carried their grantees: searches narrow after the index (slower, and their time depends on what others' archives contain) until it is rebuilt: stop serve, remove the index directory, run `ledgerctl search reindex`", "index", searcher.Backend.Name())
+	}
 	srv.work(func(ctx context.Context) { _ = crawls.Indexer.Run(ctx) })
 	return nil
 }

@@ -29,16 +29,19 @@ import (
 type Bleve struct {
 	idx bleve.Index
 	dir string
+	// legacy is an index of bleveMappingV1: no grantees field.
+	legacy bool
 }
 
 var _ Backend = (*Bleve)(nil)
 
 // bleveMappingVersion names the mapping below. An index built with
-// bleveMappingV1 (no grantees field) is brought to it in place when opened:
-// the mapping gains the field, the documents already there keep working
-// (the ledger marks their archives for re-indexing, and a search finds
-// those by id until then). An index built with any other mapping is refused
-// (delete the directory and run `ledgerctl search reindex`).
+// bleveMappingV1 (before pages carried grantees) still opens, as a legacy
+// index: Bleve cannot add a field to an existing index's mapping, so its
+// pages cannot be filtered by grantee, and searches over it narrow after the
+// index as before (Filters reports it; serve logs how to rebuild it:
+// remove the directory and run `ledgerctl search reindex`). An index built
+// with any other mapping is refused with the same fix.
 const (
 	bleveMappingVersion = "capture-ledger pages v2"
 	bleveMappingV1      = "capture-ledger pages v1"
@@ -70,42 +73,12 @@ func OpenBleve(dir string) (*Bleve, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open the search index %s: %w", dir, err)
 	}
-	if v, err := idx.GetInternal(bleveVersionKey); err == nil && string(v) == bleveMappingV1 {
-		if idx, err = upgradeBleveV1(idx, dir, cfg); err != nil {
-			return nil, err
-		}
-	}
 	v, err := idx.GetInternal(bleveVersionKey)
-	if err != nil || string(v) != bleveMappingVersion {
+	if err != nil || (string(v) != bleveMappingVersion && string(v) != bleveMappingV1) {
 		_ = idx.Close()
 		return nil, fmt.Errorf("the search index %s was built with another mapping (%q, want %q): remove the directory and run `ledgerctl search reindex`", dir, v, bleveMappingVersion)
 	}
-	return &Bleve{idx: idx, dir: dir}, nil
-}
-
-// upgradeBleveV1 reopens an index of the first mapping with the current
-// one (which only adds the grantees field) and records the new version.
-func upgradeBleveV1(idx bleve.Index, dir string, cfg map[string]interface{}) (bleve.Index, error) {
-	if err := idx.Close(); err != nil {
-		return nil, fmt.Errorf("open the search index %s: %w", dir, err)
-	}
-	m, err := json.Marshal(bleveMapping())
-	if err != nil {
-		return nil, err
-	}
-	upd := map[string]interface{}{"updated_mapping": string(m)}
-	for k, v := range cfg {
-		upd[k] = v
-	}
-	idx, err = bleve.OpenUsing(dir, upd)
-	if err != nil {
-		return nil, fmt.Errorf("the search index %s was built with the mapping %q and could not take the current one (%v): remove the directory and run `ledgerctl search reindex`", dir, bleveMappingV1, err)
-	}
-	if err := idx.SetInternal(bleveVersionKey, []byte(bleveMappingVersion)); err != nil {
-		_ = idx.Close()
-		return nil, fmt.Errorf("open the search index %s: %w", dir, err)
-	}
-	return idx, nil
+	return &Bleve{idx: idx, dir: dir, legacy: string(v) == bleveMappingV1}, nil
 }
 
 // bleveMapping indexes only the fields named here; "source" is stored, not
@@ -140,6 +113,10 @@ func bleveMapping() mapping.IndexMapping {
 	m.StoreDynamic, m.IndexDynamic, m.DocValuesDynamic = false, false, false
 	return m
 }
+
+// Filters says whether Candidates applies a Filter: false for an index
+// built before pages carried grantees, which must be rebuilt for it.
+func (b *Bleve) Filters() bool { return !b.legacy }
 
 // Name says where the index is.
 func (b *Bleve) Name() string { return "the Bleve index at " + b.dir }
@@ -249,7 +226,7 @@ func (b *Bleve) archiveDocIDs(ctx context.Context, archiveID string) ([]string, 
 // `after`.
 func (b *Bleve) Candidates(ctx context.Context, q Query, f *Filter, after *Position, size int) ([]Position, int, error) {
 	bq := bleveQuery(q)
-	if f != nil {
+	if f != nil && !b.legacy {
 		if len(f.Grantees)+len(f.Archives) == 0 {
 			return []Position{}, 0, nil
 		}

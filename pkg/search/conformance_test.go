@@ -341,3 +341,39 @@ func runFilterConformance(t *testing.T, open backendFactory) {
 		}
 	}
 }
+
+// TestOpenSearchOldIndex: an index an earlier version created (mapping
+// without grantees, pages without them) gains the field before the first
+// write; its old pages are found by archive id and not by grantee key, new
+// pages by their keys.
+func TestOpenSearchOldIndex(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f, srv := newFakeOpenSearch(t, "old-index")
+	old := doc(uuid.NewString(), 0, "old", "lighthouse keeper")
+	src := map[string]any{"archiveId": old.ArchiveID, "page": 0.0, "docId": old.ID(), "url": old.URL, "title": old.Title, "text": old.Text,
+		"textTruncated": false, "textWithheld": nil, "objectKey": old.ObjectKey, "sourceUrl": old.SourceURL, "labels": []any{"daily"}, "capturedAt": old.CapturedAt}
+	f.createOld(map[string]map[string]any{old.ID(): src})
+	b, err := search.NewOpenSearch(srv.URL, "old-index", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if ids, _ := filtered(t, b, "lighthouse", &search.Filter{Archives: []string{old.ArchiveID}}, 10); len(ids) != 1 || ids[0].DocID() != old.ID() {
+		t.Fatalf("an old page by its archive id: %v", ids)
+	}
+	if ids, _ := filtered(t, b, "lighthouse", &search.Filter{Grantees: []string{"org:acme"}}, 10); len(ids) != 0 {
+		t.Fatalf("an old page by a grantee key: %v", ids)
+	}
+	fresh := doc(uuid.NewString(), 0, "new", "lighthouse")
+	fresh.Grantees = []string{"org:acme"}
+	if err := b.Put(ctx, map[string][]search.Document{fresh.ArchiveID: {fresh}}); err != nil {
+		t.Fatalf("a write to an old index: %v", err)
+	}
+	if ids, _ := filtered(t, b, "lighthouse", &search.Filter{Grantees: []string{"org:acme"}}, 10); len(ids) != 1 || ids[0].DocID() != fresh.ID() {
+		t.Fatalf("a new page by its grantee key: %v", ids)
+	}
+	if f.count("PUT _mapping") != 1 {
+		t.Fatalf("PUT _mapping sent %d times, want once", f.count("PUT _mapping"))
+	}
+}

@@ -65,6 +65,11 @@ func redact(raw string) string {
 	return u.String()
 }
 
+// Filters is true: an index created before pages carried grantees gains
+// the field before the first write (its older pages are found by archive
+// id until they are indexed again).
+func (o *OpenSearch) Filters() bool { return true }
+
 // Name says which cluster and index.
 func (o *OpenSearch) Name() string { return fmt.Sprintf("OpenSearch index %s at %s", o.index, o.where) }
 

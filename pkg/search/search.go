@@ -111,6 +111,9 @@ type Backend interface {
 	// result order, and how many documents match q and f in all. A match
 	// the filter leaves out costs no work beyond the index's own.
 	Candidates(ctx context.Context, q Query, f *Filter, after *Position, size int) ([]Position, int, error)
+	// Filters says whether Candidates applies a Filter (false: it ignores
+	// it, and a search narrows after the index).
+	Filters() bool
 	// Documents loads the documents with these ids; ids not in the index
 	// are left out.
 	Documents(ctx context.Context, ids []string) (map[string]Document, error)

@@ -268,10 +268,10 @@ func (s *Searcher) Search(ctx context.Context, subject string, orgs []string, re
 }
 
 // filter is the index filter of a request: the caller's grantee keys and
-// Scope's archive ids; nil (no narrowing in the index) without Scope or
-// when Scope has too many.
+// Scope's archive ids; nil (no narrowing in the index) without Scope, when
+// Scope has too many, or when the index cannot filter.
 func (s *Searcher) filter(ctx context.Context, subject string, orgs []string) (*Filter, error) {
-	if s.Scope == nil {
+	if s.Scope == nil || !s.Backend.Filters() {
 		return nil, nil
 	}
 	ids, ok, err := s.Scope.SearchScope(ctx, ledger.Viewer{Subject: subject, Orgs: orgs}, s.now(), MaxScopeArchives)
