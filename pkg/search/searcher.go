@@ -61,8 +61,12 @@ type Searcher struct {
 	// request always checks at least one chunk, so resuming moves forward.
 	TimeBudget time.Duration
 	// CountFloor is how many matches, best first, the first page of a
-	// search always examines to count Total (default 100), even when the
-	// page fills sooner.
+	// search always examines to count Total, even when the page fills
+	// sooner (negative: none). Unset, it is DefaultCountFloor when the
+	// index does not narrow the query to the caller's recorded archives,
+	// and none when it does: then nearly every match examined is visible
+	// and costs a check, so counting 100 would cost five times the page's
+	// own BatchCheck.
 	CountFloor int
 	// Recorded, when set, keeps OpenFGA from being asked about archives
 	// the ledger recorded no grantee of for the caller: they are not
@@ -86,7 +90,8 @@ const (
 	MaxLimit     = 100
 )
 
-// DefaultCountFloor is Searcher.CountFloor when unset.
+// DefaultCountFloor is Searcher.CountFloor when unset and the index does
+// not narrow the query.
 const DefaultCountFloor = 100
 
 // checkChunk is how many candidates one BatchCheck covers at most.
@@ -124,9 +129,9 @@ type Hit struct {
 type Page struct {
 	Hits []Hit `json:"hits"`
 	// Total is, on the first page only (no cursor), how many of the
-	// matches the request examined the caller may see: at least the best
-	// CountFloor matches (all of them when fewer) and all that filling the
-	// page took. It never counts a hit the caller may not see. TotalExact
+	// matches the request examined the caller may see: all that filling the
+	// page took, and at least the best CountFloor matches (all of them when
+	// fewer) when a floor applies. It never counts a hit the caller may not see. TotalExact
 	// says every match was examined, so Total is the whole count; when
 	// false, Total is a lower bound. Later pages have no total (null).
 	Total      *int `json:"total"`
@@ -166,17 +171,17 @@ func (s *Searcher) Search(ctx context.Context, subject string, orgs []string, re
 		}
 		after = p
 	}
-	first := after == nil
-	floor := 0
-	if first {
-		floor = s.countFloor()
-	}
-	deadline := time.Now().Add(s.timeBudget())
-	budget := s.checkBudget()
 	filter, err := s.filter(ctx, subject, orgs)
 	if err != nil {
 		return Page{}, err
 	}
+	first := after == nil
+	floor := 0
+	if first {
+		floor = s.countFloor(filter != nil)
+	}
+	deadline := time.Now().Add(s.timeBudget())
+	budget := s.checkBudget()
 
 	visible := map[string]bool{} // archive id → may view, for this request
 	var chosen []Position
@@ -460,8 +465,8 @@ func CheckCursor(token string) error {
 	return nil
 }
 
-func (s *Searcher) countFloor() int {
-	if s.CountFloor < 0 {
+func (s *Searcher) countFloor(narrowed bool) int {
+	if s.CountFloor < 0 || (s.CountFloor == 0 && narrowed) {
 		return 0
 	}
 	if s.CountFloor == 0 {
