@@ -64,9 +64,9 @@ type Searcher struct {
 	// search always examines to count Total, even when the page fills
 	// sooner (negative: none). Unset, it is DefaultCountFloor when the
 	// index does not narrow the query to the caller's recorded archives,
-	// and none when it does: then nearly every match examined is visible
-	// and costs a check, so counting 100 would cost five times the page's
-	// own BatchCheck.
+	// and NarrowedCountFloor when it does: then nearly every match examined
+	// is visible and costs a check, so counting 100 would cost five times
+	// a page's own BatchCheck.
 	CountFloor int
 	// Recorded, when set, keeps OpenFGA from being asked about archives
 	// the ledger recorded no grantee of for the caller: they are not
@@ -91,8 +91,12 @@ const (
 )
 
 // DefaultCountFloor is Searcher.CountFloor when unset and the index does
-// not narrow the query.
-const DefaultCountFloor = 100
+// not narrow the query; NarrowedCountFloor (two default pages) when it
+// does.
+const (
+	DefaultCountFloor  = 100
+	NarrowedCountFloor = 2 * DefaultLimit
+)
 
 // checkChunk is how many candidates one BatchCheck covers at most.
 const checkChunk = 100
@@ -466,10 +470,12 @@ func CheckCursor(token string) error {
 }
 
 func (s *Searcher) countFloor(narrowed bool) int {
-	if s.CountFloor < 0 || (s.CountFloor == 0 && narrowed) {
+	switch {
+	case s.CountFloor < 0:
 		return 0
-	}
-	if s.CountFloor == 0 {
+	case s.CountFloor == 0 && narrowed:
+		return NarrowedCountFloor
+	case s.CountFloor == 0:
 		return DefaultCountFloor
 	}
 	return s.CountFloor
