@@ -224,7 +224,7 @@ func (p *benchPerms) CanViewMany(ctx context.Context, subject string, orgs []str
 // and 39% of them. For a member of each of the first three, the first page
 // of 20 hits as serve searches (Searcher.Search with Scope: the index query
 // narrowed to the caller's grantee keys, BatchCheck, the total over at
-// least the best 40 matches, documents and snippets), the same counting the
+// least the best 20 matches, documents and snippets), the same counting the
 // total over at least the best 100 matches, the search as it was before
 // (Recorded alone: hits of archives not recorded for the caller dropped
 // after the index, total over at least the best 100), and the limit: the same query without the

@@ -66,7 +66,7 @@ type Searcher struct {
 	// index does not narrow the query to the caller's recorded archives,
 	// and NarrowedCountFloor when it does: then nearly every match examined
 	// is visible and costs a check, so counting 100 would cost five times
-	// a page's own BatchCheck.
+	// a default page's own BatchCheck.
 	CountFloor int
 	// Recorded, when set, keeps OpenFGA from being asked about archives
 	// the ledger recorded no grantee of for the caller: they are not
@@ -91,11 +91,11 @@ const (
 )
 
 // DefaultCountFloor is Searcher.CountFloor when unset and the index does
-// not narrow the query; NarrowedCountFloor (two default pages) when it
+// not narrow the query; NarrowedCountFloor (one default page) when it
 // does.
 const (
 	DefaultCountFloor  = 100
-	NarrowedCountFloor = 2 * DefaultLimit
+	NarrowedCountFloor = DefaultLimit
 )
 
 // checkChunk is how many candidates one BatchCheck covers at most.
