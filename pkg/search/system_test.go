@@ -584,8 +584,61 @@ func runScopeChanges(t *testing.T, sys *system, corpus []corpusArchive) {
 	if got := search1(mallory); !reflect.DeepEqual(got, want) {
 		t.Fatalf("mallory after re-indexing: %v, want %v", got, want)
 	}
+	// An admission that commits while the archive is being indexed (after
+	// its grantees were read for the pages, before it is marked indexed):
+	// the indexer reads them again after marking it, finds one more, and
+	// leaves it to be indexed again rather than indexed with a grantee its
+	// pages lack.
+	racing := corpus[6]
+	if err := sys.store.MarkUnindexed(ctx, []string{racing.id}); err != nil {
+		t.Fatal(err)
+	}
+	hooli := "submitter-hooli"
+	ix := *sys.indexer
+	ix.Ledger = &admitWhileIndexing{Ledger: sys.store, admit: func() {
+		if _, ok, err := sys.store.InsertArchive(ctx, ledger.NewArchive{TaskID: racing.task, Bucket: sys.env.Bucket, ObjectKey: "org/hooli/" + racing.task + ".wacz",
+			SourceURL: "https://hooli.example/", CapturedAt: time.Now()},
+			func(id string) ledger.OutboxPayload { return ledger.AdmissionTuples(id, racing.task, "hooli", &hooli) }); err != nil || !ok {
+			t.Error(ok, err)
+		}
+	}}
+	if res, err := ix.IndexArchives(ctx, []string{racing.id}); err != nil || res.Indexed != 1 {
+		t.Fatalf("index while an admission commits: %+v %v", res, err)
+	}
+	if err := sys.store.Pool.QueryRow(ctx, `SELECT indexed_at FROM archives WHERE id = $1`, racing.id).Scan(&indexed); err != nil || indexed != nil {
+		t.Fatalf("an archive whose grantees changed while it was indexed is marked indexed at %v (%v)", indexed, err)
+	}
+	drain()
+	hooliCaller := caller{"someone", []string{"hooli"}}
+	if got, want := search1(hooliCaller), pageURLs(racing); !reflect.DeepEqual(got, want) {
+		t.Fatalf("hooli, gained while indexing, before indexing again: %v, want %v", got, want)
+	}
+	if _, err := sys.indexer.IndexArchives(ctx, []string{racing.id}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := search1(hooliCaller), pageURLs(racing); !reflect.DeepEqual(got, want) {
+		t.Fatalf("hooli after indexing again: %v, want %v", got, want)
+	}
+
 	// Everyone else's answers are unchanged by all this.
 	if got, want := search1(caller{"alice", []string{"acme"}}), expected(corpus, caller{"alice", []string{"acme"}}, func(p corpusPage) bool { return p.withheld == "" }); !reflect.DeepEqual(got, want) {
 		t.Fatalf("alice: %d hits, want %d", len(got), len(want))
 	}
+}
+
+// admitWhileIndexing runs admit right after the indexer first reads the
+// grantees of the archives it indexes, and hands back what it read before.
+type admitWhileIndexing struct {
+	search.Ledger
+	admit func()
+	done  bool
+}
+
+func (a *admitWhileIndexing) ArchiveGrantees(ctx context.Context, ids []string) (map[string][]string, error) {
+	g, err := a.Ledger.ArchiveGrantees(ctx, ids)
+	if !a.done {
+		a.done = true
+		a.admit()
+	}
+	return g, err
 }
