@@ -116,7 +116,9 @@ func (a *App) Searcher(ctx context.Context) (*search.Searcher, error) {
 		CheckBudget: a.Settings.ListCheckBudget, TimeBudget: a.Settings.ListTimeBudget,
 	}
 	if source == archive.SourceCandidates {
-		s.Recorded = st
+		// The ledger's record of grantees narrows the search: inside the
+		// index (Scope), and after it when the index cannot (Recorded).
+		s.Recorded, s.Scope = st, st
 	}
 	return s, nil
 }
@@ -180,6 +182,9 @@ func (a *App) serveSearch(ctx context.Context, srv *Server, apiSrv *api.Server) 
 	}
 	apiSrv.Search, apiSrv.CrawlIndex = searcher, crawls
 	a.Log.Info("full-text search: " + searcher.Backend.Name())
+	if !searcher.Backend.Filters() {
+		a.Log.Warn("the search index was built before pages carried their grantees: searches narrow after the index (slower, and their time depends on what others' archives contain) until it is rebuilt: stop serve, remove the index directory, run `ledgerctl search reindex`", "index", searcher.Backend.Name())
+	}
 	srv.work(func(ctx context.Context) { _ = crawls.Indexer.Run(ctx) })
 	return nil
 }

@@ -220,7 +220,8 @@ func TestMigrateDownAsksOnATerminal(t *testing.T) {
 		t.Fatalf("declined: exit %d, asked %q: %s", code, q, errs)
 	}
 	out, _, _ := run(t, dir, env, "migrate", "status", "--json")
-	if !strings.Contains(out, fmt.Sprintf(`"current":%d`, len(postgres.Available()))) {
+	avail := postgres.Available()
+	if !strings.Contains(out, fmt.Sprintf(`"current":%d`, avail[len(avail)-1])) {
 		t.Fatalf("a declined down changed the schema: %s", out)
 	}
 	q = ""

@@ -29,13 +29,23 @@ import (
 type Bleve struct {
 	idx bleve.Index
 	dir string
+	// legacy is an index of bleveMappingV1: no grantees field.
+	legacy bool
 }
 
 var _ Backend = (*Bleve)(nil)
 
-// bleveMappingVersion names the mapping below. An index built with another
-// one is refused (delete the directory and run `ledgerctl search reindex`).
-const bleveMappingVersion = "capture-ledger pages v1"
+// bleveMappingVersion names the mapping below. An index built with
+// bleveMappingV1 (before pages carried grantees) still opens, as a legacy
+// index: Bleve cannot add a field to an existing index's mapping, so its
+// pages cannot be filtered by grantee, and searches over it narrow after the
+// index as before (Filters reports it; serve logs how to rebuild it:
+// remove the directory and run `ledgerctl search reindex`). An index built
+// with any other mapping is refused with the same fix.
+const (
+	bleveMappingVersion = "capture-ledger pages v2"
+	bleveMappingV1      = "capture-ledger pages v1"
+)
 
 var bleveVersionKey = []byte("mapping-version")
 
@@ -64,11 +74,11 @@ func OpenBleve(dir string) (*Bleve, error) {
 		return nil, fmt.Errorf("open the search index %s: %w", dir, err)
 	}
 	v, err := idx.GetInternal(bleveVersionKey)
-	if err != nil || string(v) != bleveMappingVersion {
+	if err != nil || (string(v) != bleveMappingVersion && string(v) != bleveMappingV1) {
 		_ = idx.Close()
 		return nil, fmt.Errorf("the search index %s was built with another mapping (%q, want %q): remove the directory and run `ledgerctl search reindex`", dir, v, bleveMappingVersion)
 	}
-	return &Bleve{idx: idx, dir: dir}, nil
+	return &Bleve{idx: idx, dir: dir, legacy: string(v) == bleveMappingV1}, nil
 }
 
 // bleveMapping indexes only the fields named here; "source" is stored, not
@@ -90,7 +100,7 @@ func bleveMapping() mapping.IndexMapping {
 	doc := bleve.NewDocumentStaticMapping()
 	doc.AddFieldMappingsAt("title", text("title", cjk.AnalyzerName), text("title_en", en.AnalyzerName))
 	doc.AddFieldMappingsAt("text", text("text", cjk.AnalyzerName), text("text_en", en.AnalyzerName))
-	for _, name := range []string{"archiveId", "url", "textWithheld", "objectKey", "sourceUrl", "labels"} {
+	for _, name := range []string{"archiveId", "url", "textWithheld", "objectKey", "sourceUrl", "labels", "grantees"} {
 		doc.AddFieldMappingsAt(name, kw())
 	}
 	src := bleve.NewTextFieldMapping()
@@ -103,6 +113,10 @@ func bleveMapping() mapping.IndexMapping {
 	m.StoreDynamic, m.IndexDynamic, m.DocValuesDynamic = false, false, false
 	return m
 }
+
+// Filters says whether Candidates applies a Filter: false for an index
+// built before pages carried grantees, which must be rebuilt for it.
+func (b *Bleve) Filters() bool { return !b.legacy }
 
 // Name says where the index is.
 func (b *Bleve) Name() string { return "the Bleve index at " + b.dir }
@@ -176,6 +190,7 @@ func bleveFields(d Document) (map[string]interface{}, error) {
 	fields := map[string]interface{}{
 		"archiveId": d.ArchiveID, "url": d.URL, "title": d.Title, "text": d.Text,
 		"objectKey": d.ObjectKey, "sourceUrl": d.SourceURL, "labels": d.Labels, "source": string(src),
+		"grantees": d.Grantees,
 	}
 	if d.TextWithheld != nil {
 		fields["textWithheld"] = *d.TextWithheld
@@ -207,9 +222,17 @@ func (b *Bleve) archiveDocIDs(ctx context.Context, archiveID string) ([]string, 
 	}
 }
 
-// Candidates runs q sorted by score, then id, after `after`.
-func (b *Bleve) Candidates(ctx context.Context, q Query, after *Position, size int) ([]Position, int, error) {
-	req := bleve.NewSearchRequestOptions(bleveQuery(q), max(size, 1), 0, false)
+// Candidates runs q, narrowed by f, sorted by score, then id, after
+// `after`.
+func (b *Bleve) Candidates(ctx context.Context, q Query, f *Filter, after *Position, size int) ([]Position, int, error) {
+	bq := bleveQuery(q)
+	if f != nil && !b.legacy {
+		if len(f.Grantees)+len(f.Archives) == 0 {
+			return []Position{}, 0, nil
+		}
+		bq.AddQuery(bleveFilter(f))
+	}
+	req := bleve.NewSearchRequestOptions(bq, max(size, 1), 0, false)
 	req.SortBy([]string{"-_score", "_id"})
 	if after != nil {
 		req.SearchAfter = []string{strconv.FormatFloat(after.Score, 'g', -1, 64), after.DocID()}
@@ -230,11 +253,34 @@ func (b *Bleve) Candidates(ctx context.Context, q Query, after *Position, size i
 	return out, int(res.Total), nil
 }
 
+// bleveFilter is f as one more conjunct: any of the grantee keys or
+// archive ids, each a term query of boost 0, so a page's score is the same
+// with the filter as without. A conjunction advances its parts together:
+// pages the filter leaves out are skipped over in the postings (an
+// outsider's filter holds no posting, and the search ends at once), where a
+// boolean query's filter clause would score every text match first.
+func bleveFilter(f *Filter) query.Query {
+	var parts []query.Query
+	add := func(field string, vals []string) {
+		for _, v := range vals {
+			tq := bleve.NewTermQuery(v)
+			tq.SetField(field)
+			tq.SetBoost(0)
+			parts = append(parts, tq)
+		}
+	}
+	add("grantees", f.Grantees)
+	add("archiveId", f.Archives)
+	dq := bleve.NewDisjunctionQuery(parts...)
+	dq.SetBoost(0)
+	return dq
+}
+
 // bleveQuery: every term, in title (boosted) or text, through either
 // analyzer; see Term. A term that analyses to one token is a term query
 // (a phrase query of one token costs about twenty times as much in Bleve:
 // it reads every hit's positions); longer ones are phrase queries.
-func bleveQuery(q Query) query.Query {
+func bleveQuery(q Query) *query.ConjunctionQuery {
 	var must []query.Query
 	for _, t := range q.Terms {
 		var either []query.Query

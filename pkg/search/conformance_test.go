@@ -50,6 +50,10 @@ func TestBackendConformance(t *testing.T) {
 			t.Parallel()
 			runBackendConformance(t, open)
 		})
+		t.Run(name+"/filter", func(t *testing.T) {
+			t.Parallel()
+			runFilterConformance(t, open)
+		})
 	}
 }
 
@@ -73,7 +77,7 @@ func find(t *testing.T, b search.Backend, q string, size int) ([]string, int) {
 	var after *search.Position
 	total := -1
 	for range 1000 {
-		got, n, err := b.Candidates(context.Background(), pq, after, size)
+		got, n, err := b.Candidates(context.Background(), pq, nil, after, size)
 		if err != nil {
 			t.Fatalf("candidates %q: %v", q, err)
 		}
@@ -231,5 +235,145 @@ func runBackendConformance(t *testing.T, open backendFactory) {
 	}
 	if len(slices.Compact(sortedCopy(paged))) != 57 {
 		t.Fatal("paging returned a document twice")
+	}
+}
+
+// filtered runs q narrowed by f and returns every match's position, in
+// result order, paging size at a time, and the first call's total.
+func filtered(t *testing.T, b search.Backend, q string, f *search.Filter, size int) ([]search.Position, int) {
+	t.Helper()
+	pq, err := search.ParseQuery(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []search.Position
+	var after *search.Position
+	total := -1
+	for range 1000 {
+		got, n, err := b.Candidates(context.Background(), pq, f, after, size)
+		if err != nil {
+			t.Fatalf("candidates %q %+v: %v", q, f, err)
+		}
+		if total < 0 {
+			total = n
+		}
+		out = append(out, got...)
+		if len(got) < size {
+			return out, total
+		}
+		after = &got[len(got)-1]
+	}
+	t.Fatalf("%q: paging does not end", q)
+	return nil, 0
+}
+
+// runFilterConformance: a filter keeps the pages holding one of its
+// grantee keys or of one of its archives and nothing else, in the order
+// and with the scores of the unfiltered query; an empty filter keeps
+// nothing; grantees survive a round trip.
+func runFilterConformance(t *testing.T, open backendFactory) {
+	ctx := context.Background()
+	b := open(t)
+	type arch struct {
+		id       string
+		grantees []string
+		pages    int
+	}
+	archives := []arch{
+		{uuid.NewString(), []string{"org:acme", "user:alice"}, 3},
+		{uuid.NewString(), []string{"org:acme"}, 1},
+		{uuid.NewString(), []string{"org:bobco", "user:bob"}, 5},
+		{uuid.NewString(), []string{"org:bobco"}, 2},
+		{uuid.NewString(), nil, 2},                                     // indexed before grantees existed, or none recorded
+		{uuid.NewString(), []string{"org:acme:x", "user:org:acme"}, 1}, // keys that only look alike
+	}
+	put := map[string][]search.Document{}
+	for i, a := range archives {
+		for p := range a.pages {
+			text := "harbour lighthouse"
+			for range (i + p) % 3 {
+				text += " lighthouse"
+			}
+			d := doc(a.id, p, "notes", text)
+			d.Grantees = a.grantees
+			put[a.id] = append(put[a.id], d)
+		}
+	}
+	if err := b.Put(ctx, put); err != nil {
+		t.Fatal(err)
+	}
+	got, err := b.Documents(ctx, []string{search.DocID(archives[0].id, 0), search.DocID(archives[4].id, 0)})
+	if err != nil || !reflect.DeepEqual(got[search.DocID(archives[0].id, 0)].Grantees, archives[0].grantees) || len(got[search.DocID(archives[4].id, 0)].Grantees) != 0 {
+		t.Fatalf("grantees after a round trip: %+v %v", got, err)
+	}
+	all, total := filtered(t, b, "lighthouse", nil, 100)
+	if total != 14 || len(all) != 14 {
+		t.Fatalf("unfiltered: %d (total %d), want 14", len(all), total)
+	}
+	for _, tc := range []struct {
+		name string
+		f    search.Filter
+		want []int // archives
+	}{
+		{"an organization", search.Filter{Grantees: []string{"org:acme"}}, []int{0, 1}},
+		{"a user", search.Filter{Grantees: []string{"user:bob"}}, []int{2}},
+		{"organizations and user", search.CallerKeysFilter("alice", []string{"acme", "bobco"}), []int{0, 1, 2, 3}},
+		{"an outsider", search.CallerKeysFilter("mallory", []string{"umbrella"}), nil},
+		{"archive ids", search.Filter{Archives: []string{archives[4].id, archives[3].id}}, []int{3, 4}},
+		{"keys and ids", search.Filter{Grantees: []string{"user:alice"}, Archives: []string{archives[4].id}}, []int{0, 4}},
+		{"empty", search.Filter{}, nil},
+	} {
+		for _, size := range []int{100, 2} {
+			got, total := filtered(t, b, "lighthouse", &tc.f, size)
+			// The same positions, in the same order, as the unfiltered
+			// query's that belong to the wanted archives.
+			var want []search.Position
+			for _, p := range all {
+				for _, i := range tc.want {
+					if p.ArchiveID == archives[i].id {
+						want = append(want, p)
+					}
+				}
+			}
+			if !reflect.DeepEqual(got, want) || total != len(want) {
+				t.Errorf("%s (pages of %d): %d positions (total %d), want %d; equal order and scores: %v", tc.name, size, len(got), total, len(want), reflect.DeepEqual(got, want))
+			}
+		}
+	}
+}
+
+// TestOpenSearchOldIndex: an index an earlier version created (mapping
+// without grantees, pages without them) gains the field before the first
+// write; its old pages are found by archive id and not by grantee key, new
+// pages by their keys.
+func TestOpenSearchOldIndex(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f, srv := newFakeOpenSearch(t, "old-index")
+	old := doc(uuid.NewString(), 0, "old", "lighthouse keeper")
+	src := map[string]any{"archiveId": old.ArchiveID, "page": 0.0, "docId": old.ID(), "url": old.URL, "title": old.Title, "text": old.Text,
+		"textTruncated": false, "textWithheld": nil, "objectKey": old.ObjectKey, "sourceUrl": old.SourceURL, "labels": []any{"daily"}, "capturedAt": old.CapturedAt}
+	f.createOld(map[string]map[string]any{old.ID(): src})
+	b, err := search.NewOpenSearch(srv.URL, "old-index", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if ids, _ := filtered(t, b, "lighthouse", &search.Filter{Archives: []string{old.ArchiveID}}, 10); len(ids) != 1 || ids[0].DocID() != old.ID() {
+		t.Fatalf("an old page by its archive id: %v", ids)
+	}
+	if ids, _ := filtered(t, b, "lighthouse", &search.Filter{Grantees: []string{"org:acme"}}, 10); len(ids) != 0 {
+		t.Fatalf("an old page by a grantee key: %v", ids)
+	}
+	fresh := doc(uuid.NewString(), 0, "new", "lighthouse")
+	fresh.Grantees = []string{"org:acme"}
+	if err := b.Put(ctx, map[string][]search.Document{fresh.ArchiveID: {fresh}}); err != nil {
+		t.Fatalf("a write to an old index: %v", err)
+	}
+	if ids, _ := filtered(t, b, "lighthouse", &search.Filter{Grantees: []string{"org:acme"}}, 10); len(ids) != 1 || ids[0].DocID() != fresh.ID() {
+		t.Fatalf("a new page by its grantee key: %v", ids)
+	}
+	if f.count("PUT _mapping") != 1 {
+		t.Fatalf("PUT _mapping sent %d times, want once", f.count("PUT _mapping"))
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -41,6 +42,7 @@ type fakeOpenSearch struct {
 
 	mu       sync.Mutex
 	created  bool
+	mapped   map[string]bool           // the index's fields (dynamic: strict)
 	docs     map[string]map[string]any // _id → _source
 	requests map[string]int            // "POST _search" → count
 	bodies   []map[string]any          // the _search bodies received, in order
@@ -119,6 +121,8 @@ func (f *fakeOpenSearch) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	case op == "" && r.Method == http.MethodPut:
 		f.create(w, body)
+	case op == "_mapping" && r.Method == http.MethodPut:
+		f.putMapping(w, body)
 	case op == "_bulk" && r.Method == http.MethodPost:
 		if q.Get("refresh") != "true" || r.Header.Get("Content-Type") != "application/x-ndjson" {
 			f.fail(w, 400, "illegal_argument_exception", "bulk without refresh=true or ndjson: %v %q", q, r.Header.Get("Content-Type"))
@@ -161,7 +165,38 @@ func (f *fakeOpenSearch) create(w http.ResponseWriter, body []byte) {
 		}
 	}
 	f.created = true
+	f.mapped = mappedFields()
 	writeFake(w, 200, map[string]any{"acknowledged": true, "index": f.index})
+}
+
+// createOld stands for an index an earlier version created: the mapping
+// without grantees, and documents without them.
+func (f *fakeOpenSearch) createOld(docs map[string]map[string]any) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.created = true
+	f.mapped = mappedFields()
+	delete(f.mapped, "grantees")
+	for id, src := range docs {
+		f.docs[id] = src
+	}
+}
+
+// putMapping adds fields to the mapping, as OpenSearch's PUT _mapping does
+// (a field already there must keep its type; only grantees is expected).
+func (f *fakeOpenSearch) putMapping(w http.ResponseWriter, body []byte) {
+	if !f.created {
+		writeFake(w, 404, map[string]any{"error": map[string]any{"type": "index_not_found_exception"}, "status": 404})
+		return
+	}
+	var got map[string]any
+	want := map[string]any{"properties": map[string]any{"grantees": map[string]any{"type": "keyword"}}}
+	if err := json.Unmarshal(body, &got); err != nil || !reflect.DeepEqual(got, want) {
+		f.fail(w, 400, "mapper_parsing_exception", "put mapping %s", body)
+		return
+	}
+	f.mapped["grantees"] = true
+	writeFake(w, 200, map[string]any{"acknowledged": true})
 }
 
 // mappedFields are the properties of OpenSearchMapping; the index is
@@ -180,7 +215,7 @@ func (f *fakeOpenSearch) bulk(w http.ResponseWriter, body []byte) {
 		f.fail(w, 404, "index_not_found_exception", "bulk before the index was created")
 		return
 	}
-	mapped := mappedFields()
+	mapped := f.mapped
 	sc := bufio.NewScanner(bytes.NewReader(body))
 	sc.Buffer(nil, 64<<20)
 	var items []any
@@ -276,6 +311,16 @@ type fakeSearch struct {
 
 type fakeQ struct {
 	Bool struct {
+		// Filter is the caller's narrowing, in filter context (no score):
+		// a bool of terms queries, one of which must match.
+		Filter []struct {
+			Bool struct {
+				Should []struct {
+					Terms map[string][]string `json:"terms"`
+				} `json:"should"`
+				MinimumShouldMatch int `json:"minimum_should_match"`
+			} `json:"bool"`
+		} `json:"filter"`
 		Must []struct {
 			Bool struct {
 				Should []struct {
@@ -310,10 +355,34 @@ func (f *fakeOpenSearch) search(w http.ResponseWriter, body []byte) {
 		id    string
 		score float32
 	}
+	if len(req.Query.Bool.Filter) > 1 {
+		f.fail(w, 400, "parsing_exception", "more than one filter %s", body)
+		return
+	}
+	for _, fl := range req.Query.Bool.Filter {
+		if fl.Bool.MinimumShouldMatch != 1 || len(fl.Bool.Should) == 0 {
+			f.fail(w, 400, "parsing_exception", "filter %s", body)
+			return
+		}
+		for _, sh := range fl.Bool.Should {
+			if len(sh.Terms) != 1 {
+				f.fail(w, 400, "parsing_exception", "terms clause %s", body)
+				return
+			}
+			for field, vals := range sh.Terms {
+				// terms on keyword fields only; OpenSearch's default
+				// index.max_terms_count is 65,536.
+				if (field != "grantees" && field != "archiveId") || len(vals) == 0 || len(vals) > 65536 {
+					f.fail(w, 400, "parsing_exception", "terms on %q (%d values)", field, len(vals))
+					return
+				}
+			}
+		}
+	}
 	var hits []scored
 	for id, src := range f.docs {
 		total := 0.0
-		ok := true
+		ok := fakeFiltered(src, req.Query)
 		for _, m := range req.Query.Bool.Must {
 			if m.Bool.MinimumShouldMatch != 1 || len(m.Bool.Should) == 0 {
 				f.fail(w, 400, "parsing_exception", "must clause %s", body)
@@ -377,6 +446,38 @@ func (f *fakeOpenSearch) search(w http.ResponseWriter, body []byte) {
 		out = append(out, map[string]any{"_index": f.index, "_id": h.id, "_score": nil, "sort": []any{h.score, h.id}})
 	}
 	writeFake(w, 200, map[string]any{"took": 1, "hits": map[string]any{"total": map[string]any{"value": matched, "relation": "eq"}, "hits": out}})
+}
+
+// fakeFiltered says whether a document passes the query's filter: one of
+// the terms clauses holds one of the document's values of its field.
+func fakeFiltered(src map[string]any, q fakeQ) bool {
+	for _, fl := range q.Bool.Filter {
+		pass := false
+		for _, sh := range fl.Bool.Should {
+			for field, vals := range sh.Terms {
+				var have []string
+				switch v := src[field].(type) {
+				case string:
+					have = []string{v}
+				case []any:
+					for _, x := range v {
+						if s, ok := x.(string); ok {
+							have = append(have, s)
+						}
+					}
+				}
+				for _, h := range have {
+					if slices.Contains(vals, h) {
+						pass = true
+					}
+				}
+			}
+		}
+		if !pass {
+			return false
+		}
+	}
+	return true
 }
 
 // phraseCount counts where the analysed phrase occurs in the analysed

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -30,6 +31,12 @@ type Ledger interface {
 	// when to try again: retryBase after the first failure, doubling with
 	// each further one up to retryMax. indexed_at stays NULL.
 	RecordIndexFailure(ctx context.Context, id, reason string, retryBase, retryMax time.Duration) error
+	// ArchiveGrantees returns the grantee keys (GranteeKey's form, sorted)
+	// the ledger recorded for each of ids: its organizations and owner.
+	ArchiveGrantees(ctx context.Context, ids []string) (map[string][]string, error)
+	// MarkUnindexed sets the archives' indexed_at back to NULL (their
+	// grantees changed while they were being indexed).
+	MarkUnindexed(ctx context.Context, ids []string) error
 }
 
 // Object is an open object of the bucket, read at offsets.
@@ -249,9 +256,26 @@ type archiveRead struct {
 // marks them indexed, and records the failures.
 func (ix *Indexer) write(ctx context.Context, reads []archiveRead, res *Result, progress func()) error {
 	batch := map[string][]Document{}
+	var readIDs []string
 	for _, r := range reads {
 		if r.err == nil {
-			batch[r.a.ID] = r.docs
+			readIDs = append(readIDs, r.a.ID)
+		}
+	}
+	written := map[string][]string{} // archive id → the grantee keys written
+	if len(readIDs) > 0 {
+		g, err := ix.Ledger.ArchiveGrantees(ctx, readIDs)
+		if err != nil {
+			return fmt.Errorf("read the archives' recorded grantees: %w", err)
+		}
+		written = g
+	}
+	for i, r := range reads {
+		if r.err == nil {
+			for j := range r.docs {
+				reads[i].docs[j].Grantees = written[r.a.ID]
+			}
+			batch[r.a.ID] = reads[i].docs
 		}
 	}
 	if len(batch) > 0 {
@@ -280,6 +304,9 @@ func (ix *Indexer) write(ctx context.Context, reads []archiveRead, res *Result, 
 		if err := ix.Ledger.MarkIndexed(ctx, ok); err != nil {
 			return fmt.Errorf("mark archives indexed: %w", err)
 		}
+		if err := ix.recheckGrantees(ctx, ok, written); err != nil {
+			return err
+		}
 	}
 	for _, r := range reads {
 		o := outcome{id: r.a.ID, pages: len(r.docs), skipped: r.skipped}
@@ -296,6 +323,34 @@ func (ix *Indexer) write(ctx context.Context, reads []archiveRead, res *Result, 
 		if progress != nil {
 			progress()
 		}
+	}
+	return nil
+}
+
+// recheckGrantees reads the archives' recorded grantees again, after they
+// were marked indexed, and marks those whose grantees changed since they
+// were read for indexing again. An admission that gives an indexed archive
+// a grantee clears its indexed_at itself; one that commits while the
+// archive is being indexed either commits before this read (seen here) or
+// clears indexed_at after MarkIndexed (it waits for MarkIndexed's row
+// lock), so no archive stays marked indexed with grantees its pages lack.
+func (ix *Indexer) recheckGrantees(ctx context.Context, ids []string, written map[string][]string) error {
+	now, err := ix.Ledger.ArchiveGrantees(ctx, ids)
+	if err != nil {
+		return fmt.Errorf("read the archives' recorded grantees: %w", err)
+	}
+	var changed []string
+	for _, id := range ids {
+		if !slices.Equal(now[id], written[id]) {
+			changed = append(changed, id)
+		}
+	}
+	if len(changed) == 0 {
+		return nil
+	}
+	ix.logger().Info("grantees changed while indexing; indexing again", "archives", len(changed))
+	if err := ix.Ledger.MarkUnindexed(ctx, changed); err != nil {
+		return fmt.Errorf("mark archives for indexing again: %w", err)
 	}
 	return nil
 }

@@ -65,6 +65,11 @@ func redact(raw string) string {
 	return u.String()
 }
 
+// Filters is true: an index created before pages carried grantees gains
+// the field before the first write (its older pages are found by archive
+// id until they are indexed again).
+func (o *OpenSearch) Filters() bool { return true }
+
 // Name says which cluster and index.
 func (o *OpenSearch) Name() string { return fmt.Sprintf("OpenSearch index %s at %s", o.index, o.where) }
 
@@ -88,8 +93,16 @@ func OpenSearchMapping() map[string]any {
 			"textTruncated": map[string]any{"type": "boolean"}, "textWithheld": kw,
 			"objectKey": longKW, "sourceUrl": longKW, "labels": kw,
 			"capturedAt": map[string]any{"type": "date"},
+			"grantees":   kw,
 		},
 	}}
+}
+
+// openSearchGranteesMapping adds the grantees field to an index created
+// before it existed (adding a field to a mapping is allowed; the request
+// is a no-op when the field is there with the same type).
+func openSearchGranteesMapping() map[string]any {
+	return map[string]any{"properties": map[string]any{"grantees": map[string]any{"type": "keyword"}}}
 }
 
 // ensureIndex creates the index with its mapping unless it exists; the
@@ -114,6 +127,15 @@ func (o *OpenSearch) ensureIndex(ctx context.Context) error {
 		}
 	} else if status >= 300 {
 		return o.answerError("look for the index", status, nil)
+	} else {
+		// An index of an earlier version: give it the grantees field.
+		status, body, err := o.do(ctx, http.MethodPut, "/"+url.PathEscape(o.index)+"/_mapping", nil, openSearchGranteesMapping())
+		if err != nil {
+			return err
+		}
+		if status >= 300 {
+			return o.answerError("add the grantees field to the mapping", status, body)
+		}
 	}
 	o.ensured = true
 	return nil
@@ -205,7 +227,7 @@ func openSearchSource(d Document) map[string]any {
 	src := map[string]any{
 		"archiveId": d.ArchiveID, "page": d.Page, "docId": d.ID(), "url": d.URL, "title": d.Title, "text": d.Text,
 		"textTruncated": d.TextTruncated, "textWithheld": d.TextWithheld, "objectKey": d.ObjectKey,
-		"sourceUrl": d.SourceURL, "labels": d.Labels, "capturedAt": d.CapturedAt,
+		"sourceUrl": d.SourceURL, "labels": d.Labels, "capturedAt": d.CapturedAt, "grantees": d.Grantees,
 	}
 	if d.Labels == nil {
 		src["labels"] = []string{}
@@ -230,12 +252,33 @@ func OpenSearchQuery(q Query) map[string]any {
 	return map[string]any{"bool": map[string]any{"must": must}}
 }
 
-// Candidates runs q without _source, sorted by score then docId, from
-// search_after. A missing index has no matches.
-func (o *OpenSearch) Candidates(ctx context.Context, q Query, after *Position, size int) ([]Position, int, error) {
+// OpenSearchFilter is f as a filter clause (no effect on scores): a
+// terms query on grantees or one on archiveId.
+func OpenSearchFilter(f *Filter) map[string]any {
+	var should []any
+	if len(f.Grantees) > 0 {
+		should = append(should, map[string]any{"terms": map[string]any{"grantees": f.Grantees}})
+	}
+	if len(f.Archives) > 0 {
+		should = append(should, map[string]any{"terms": map[string]any{"archiveId": f.Archives}})
+	}
+	return map[string]any{"bool": map[string]any{"should": should, "minimum_should_match": 1}}
+}
+
+// Candidates runs q, narrowed by f in the query's filter context, without
+// _source, sorted by score then docId, from search_after. A missing index
+// has no matches.
+func (o *OpenSearch) Candidates(ctx context.Context, q Query, f *Filter, after *Position, size int) ([]Position, int, error) {
+	query := OpenSearchQuery(q)
+	if f != nil {
+		if len(f.Grantees)+len(f.Archives) == 0 {
+			return []Position{}, 0, nil
+		}
+		query["bool"].(map[string]any)["filter"] = []any{OpenSearchFilter(f)}
+	}
 	body := map[string]any{
 		"size": max(size, 1), "_source": false, "track_total_hits": true,
-		"query": OpenSearchQuery(q),
+		"query": query,
 		"sort":  []any{map[string]any{"_score": "desc"}, map[string]any{"docId": "asc"}},
 	}
 	if after != nil {

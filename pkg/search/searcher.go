@@ -31,10 +31,23 @@ type Recorded interface {
 	RecordedFor(ctx context.Context, v ledger.Viewer, ids []string, now time.Time) (map[string]bool, error)
 }
 
+// Scope gives what narrows a caller's search inside the index besides its
+// grantee keys: the archives shared with the caller (active shares, as
+// RecordedFor counts them) and the archives recorded for the caller that
+// wait to be indexed (again), whose pages may lack the caller's grantee
+// key. ok is false when those are more than max, or when more than max
+// archives wait to be indexed at all (a rebuild in progress): the search
+// then narrows after the index, as with Recorded alone.
+type Scope interface {
+	SearchScope(ctx context.Context, v ledger.Viewer, now time.Time, max int) (ids []string, ok bool, err error)
+}
+
+// MaxScopeArchives is the most archive ids a search's filter carries.
+const MaxScopeArchives = 1000
+
 // Searcher runs a search for one caller: it asks the index for candidates
 // and keeps only those of archives OpenFGA says the caller may view, the
-// way the archive list does (DESIGN.md §3.5, §3.6, §3.12). The API and
-// `ledgerctl search` call Search.
+// way the archive list does. The API and `ledgerctl search` call Search.
 type Searcher struct {
 	Backend Backend
 	Perms   Permissions
@@ -48,14 +61,25 @@ type Searcher struct {
 	// request always checks at least one chunk, so resuming moves forward.
 	TimeBudget time.Duration
 	// CountFloor is how many matches, best first, the first page of a
-	// search always examines to count Total (default 100), even when the
-	// page fills sooner.
+	// search always examines to count Total, even when the page fills
+	// sooner (negative: none). Unset, it is DefaultCountFloor when the
+	// index does not narrow the query to the caller's recorded archives,
+	// and NarrowedCountFloor when it does: then nearly every match examined
+	// is visible and costs a check, so counting 100 would cost five times
+	// a default page's own BatchCheck.
 	CountFloor int
 	// Recorded, when set, keeps OpenFGA from being asked about archives
 	// the ledger recorded no grantee of for the caller: they are not
 	// visible without a check (CAPTURE_LEDGER_LIST_SOURCE=candidates). Nil
 	// asks OpenFGA about every archive a hit comes from.
 	Recorded Recorded
+	// Scope, when set, narrows the index query itself to the pages of
+	// archives the ledger recorded for the caller (grantee keys stored with
+	// each page, plus Scope's archive ids), so matches in archives the
+	// caller cannot see cost nothing but the index's own work. It relies on
+	// the same invariant as Recorded. Hits are still confirmed with
+	// can_view.
+	Scope Scope
 	// Now is the clock shares end by (default time.Now).
 	Now func() time.Time
 }
@@ -66,8 +90,13 @@ const (
 	MaxLimit     = 100
 )
 
-// DefaultCountFloor is Searcher.CountFloor when unset.
-const DefaultCountFloor = 100
+// DefaultCountFloor is Searcher.CountFloor when unset and the index does
+// not narrow the query; NarrowedCountFloor (one default page) when it
+// does.
+const (
+	DefaultCountFloor  = 100
+	NarrowedCountFloor = DefaultLimit
+)
 
 // checkChunk is how many candidates one BatchCheck covers at most.
 const checkChunk = 100
@@ -104,9 +133,9 @@ type Hit struct {
 type Page struct {
 	Hits []Hit `json:"hits"`
 	// Total is, on the first page only (no cursor), how many of the
-	// matches the request examined the caller may see: at least the best
-	// CountFloor matches (all of them when fewer) and all that filling the
-	// page took. It never counts a hit the caller may not see. TotalExact
+	// matches the request examined the caller may see: all that filling the
+	// page took, and at least the best CountFloor matches (all of them when
+	// fewer) when a floor applies. It never counts a hit the caller may not see. TotalExact
 	// says every match was examined, so Total is the whole count; when
 	// false, Total is a lower bound. Later pages have no total (null).
 	Total      *int `json:"total"`
@@ -146,10 +175,14 @@ func (s *Searcher) Search(ctx context.Context, subject string, orgs []string, re
 		}
 		after = p
 	}
+	filter, err := s.filter(ctx, subject, orgs)
+	if err != nil {
+		return Page{}, err
+	}
 	first := after == nil
 	floor := 0
 	if first {
-		floor = s.countFloor()
+		floor = s.countFloor(filter != nil)
 	}
 	deadline := time.Now().Add(s.timeBudget())
 	budget := s.checkBudget()
@@ -172,7 +205,7 @@ func (s *Searcher) Search(ctx context.Context, subject string, orgs []string, re
 			batch = int(float64(need)/ratio*1.25) + 1
 		}
 		batch = min(max(batch, floor-page.Examined), 1000)
-		cands, _, err := s.Backend.Candidates(ctx, req.Query, pos, batch)
+		cands, _, err := s.Backend.Candidates(ctx, req.Query, filter, pos, batch)
 		if err != nil {
 			return Page{}, err
 		}
@@ -180,8 +213,12 @@ func (s *Searcher) Search(ctx context.Context, subject string, orgs []string, re
 		if len(cands) < batch {
 			exhausted = true
 		}
-		if err := s.recorded(ctx, subject, orgs, cands, visible, &page.Checked); err != nil {
-			return Page{}, err
+		if filter == nil {
+			// The index did not narrow: drop what the ledger recorded no
+			// grantee of for the caller before asking OpenFGA.
+			if err := s.recorded(ctx, subject, orgs, cands, visible, &page.Checked); err != nil {
+				return Page{}, err
+			}
 		}
 		for start := 0; start < len(cands) && !stopped; start += checkChunk {
 			chunk := cands[start:min(start+checkChunk, len(cands))]
@@ -239,6 +276,30 @@ func (s *Searcher) Search(ctx context.Context, subject string, orgs []string, re
 	return page, s.fill(ctx, req.Query, chosen, &page)
 }
 
+// filter is the index filter of a request: the caller's grantee keys and
+// Scope's archive ids; nil (no narrowing in the index) without Scope, when
+// Scope has too many, or when the index cannot filter.
+func (s *Searcher) filter(ctx context.Context, subject string, orgs []string) (*Filter, error) {
+	if s.Scope == nil || !s.Backend.Filters() {
+		return nil, nil
+	}
+	ids, ok, err := s.Scope.SearchScope(ctx, ledger.Viewer{Subject: subject, Orgs: orgs}, s.now(), MaxScopeArchives)
+	if err != nil {
+		return nil, fmt.Errorf("search scope: %w", err)
+	}
+	if !ok {
+		return nil, nil
+	}
+	return &Filter{Grantees: CallerKeys(subject, orgs), Archives: ids}, nil
+}
+
+func (s *Searcher) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
 // recorded settles, with one ledger query and one BatchCheck for the whole
 // batch, the archives of cands not known yet in this request (nothing
 // without Recorded): those the ledger recorded no grantee of for the caller
@@ -253,11 +314,7 @@ func (s *Searcher) recorded(ctx context.Context, subject string, orgs []string, 
 	if len(ids) == 0 {
 		return nil
 	}
-	now := time.Now
-	if s.Now != nil {
-		now = s.Now
-	}
-	rec, err := s.Recorded.RecordedFor(ctx, ledger.Viewer{Subject: subject, Orgs: orgs}, ids, now())
+	rec, err := s.Recorded.RecordedFor(ctx, ledger.Viewer{Subject: subject, Orgs: orgs}, ids, s.now())
 	if err != nil {
 		return err
 	}
@@ -412,11 +469,13 @@ func CheckCursor(token string) error {
 	return nil
 }
 
-func (s *Searcher) countFloor() int {
-	if s.CountFloor < 0 {
+func (s *Searcher) countFloor(narrowed bool) int {
+	switch {
+	case s.CountFloor < 0:
 		return 0
-	}
-	if s.CountFloor == 0 {
+	case s.CountFloor == 0 && narrowed:
+		return NarrowedCountFloor
+	case s.CountFloor == 0:
 		return DefaultCountFloor
 	}
 	return s.CountFloor

@@ -18,8 +18,10 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/capture-ledger/ledgerctl/pkg/apptest"
+	"github.com/capture-ledger/ledgerctl/pkg/archive"
 	"github.com/capture-ledger/ledgerctl/pkg/authz"
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
+	"github.com/capture-ledger/ledgerctl/pkg/outbox"
 	"github.com/capture-ledger/ledgerctl/pkg/search"
 	"github.com/capture-ledger/ledgerctl/pkg/store/postgres"
 	"github.com/capture-ledger/ledgerctl/pkg/wacz"
@@ -417,6 +419,16 @@ func runSystemSuite(t *testing.T, backend search.Backend, corpus []corpusArchive
 	if len(results["mallory 東京"]) != 0 {
 		t.Fatal("a caller of another organization sees hits")
 	}
+	// Nor does the search do any work for it: the index query itself is
+	// narrowed to the caller's recorded grantees, so the matches in others'
+	// archives (every page has "article") are never examined or checked,
+	// and the answer costs what an absent word costs.
+	for _, q := range []string{"article", "nothing-like-this"} {
+		page, err := sys.searcher.Search(ctx, "mallory", []string{"umbrella"}, search.Request{Query: mustQuery(t, q), Limit: 20})
+		if err != nil || len(page.Hits) != 0 || page.Examined != 0 || page.Checked != 0 {
+			t.Errorf("an outsider's %q: %d hits, %d candidates examined, %d archives checked (%v); want none of each", q, len(page.Hits), page.Examined, page.Checked, err)
+		}
+	}
 
 	// A cursor opens only for its caller and its query.
 	first, err := sys.searcher.Search(ctx, "alice", []string{"acme"}, search.Request{Query: mustQuery(t, "article"), Limit: 5})
@@ -450,4 +462,183 @@ func runSystemSuite(t *testing.T, backend search.Backend, corpus []corpusArchive
 			}
 		}
 	}
+	runScopeChanges(t, sys, corpus)
+}
+
+// urlsOf is the sorted urls of hits.
+func urlsOf(hits []search.Hit) []string {
+	var out []string
+	for _, h := range hits {
+		out = append(out, h.URL)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// pageURLs is the sorted urls of the archives' pages that are not withheld
+// (those "article" matches).
+func pageURLs(archives ...corpusArchive) []string {
+	var out []string
+	for _, a := range archives {
+		for _, p := range a.pages {
+			if p.withheld == "" {
+				out = append(out, p.url)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// runScopeChanges: what the ledger records after an archive was indexed
+// reaches the search at once — a share granted to an outsider makes the
+// archive's pages findable by it, a revoke hides them again, and an
+// organization the archive's job gains later finds them before and after
+// the archive is indexed again — while hits stay exactly what OpenFGA
+// allows.
+func runScopeChanges(t *testing.T, sys *system, corpus []corpusArchive) {
+	ctx := context.Background()
+	mallory := caller{"mallory", []string{"umbrella"}}
+	search1 := func(c caller) []string {
+		t.Helper()
+		hits, total, exact := searchAll(t, sys.searcher, c, "article", 7)
+		if exact && total != len(hits) {
+			t.Errorf("%s: total %d, %d hits", c.subject, total, len(hits))
+		}
+		return urlsOf(hits)
+	}
+	drain := func() {
+		t.Helper()
+		if _, err := sys.env.App.Drain(ctx, outbox.Options{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := search1(mallory); len(got) != 0 {
+		t.Fatalf("mallory before any share: %v", got)
+	}
+	shares, err := sys.env.App.Shares(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// corpus[2] is globex's; its owner shares it with mallory.
+	shared := corpus[2]
+	who := "mallory"
+	g, err := shares.Grant(ctx, "submitter-globex", shared.id, archive.ShareRequest{User: &who, Duration: "1h"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	drain()
+	if got, want := search1(mallory), pageURLs(shared); !reflect.DeepEqual(got, want) {
+		t.Fatalf("mallory after a share granted after indexing: %v, want %v", got, want)
+	}
+	if _, _, err := shares.Revoke(ctx, "submitter-globex", shared.id, g.ID); err != nil {
+		t.Fatal(err)
+	}
+	drain()
+	if got := search1(mallory); len(got) != 0 {
+		t.Fatalf("mallory after the share was revoked: %v", got)
+	}
+	// A revoke queued but not yet delivered: the ledger no longer names the
+	// archive, so the search does not find it, whatever OpenFGA says yet.
+	g, err = shares.Grant(ctx, "submitter-globex", shared.id, archive.ShareRequest{User: &who, Duration: "1h"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	drain()
+	if _, _, err := shares.Revoke(ctx, "submitter-globex", shared.id, g.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got := search1(mallory); len(got) != 0 {
+		t.Fatalf("mallory after a revoke not yet delivered: %v", got)
+	}
+	drain()
+
+	// The job of corpus[4] (initech's) gains umbrella through a second
+	// archive of the same task: corpus[4] is marked for indexing again,
+	// found by id until then, and by its new grantee after.
+	gained := corpus[4]
+	owner := "submitter-umbrella"
+	if _, ok, err := sys.store.InsertArchive(ctx, ledger.NewArchive{TaskID: gained.task, Bucket: sys.env.Bucket, ObjectKey: "org/umbrella/" + gained.task + ".wacz",
+		SourceURL: "https://umbrella.example/", CapturedAt: time.Now()},
+		func(id string) ledger.OutboxPayload {
+			return ledger.AdmissionTuples(id, gained.task, "umbrella", &owner)
+		}); err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	drain()
+	var indexed *time.Time
+	if err := sys.store.Pool.QueryRow(ctx, `SELECT indexed_at FROM archives WHERE id = $1`, gained.id).Scan(&indexed); err != nil || indexed != nil {
+		t.Fatalf("an archive that gained a grantee keeps indexed_at %v (%v)", indexed, err)
+	}
+	want := pageURLs(gained)
+	if got := search1(mallory); !reflect.DeepEqual(got, want) {
+		t.Fatalf("mallory, whose organization the job gained, before re-indexing: %v, want %v", got, want)
+	}
+	if _, err := sys.indexer.IndexArchives(ctx, []string{gained.id}); err != nil {
+		t.Fatal(err)
+	}
+	docs, err := sys.backend.Documents(ctx, []string{search.DocID(gained.id, 0)})
+	if err != nil || !slices.Contains(docs[search.DocID(gained.id, 0)].Grantees, "org:umbrella") {
+		t.Fatalf("re-indexed page grantees: %+v %v", docs, err)
+	}
+	if got := search1(mallory); !reflect.DeepEqual(got, want) {
+		t.Fatalf("mallory after re-indexing: %v, want %v", got, want)
+	}
+	// An admission that commits while the archive is being indexed (after
+	// its grantees were read for the pages, before it is marked indexed):
+	// the indexer reads them again after marking it, finds one more, and
+	// leaves it to be indexed again rather than indexed with a grantee its
+	// pages lack.
+	racing := corpus[6]
+	if err := sys.store.MarkUnindexed(ctx, []string{racing.id}); err != nil {
+		t.Fatal(err)
+	}
+	hooli := "submitter-hooli"
+	ix := *sys.indexer
+	ix.Ledger = &admitWhileIndexing{Ledger: sys.store, admit: func() {
+		if _, ok, err := sys.store.InsertArchive(ctx, ledger.NewArchive{TaskID: racing.task, Bucket: sys.env.Bucket, ObjectKey: "org/hooli/" + racing.task + ".wacz",
+			SourceURL: "https://hooli.example/", CapturedAt: time.Now()},
+			func(id string) ledger.OutboxPayload { return ledger.AdmissionTuples(id, racing.task, "hooli", &hooli) }); err != nil || !ok {
+			t.Error(ok, err)
+		}
+	}}
+	if res, err := ix.IndexArchives(ctx, []string{racing.id}); err != nil || res.Indexed != 1 {
+		t.Fatalf("index while an admission commits: %+v %v", res, err)
+	}
+	if err := sys.store.Pool.QueryRow(ctx, `SELECT indexed_at FROM archives WHERE id = $1`, racing.id).Scan(&indexed); err != nil || indexed != nil {
+		t.Fatalf("an archive whose grantees changed while it was indexed is marked indexed at %v (%v)", indexed, err)
+	}
+	drain()
+	hooliCaller := caller{"someone", []string{"hooli"}}
+	if got, want := search1(hooliCaller), pageURLs(racing); !reflect.DeepEqual(got, want) {
+		t.Fatalf("hooli, gained while indexing, before indexing again: %v, want %v", got, want)
+	}
+	if _, err := sys.indexer.IndexArchives(ctx, []string{racing.id}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := search1(hooliCaller), pageURLs(racing); !reflect.DeepEqual(got, want) {
+		t.Fatalf("hooli after indexing again: %v, want %v", got, want)
+	}
+
+	// Everyone else's answers are unchanged by all this.
+	if got, want := search1(caller{"alice", []string{"acme"}}), expected(corpus, caller{"alice", []string{"acme"}}, func(p corpusPage) bool { return p.withheld == "" }); !reflect.DeepEqual(got, want) {
+		t.Fatalf("alice: %d hits, want %d", len(got), len(want))
+	}
+}
+
+// admitWhileIndexing runs admit right after the indexer first reads the
+// grantees of the archives it indexes, and hands back what it read before.
+type admitWhileIndexing struct {
+	search.Ledger
+	admit func()
+	done  bool
+}
+
+func (a *admitWhileIndexing) ArchiveGrantees(ctx context.Context, ids []string) (map[string][]string, error) {
+	g, err := a.Ledger.ArchiveGrantees(ctx, ids)
+	if !a.done {
+		a.done = true
+		a.admit()
+	}
+	return g, err
 }

@@ -76,12 +76,21 @@ func recordSources(ctx context.Context, tx pgx.Tx, payloads []ledger.OutboxPaylo
 		ON CONFLICT DO NOTHING`, string(data)); err != nil {
 		return fmt.Errorf("record list sources: %w", err)
 	}
+	// An archive that gains a grantee is indexed again: its pages in the
+	// search index carry the grantees it had when indexed (see
+	// Store.SearchScope). The update is unconditional so that it takes the
+	// row's lock even while the indexer is at work on the archive (whose
+	// MarkIndexed then waits for this transaction, and whose re-read of
+	// the grantees sees this one's).
 	if _, err := tx.Exec(ctx, `
-		INSERT INTO archive_sources (archive_id, captured_at, kind, principal)
-		SELECT a.id, a.captured_at, j.kind, j.principal
-		FROM job_sources j JOIN archives a ON a.task_id = j.task_id
-		WHERE j.task_id = ANY($1::uuid[])
-		ON CONFLICT DO NOTHING`, tasks); err != nil {
+		WITH gained AS (
+			INSERT INTO archive_sources (archive_id, captured_at, kind, principal)
+			SELECT a.id, a.captured_at, j.kind, j.principal
+			FROM job_sources j JOIN archives a ON a.task_id = j.task_id
+			WHERE j.task_id = ANY($1::uuid[])
+			ON CONFLICT DO NOTHING
+			RETURNING archive_id)
+		UPDATE archives SET indexed_at = NULL WHERE id IN (SELECT archive_id FROM gained)`, tasks); err != nil {
 		return fmt.Errorf("record list sources: %w", err)
 	}
 	return nil
@@ -189,4 +198,81 @@ func (s *Store) RecordedFor(ctx context.Context, v ledger.Viewer, ids []string, 
 		out[id] = true
 	}
 	return out, nil
+}
+
+// ArchiveGrantees is, for each of ids, the grantees the ledger recorded for
+// the archive (archive_sources) as search keys, sorted: "org:<o>" for an
+// organization, "user:<u>" for an owner (search.GranteeKey). Archives with
+// none are left out; ids that are not UUIDs are ignored.
+func (s *Store) ArchiveGrantees(ctx context.Context, ids []string) (map[string][]string, error) {
+	valid := make([]string, 0, len(ids))
+	for _, id := range ids {
+		if uuid.Validate(id) == nil {
+			valid = append(valid, id)
+		}
+	}
+	out := make(map[string][]string, len(valid))
+	if len(valid) == 0 {
+		return out, nil
+	}
+	rows, err := s.Pool.Query(ctx, `
+		SELECT archive_id::text, array_agg(CASE kind WHEN 'organization' THEN 'org:' ELSE 'user:' END || principal)
+		FROM (SELECT archive_id, kind, principal FROM archive_sources WHERE archive_id = ANY($1::uuid[])) s
+		GROUP BY archive_id`, valid)
+	if err != nil {
+		return nil, fmt.Errorf("recorded grantees: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var keys []string
+		if err := rows.Scan(&id, &keys); err != nil {
+			return nil, fmt.Errorf("recorded grantees: %w", err)
+		}
+		slices.Sort(keys)
+		out[id] = keys
+	}
+	return out, rows.Err()
+}
+
+// MarkUnindexed sets the archives' indexed_at back to NULL.
+func (s *Store) MarkUnindexed(ctx context.Context, ids []string) error {
+	_, err := s.Pool.Exec(ctx, `UPDATE archives SET indexed_at = NULL WHERE id = ANY($1::uuid[])`, ids)
+	return err
+}
+
+// SearchScope is the archive ids a search for v names beside its grantee
+// keys: those shared with v or one of its organizations and not expired at
+// now (as RecordedFor counts them), and those recorded for v (organization
+// or owner) that wait to be indexed, whose pages may lack v's key. ok is
+// false when more than max archives wait to be indexed in all (a rebuild),
+// or when the ids are more than max: the search then narrows after the
+// index. Both bounds are read with limits, so the statement costs at most
+// about max rows whatever the ledger's size.
+func (s *Store) SearchScope(ctx context.Context, v ledger.Viewer, now time.Time, max int) ([]string, bool, error) {
+	orgs := v.Orgs
+	if orgs == nil {
+		orgs = []string{}
+	}
+	var pending int
+	var ids []string
+	err := s.Pool.QueryRow(ctx, `
+		WITH p AS (SELECT id FROM archives WHERE indexed_at IS NULL LIMIT $4 + 1),
+		ids AS (
+			SELECT s.archive_id FROM archive_sources s JOIN p ON p.id = s.archive_id
+			WHERE (s.kind = 'organization' AND s.principal = ANY($1::text[])) OR (s.kind = 'owner' AND s.principal = $2)
+			UNION
+			SELECT archive_id FROM shares
+			WHERE revoked_at IS NULL AND expires_at > $3
+			  AND ((grantee_type = 'user' AND grantee = $2) OR (grantee_type = 'organization' AND grantee = ANY($1::text[])))
+		)
+		SELECT (SELECT count(*) FROM p), ARRAY(SELECT archive_id::text FROM ids ORDER BY 1 LIMIT $4 + 1)`,
+		orgs, v.Subject, now.Add(-shareSlack), max).Scan(&pending, &ids)
+	if err != nil {
+		return nil, false, fmt.Errorf("search scope: %w", err)
+	}
+	if pending > max || len(ids) > max {
+		return nil, false, nil
+	}
+	return ids, true, nil
 }

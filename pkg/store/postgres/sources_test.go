@@ -30,8 +30,17 @@ func TestListSourcesBackfill(t *testing.T) {
 	if err := m.Up(); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Down(); err != nil { // back to 7: no sources yet
-		t.Fatal(err)
+	for { // back to 7: no sources yet
+		st, err := m.Status()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Current <= 7 {
+			break
+		}
+		if err := m.Down(); err != nil {
+			t.Fatal(err)
+		}
 	}
 	conn, err := pgx.Connect(ctx, dsn)
 	if err != nil {
@@ -178,5 +187,110 @@ func TestRecordedFor(t *testing.T) {
 	}
 	if got, err := st.RecordedFor(ctx, ledger.Viewer{Subject: "mallory"}, ids, now); err != nil || len(got) != 0 {
 		t.Errorf("an outsider: %v %v", got, err)
+	}
+}
+
+// TestSearchScope: the archive ids a search names beside its grantee keys
+// (active shares as RecordedFor counts them, and archives recorded for the
+// caller that wait to be indexed), the bounds that send a search back to
+// narrowing after the index, the grantee keys the indexer writes, and an
+// indexed archive that gains a grantee being indexed again.
+func TestSearchScope(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dsn := testenv.Database(t)
+	pool, err := postgres.Open(ctx, dsn, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	st := &postgres.Store{Pool: pool}
+	now := time.Now().UTC()
+	add := func(task, org string, owner *string) string {
+		t.Helper()
+		id, ok, err := st.InsertArchive(ctx, ledger.NewArchive{TaskID: task, Bucket: "b", ObjectKey: uuid.NewString(), SourceURL: "https://e/", CapturedAt: now},
+			func(id string) ledger.OutboxPayload { return ledger.AdmissionTuples(id, task, org, owner) })
+		if err != nil || !ok {
+			t.Fatal(ok, err)
+		}
+		return id
+	}
+	share := func(archive, typ, grantee string, revoked bool) {
+		t.Helper()
+		q := `INSERT INTO shares (archive_id, grantee_type, grantee, granted_by, granted_at, duration_s, expires_at) VALUES ($1, $2, $3, 'x', $4::timestamptz, 3600, $4::timestamptz + interval '1 hour')`
+		if revoked {
+			q = `INSERT INTO shares (archive_id, grantee_type, grantee, granted_by, granted_at, duration_s, expires_at, revoked_at, revoked_by, revoke_reason)
+				VALUES ($1, $2, $3, 'x', $4::timestamptz, 3600, $4::timestamptz + interval '1 hour', $4::timestamptz, 'x', 'revoked')`
+		}
+		if _, err := pool.Exec(ctx, q, archive, typ, grantee, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Names of this test's own, so other tests' archives do not count.
+	org, other, user := "scope-"+uuid.NewString()[:8], "scope-"+uuid.NewString()[:8], "u-"+uuid.NewString()[:8]
+	taskA := uuid.NewString()
+	mine := add(taskA, org, &user)
+	theirs := add(uuid.NewString(), other, nil)
+	toMe := add(uuid.NewString(), other, nil)
+	share(toMe, "user", user, false)
+	revoked := add(uuid.NewString(), other, nil)
+	share(revoked, "user", user, true)
+
+	g, err := st.ArchiveGrantees(ctx, []string{mine, theirs, "not-a-uuid"})
+	if err != nil || !slices.Equal(g[mine], []string{"org:" + org, "user:" + user}) || !slices.Equal(g[theirs], []string{"org:" + other}) || len(g) != 2 {
+		t.Fatalf("grantees %v %v", g, err)
+	}
+	v := ledger.Viewer{Subject: user, Orgs: []string{org}}
+	scope := func(max int) ([]string, bool) {
+		t.Helper()
+		ids, ok, err := st.SearchScope(ctx, v, now, max)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ids, ok
+	}
+	// Other tests' archives are never recorded for this test's names; the
+	// bound is set past how many of theirs may be waiting.
+	if err := st.MarkIndexed(ctx, []string{mine, theirs, toMe, revoked}); err != nil {
+		t.Fatal(err)
+	}
+	if ids, ok := scope(1000000); !ok || !slices.Equal(ids, []string{toMe}) {
+		t.Fatalf("everything indexed: %v %v, want the shared one", ids, ok)
+	}
+	// Waiting to be indexed: mine is named (its pages may lack my key),
+	// theirs is not.
+	if err := st.MarkUnindexed(ctx, []string{mine, theirs}); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{mine, toMe}
+	slices.Sort(want)
+	if ids, ok := scope(1000000); !ok || !slices.Equal(ids, want) {
+		t.Fatalf("two waiting: %v %v, want %v", ids, ok, want)
+	}
+	if _, ok := scope(1); ok {
+		t.Fatal("more waiting than the bound: the scope must give up")
+	}
+	if err := st.MarkIndexed(ctx, []string{mine, theirs}); err != nil {
+		t.Fatal(err)
+	}
+	// An outsider's scope is empty.
+	if ids, ok, err := st.SearchScope(ctx, ledger.Viewer{Subject: "mallory-" + user}, now, 1000000); err != nil || !ok || len(ids) != 0 {
+		t.Fatalf("outsider: %v %v %v", ids, ok, err)
+	}
+
+	// The job of mine gains an organization through a second archive:
+	// mine is to be indexed again, with the new key.
+	newOrg := "scope-" + uuid.NewString()[:8]
+	second := add(taskA, newOrg, nil)
+	var unindexed bool
+	if err := pool.QueryRow(ctx, `SELECT indexed_at IS NULL FROM archives WHERE id = $1`, mine).Scan(&unindexed); err != nil || !unindexed {
+		t.Fatalf("an indexed archive that gained a grantee: unindexed %v (%v)", unindexed, err)
+	}
+	if g, err := st.ArchiveGrantees(ctx, []string{mine, second}); err != nil || !slices.Contains(g[mine], "org:"+newOrg) || !slices.Equal(g[mine], g[second]) {
+		t.Fatalf("grantees after the job gained one: %v %v", g, err)
+	}
+	// theirs gained nothing and stays indexed.
+	if err := pool.QueryRow(ctx, `SELECT indexed_at IS NULL FROM archives WHERE id = $1`, theirs).Scan(&unindexed); err != nil || unindexed {
+		t.Fatalf("an archive that gained nothing: unindexed %v (%v)", unindexed, err)
 	}
 }
