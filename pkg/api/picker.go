@@ -108,6 +108,7 @@ mark { background: #fe6; }
 .chip { display: inline-block; background: #eef; border-radius: 9px; padding: 0 .5rem; margin-left: .3rem; font-size: 12px; }
 .incomplete { color: #c00; margin-left: .5rem; font-weight: bold; }
 .why { color: #555; margin-left: .5rem; font-size: 12px; }
+.crawl { margin-left: .5rem; font-size: 12px; }
 .note { color: #900; margin-left: .5rem; font-size: 13px; }
 time { color: #666; margin-left: .5rem; font-size: 13px; white-space: nowrap; font-variant-numeric: tabular-nums; }
 label { display: inline-flex; gap: .3rem; align-items: center; font-size: 13px; color: #444; }
@@ -187,6 +188,13 @@ footer { margin-top: 2rem; color: #666; font-size: 13px; }
     (a.labels || []).forEach(function (l) { var c = document.createElement("span"); c.className = "chip"; c.textContent = l; li.appendChild(c); });
     if (a.waczComplete === false) { var x = document.createElement("span"); x.className = "incomplete"; x.textContent = text.incomplete; li.appendChild(x); }
     if (a.why && a.why.length) { var y = document.createElement("span"); y.className = "why"; y.textContent = a.why.map(reason).join(" · "); li.appendChild(y); }
+    if (a.crawlId) {
+      var c = document.createElement("button");
+      c.type = "button"; c.className = "crawl"; c.textContent = text.replayCrawl; c.title = text.replayCrawlHint;
+      c.setAttribute("data-crawl", a.crawlId);
+      c.addEventListener("click", function () { replay("/api/crawls/" + encodeURIComponent(a.crawlId) + "/replay", {}, note, who); });
+      li.appendChild(c);
+    }
     li.appendChild(note);
     return li;
   }
@@ -203,10 +211,16 @@ footer { margin-top: 2rem; color: #666; font-size: 13px; }
   // caller only, and reads stop when access is removed). The viewer opens
   // without an opener: its page cannot reach this one, nor the token here.
   function open(a, note, who) {
+    replay("/api/archives/" + encodeURIComponent(a.id) + "/replay", { page: a.sourceUrl }, note, who);
+  }
+  // replay asks path for a replay session (an archive, or a crawl as one
+  // collection of what the caller may view) and opens it in a new tab,
+  // on the session's own origin.
+  function replay(path, body, note, who) {
     note.textContent = text.opening;
     var h = { "Content-Type": "application/json" };
     for (var k in who) { h[k] = who[k]; }
-    fetch("/api/archives/" + encodeURIComponent(a.id) + "/replay", { method: "POST", headers: h, body: JSON.stringify({ page: a.sourceUrl }) }).then(function (r) {
+    fetch(path, { method: "POST", headers: h, body: JSON.stringify(body) }).then(function (r) {
       if (r.status === 401) { note.textContent = unauthorized; return null; }
       if (r.status === 404) { note.textContent = text.gone; return null; }
       if (!r.ok) { note.textContent = fill(text.openFailed, { n: r.status }); return null; }

@@ -10,11 +10,11 @@ import (
 // pickerText is every string the picker page shows, in one language. The
 // Japanese texts are the picker's original ones.
 type pickerText struct {
-	Title, Heading            string
-	Organizations, Load       string
-	Token, TokenHowTo, More   string
-	Footer                    string // what is filtered and checked, and when
-	FooterDocs                string
+	Title, Heading          string
+	Organizations, Load     string
+	Token, TokenHowTo, More string
+	Footer                  string // what is filtered and checked, and when
+	FooterDocs              string
 
 	// The search form: its label, button and "more" button.
 	Search, SearchButton, SearchMore string
@@ -34,19 +34,23 @@ type pickerText struct {
 // the API's values) into the page through textContent. {n}, {subject} and
 // {orgs} are filled in by the script.
 type scriptText struct {
-	Incomplete   string `json:"incomplete"`
-	NotASCII     string `json:"notAscii"`
-	Loading      string `json:"loading"`
-	Failed       string `json:"failed"`       // "{n}": the HTTP status, 0 when the request failed
-	Busy         string `json:"busy"`         // 503: "{n}" seconds from Retry-After
-	Truncated    string `json:"truncated"`    // the list stopped looking: load more
-	Opening      string `json:"opening"`      // asking for a viewer link
-	Gone         string `json:"gone"`         // 404 to the link: absent, or no longer viewable
-	OpenFailed   string `json:"openFailed"`   // "{n}": the link's HTTP status, 0 when the request failed
-	Empty        string `json:"empty"`        // nothing visible
-	NoOrgs       string `json:"noOrgs"`       // /api/me named no organization
-	ViewingAs    string `json:"viewingAs"`    // "{subject}", "{orgs}"
-	DateLanguage string `json:"dateLanguage"` // BCP 47 tag the time stamps are written in
+	Incomplete string `json:"incomplete"`
+	NotASCII   string `json:"notAscii"`
+	Loading    string `json:"loading"`
+	Failed     string `json:"failed"`    // "{n}": the HTTP status, 0 when the request failed
+	Busy       string `json:"busy"`      // 503: "{n}" seconds from Retry-After
+	Truncated  string `json:"truncated"` // the list stopped looking: load more
+	Opening    string `json:"opening"`   // asking for a viewer link
+	// ReplayCrawl is the button on a crawl's rows that replays the crawl
+	// as one collection; ReplayCrawlHint its tooltip.
+	ReplayCrawl     string `json:"replayCrawl"`
+	ReplayCrawlHint string `json:"replayCrawlHint"`
+	Gone            string `json:"gone"`         // 404 to the link: absent, or no longer viewable
+	OpenFailed      string `json:"openFailed"`   // "{n}": the link's HTTP status, 0 when the request failed
+	Empty           string `json:"empty"`        // nothing visible
+	NoOrgs          string `json:"noOrgs"`       // /api/me named no organization
+	ViewingAs       string `json:"viewingAs"`    // "{subject}", "{orgs}"
+	DateLanguage    string `json:"dateLanguage"` // BCP 47 tag the time stamps are written in
 
 	// The search's statuses. {n} and {reason} are filled in by the script.
 	SearchEmpty     string `json:"searchEmpty"`     // submitted with nothing to look for
@@ -78,7 +82,7 @@ var pickerTexts = map[i18n.Lang]pickerText{
 		Token:         "Token",
 		TokenHowTo:    "To mint a token:",
 		More:          "Load more",
-		Footer:        "The list shows only the archives you may view. Opening one asks again, and the viewer gets a link for that archive and you alone, reading it through this API: it ends after an hour, and at once when your access is removed.",
+		Footer:        "The list shows only the archives you may view. Opening one asks again, and the viewer gets a link for that archive and you alone, reading it on an origin of its own, apart from this page and from every other archive: it ends after an hour, and at once when your access is removed.",
 		FooterDocs:    "About the picker (in Japanese)",
 		Search:        "Search archived pages",
 		SearchButton:  "Search",
@@ -96,19 +100,21 @@ var pickerTexts = map[i18n.Lang]pickerText{
 		NoneNotice:        "This API has no identity setting, so it can show nobody's list (everyone gets 401) — put CAPTURE_LEDGER_OIDC_ISSUER or CAPTURE_LEDGER_DEV_IDENTITY=1 in .env and restart the API.",
 
 		Script: scriptText{
-			Incomplete:   "incomplete",
-			NotASCII:     "Use ASCII letters and digits for the subject and organizations (browsers cannot put other characters in headers)",
-			Loading:      "Loading…",
-			Failed:       "{n} — could not load the list",
-			Busy:         "503 — the server is busy. Try again in {n} s.",
-			Truncated:    `Stopped looking for archives you can see — "Load more" looks further`,
-			Empty:        "No archives you can see",
-			Opening:      "Opening…",
-			Gone:         "404 — this archive is not there, or you may no longer view it",
-			OpenFailed:   "{n} — could not open the archive",
-			NoOrgs:       "no organization",
-			ViewingAs:    "Viewing as {subject} ({orgs})",
-			DateLanguage: "en",
+			Incomplete:      "incomplete",
+			NotASCII:        "Use ASCII letters and digits for the subject and organizations (browsers cannot put other characters in headers)",
+			Loading:         "Loading…",
+			Failed:          "{n} — could not load the list",
+			Busy:            "503 — the server is busy. Try again in {n} s.",
+			Truncated:       `Stopped looking for archives you can see — "Load more" looks further`,
+			Empty:           "No archives you can see",
+			Opening:         "Opening…",
+			ReplayCrawl:     "Replay this crawl",
+			ReplayCrawlHint: "Open every archive of this crawl you may view as one collection, to click from page to page",
+			Gone:            "404 — this archive is not there, or you may no longer view it",
+			OpenFailed:      "{n} — could not open the archive",
+			NoOrgs:          "no organization",
+			ViewingAs:       "Viewing as {subject} ({orgs})",
+			DateLanguage:    "en",
 
 			SearchEmpty:     "Type the words to search for",
 			Searching:       "Searching…",
@@ -136,7 +142,7 @@ var pickerTexts = map[i18n.Lang]pickerText{
 		Token:         "トークン",
 		TokenHowTo:    "トークンの刷り方:",
 		More:          "さらに読む",
-		Footer:        "一覧に出るのは見てよいアーカイブだけ。開くときにもう一度訊き、viewer にはそのアーカイブだけを、あなたとして、この API を通して読むリンクを渡す —— 1 時間で切れ、見る権限が外れたらその場で読めなくなる。",
+		Footer:        "一覧に出るのは見てよいアーカイブだけ。開くときにもう一度訊き、viewer にはそのアーカイブだけを、あなたとして、このページとも他のアーカイブとも別のオリジンで読むリンクを渡す —— 1 時間で切れ、見る権限が外れたらその場で読めなくなる。",
 		FooterDocs:    "picker の説明",
 		Search:        "保存したページを検索",
 		SearchButton:  "検索",
@@ -154,19 +160,21 @@ var pickerTexts = map[i18n.Lang]pickerText{
 		NoneNotice:        "この API には名乗りの設定が無く、誰の一覧も出せない（全員 401）—— .env に CAPTURE_LEDGER_OIDC_ISSUER か CAPTURE_LEDGER_DEV_IDENTITY=1 を書いて、API を起こし直す",
 
 		Script: scriptText{
-			Incomplete:   "欠けあり",
-			NotASCII:     "subject と組織は半角英数字で（ブラウザはヘッダに日本語などを入れられない）",
-			Loading:      "読み込み中…",
-			Failed:       "{n} — 一覧を取れなかった",
-			Busy:         "503 — サーバが混んでいる。{n} 秒ほど置いてからもう一度",
-			Truncated:    "見えるアーカイブを探す途中で区切った —「さらに読む」で続きを探す",
-			Empty:        "見えるアーカイブが無い",
-			Opening:      "開いている…",
-			Gone:         "404 — このアーカイブは無いか、もう見られない",
-			OpenFailed:   "{n} — アーカイブを開けなかった",
-			NoOrgs:       "組織なし",
-			ViewingAs:    "{subject}（{orgs}）として見ている",
-			DateLanguage: "ja",
+			Incomplete:      "欠けあり",
+			NotASCII:        "subject と組織は半角英数字で（ブラウザはヘッダに日本語などを入れられない）",
+			Loading:         "読み込み中…",
+			Failed:          "{n} — 一覧を取れなかった",
+			Busy:            "503 — サーバが混んでいる。{n} 秒ほど置いてからもう一度",
+			Truncated:       "見えるアーカイブを探す途中で区切った —「さらに読む」で続きを探す",
+			Empty:           "見えるアーカイブが無い",
+			Opening:         "開いている…",
+			ReplayCrawl:     "このクロールをリプレイ",
+			ReplayCrawlHint: "このクロールのアーカイブのうち見てよいものを 1 つのコレクションとして開き、ページからページへたどる",
+			Gone:            "404 — このアーカイブは無いか、もう見られない",
+			OpenFailed:      "{n} — アーカイブを開けなかった",
+			NoOrgs:          "組織なし",
+			ViewingAs:       "{subject}（{orgs}）として見ている",
+			DateLanguage:    "ja",
 
 			SearchEmpty:     "探す語を入れる",
 			Searching:       "検索中…",

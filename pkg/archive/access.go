@@ -43,6 +43,34 @@ type Catalog interface {
 	ListCursorKey(ctx context.Context) ([]byte, error)
 }
 
+// CrawlFinder is a Catalog that also knows which crawl captured each
+// capture job; the list then names each row's crawl.
+type CrawlFinder interface {
+	// CrawlsOfJobs maps those of taskIDs a crawl page captured to the
+	// crawl's id.
+	CrawlsOfJobs(ctx context.Context, taskIDs []string) (map[string]string, error)
+}
+
+// crawlsOf fills in the crawl of each row, when the catalog knows it.
+func (a *Access) crawlsOf(ctx context.Context, rows []ledger.Archive) error {
+	cf, ok := a.Catalog.(CrawlFinder)
+	if !ok || len(rows) == 0 {
+		return nil
+	}
+	tasks := make([]string, len(rows))
+	for i, r := range rows {
+		tasks[i] = r.TaskID
+	}
+	crawls, err := cf.CrawlsOfJobs(ctx, tasks)
+	if err != nil {
+		return err
+	}
+	for i := range rows {
+		rows[i].CrawlID = crawls[rows[i].TaskID]
+	}
+	return nil
+}
+
 // Presigner signs GET URLs.
 type Presigner interface {
 	PresignGet(ctx context.Context, bucket, key string, ttl time.Duration) (string, error)
@@ -204,6 +232,9 @@ func (a *Access) list(ctx context.Context, subject string, orgs []string, cursor
 	}
 	page, err := a.scan(ctx, subject, orgs, cursor, time.Now().Add(budget), why)
 	if err != nil {
+		return Page{}, err
+	}
+	if err := a.crawlsOf(ctx, page.Archives); err != nil {
 		return Page{}, err
 	}
 	if page.Next != nil {

@@ -8,6 +8,9 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -15,7 +18,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
+	"github.com/google/uuid"
+
 	"github.com/capture-ledger/ledgerctl/pkg/crawl"
+	"github.com/capture-ledger/ledgerctl/pkg/replay"
 )
 
 // syncBuffer is a bytes.Buffer the command writes from its goroutine while
@@ -48,6 +55,8 @@ func TestDevDemo(t *testing.T) {
 	env["CAPTURE_LEDGER_CAPTURE_ENGINE"] = "http"
 	env["CAPTURE_LEDGER_API_HOST"], env["CAPTURE_LEDGER_API_PORT"] = "127.0.0.1", fmt.Sprint(freePort(t))
 	env["CAPTURE_LEDGER_DEV_IDENTITY"] = "1"
+	_, viewer := needReplayBrowser(t)
+	env["CAPTURE_LEDGER_REPLAY_VIEWER_DIR"] = viewer
 
 	// Loopback stays refused unless allowed.
 	if _, errs, code := run(t, dir, env, "dev", "demo", "--as", "alice"); code != ExitUsage || !strings.Contains(errs, "CAPTURE_LEDGER_CAPTURE_ALLOW_PRIVATE=1") {
@@ -132,6 +141,8 @@ func TestDevDemo(t *testing.T) {
 		t.Errorf("archives' paths %q, want %q", got, want)
 	}
 
+	demoReplaysAsOneCollection(t, base, id, out.String())
+
 	dec, err := svc.Decisions(context.Background(), alice, id)
 	if err != nil {
 		t.Fatal(err)
@@ -188,4 +199,230 @@ func site(summary, host string) string {
 		return "no " + host + " address in the summary"
 	}
 	return m[1]
+}
+
+// needReplayBrowser returns Chromium's path and the folder of
+// ReplayWeb.page's files (`make replay-viewer`), or stops the test:
+// fatally under CI, where make test installs both.
+func needReplayBrowser(t *testing.T) (chromium, viewer string) {
+	t.Helper()
+	stop := t.Skipf
+	if os.Getenv("CI") == "true" {
+		stop = t.Fatalf
+	}
+	chromium = os.Getenv("CAPTURE_LEDGER_CHROMIUM_PATH")
+	if chromium == "" {
+		p, err := exec.LookPath("chromium")
+		if err != nil {
+			stop("no Chromium (apt-get install -y chromium, or set CAPTURE_LEDGER_CHROMIUM_PATH)")
+		}
+		chromium = p
+	}
+	viewer = os.Getenv("LEDGER_TEST_REPLAY_VIEWER_DIR")
+	if viewer == "" {
+		viewer, _ = filepath.Abs(filepath.Join("..", "..", ".state", "replay", "replaywebpage-2.5.3"))
+	}
+	if !replay.ViewerInstalled(viewer) {
+		stop("ReplayWeb.page is not in %s: run `make replay-viewer`", viewer)
+	}
+	return chromium, viewer
+}
+
+// replayedFramesJS runs body (a function of the document of each archived
+// page ReplayWeb.page shows: same-origin frames inside open shadow roots)
+// and joins what it returns.
+const replayedFramesJS = `(function (each) {
+  var out = [];
+  function walk(root) {
+    var els = root.querySelectorAll("*");
+    for (var i = 0; i < els.length; i++) {
+      var e = els[i];
+      if (e.shadowRoot) { walk(e.shadowRoot); }
+      if (e.tagName === "IFRAME") {
+        try {
+          var d = e.contentDocument;
+          if (!d) { continue; }
+          if (String(d.location).indexOf("mp_/") >= 0 && d.body) { out.push(each(d)); }
+          walk(d);
+        } catch (x) {}
+      }
+    }
+  }
+  walk(document);
+  return out.join("\n");
+})`
+
+// demoReplaysAsOneCollection: in Chromium, alice opens the picker, asks to
+// replay the demo crawl, and the collection opens on a replay origin of
+// its own; inside the replayed home page she clicks "About this site",
+// and the archived About page (another archive of the crawl) appears.
+// Then a share of one archive to bob gives bob a collection of that one,
+// and someone with nothing gets the 404 of an absent crawl.
+func demoReplaysAsOneCollection(t *testing.T, base, crawlID, summary string) {
+	t.Helper()
+	chromium, _ := needReplayBrowser(t)
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromium), chromedp.UserDataDir(t.TempDir()), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(1280, 900))
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancelAlloc()
+	bctx, cancelTime := context.WithTimeout(alloc, 4*time.Minute)
+	defer cancelTime()
+	picker, cancelTab := chromedp.NewContext(bctx)
+	defer cancelTab()
+	if err := chromedp.Do(picker,
+		chromedp.Navigate(base),
+		chromedp.WaitVisible("#subject"),
+		chromedp.SendKeys("#subject", "alice"),
+		chromedp.SendKeys("#orgs", "demo"),
+		chromedp.Click("#who button"),
+		chromedp.WaitVisible(`button.crawl[data-crawl="`+crawlID+`"]`),
+		chromedp.Click(`button.crawl[data-crawl="`+crawlID+`"]`),
+	); err != nil {
+		t.Fatalf("the picker's replay-this-crawl button: %v", err)
+	}
+	var tab context.Context
+	for deadline := time.Now().Add(30 * time.Second); tab == nil; time.Sleep(200 * time.Millisecond) {
+		targets, err := chromedp.Targets(picker)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ti := range targets {
+			if ti.Type == "page" && strings.Contains(ti.URL, ".replay.localhost:") && strings.Contains(ti.URL, "collection.json") {
+				c, cancel := chromedp.NewContext(picker, chromedp.WithTargetID(ti.TargetID))
+				defer cancel()
+				tab = c
+			}
+		}
+		if tab == nil && time.Now().After(deadline) {
+			t.Fatal("no collection tab opened")
+		}
+	}
+	viewerURL, err := chromedp.Run(tab, chromedp.Location())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Open the collection at the site's home page, as a link naming it
+	// would, and wait until it shows.
+	home := site(summary, "www")
+	wait := func(want string, d time.Duration) (string, error) {
+		shown := ""
+		for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(300 * time.Millisecond) {
+			s, err := chromedp.Run(tab, chromedp.Evaluate[string](replayedFramesJS+`(function (d) { return d.body.innerText; })`))
+			if err == nil {
+				shown = s
+			}
+			if strings.Contains(shown, want) {
+				return shown, nil
+			}
+		}
+		return shown, fmt.Errorf("%q never shown", want)
+	}
+	homeText := "About this site"
+	if err := chromedp.Do(tab, chromedp.Navigate(viewerURL+"&url="+url.QueryEscape(home))); err != nil {
+		t.Fatal(err)
+	}
+	shown, err := wait(homeText, 45*time.Second)
+	if err != nil {
+		// ReplayWeb.page installs its worker on each new origin; under
+		// load its first frame can miss the activation. Reload once.
+		_ = chromedp.Do(tab, chromedp.Reload())
+		shown, err = wait(homeText, 60*time.Second)
+	}
+	if err != nil {
+		t.Fatalf("the collection never showed the home page: %v; shown: %q", err, shown)
+	}
+	// Click the link inside the replayed page, as a person does.
+	clicked, err := chromedp.Run(tab, chromedp.Evaluate[string](replayedFramesJS+`(function (d) {
+  var as = d.querySelectorAll("a");
+  for (var i = 0; i < as.length; i++) { if (as[i].textContent === "About this site") { as[i].click(); return "clicked"; } }
+  return "";
+})`))
+	if err != nil || !strings.Contains(clicked, "clicked") {
+		t.Fatalf("no About link in the replayed home page: %q %v", clicked, err)
+	}
+	if shown, err := wait("Demo Works makes nothing at all", 60*time.Second); err != nil {
+		t.Fatalf("the archived About page did not appear after the click: %v; shown: %q", err, shown)
+	}
+
+	// A share of the About archive to bob: bob's collection of the crawl
+	// is that one archive; eve, with nothing, gets what an absent crawl
+	// gets.
+	var about string
+	req, _ := http.NewRequest(http.MethodGet, base+"api/archives", nil)
+	req.Header.Set("X-Capture-ledger-Subject", "alice")
+	req.Header.Set("X-Capture-ledger-Organizations", "demo")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list struct {
+		Archives []struct{ ID, SourceURL, CrawlID string } `json:"archives"`
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&list)
+	resp.Body.Close()
+	for _, a := range list.Archives {
+		if strings.HasSuffix(a.SourceURL, "/about") && a.CrawlID == crawlID {
+			about = a.ID
+		}
+	}
+	if about == "" {
+		t.Fatalf("no About archive of the crawl in alice's list: %+v", list)
+	}
+	post := func(who, path, body string) (int, string) {
+		req, _ := http.NewRequest(http.MethodPost, base+strings.TrimPrefix(path, "/"), strings.NewReader(body))
+		req.Header.Set("X-Capture-ledger-Subject", who)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	req, _ = http.NewRequest(http.MethodPost, base+"api/archives/"+about+"/shares", strings.NewReader(`{"user":"bob","duration":"1h"}`))
+	req.Header.Set("X-Capture-ledger-Subject", "alice")
+	req.Header.Set("X-Capture-ledger-Organizations", "demo")
+	req.Header.Set("Content-Type", "application/json")
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode/100 != 2 {
+		t.Fatalf("share the About archive to bob: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
+	}
+	var bob struct {
+		URL      string `json:"url"`
+		Archives int    `json:"archives"`
+	}
+	var status int
+	var body string
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(300 * time.Millisecond) {
+		// The share reaches OpenFGA with serve's next drain.
+		if status, body = post("bob", "/api/crawls/"+crawlID+"/replay", ""); status == http.StatusOK || time.Now().After(deadline) {
+			break
+		}
+	}
+	if status != http.StatusOK || json.Unmarshal([]byte(body), &bob) != nil || bob.Archives != 1 {
+		t.Fatalf("bob's collection of the crawl: %d %s", status, body)
+	}
+	u, _ := url.Parse(bob.URL)
+	src, _ := url.Parse(u.Query().Get("source"))
+	listing, _ := http.NewRequest(http.MethodGet, base+strings.TrimPrefix(src.RequestURI(), "/"), nil)
+	listing.Host = src.Host
+	resp, err = http.DefaultClient.Do(listing)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var coll struct {
+		Resources []struct{ Name, Path string } `json:"resources"`
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&coll)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || len(coll.Resources) != 1 || coll.Resources[0].Name != about+".wacz" {
+		t.Errorf("bob's collection lists %d %+v, want the About archive alone", resp.StatusCode, coll.Resources)
+	}
+	eveStatus, eveBody := post("eve", "/api/crawls/"+crawlID+"/replay", "")
+	absentStatus, absentBody := post("eve", "/api/crawls/"+uuid.NewString()+"/replay", "")
+	if eveStatus != http.StatusNotFound || eveStatus != absentStatus || eveBody != absentBody {
+		t.Errorf("eve: %d %s; an absent crawl: %d %s", eveStatus, eveBody, absentStatus, absentBody)
+	}
 }

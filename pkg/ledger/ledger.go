@@ -194,6 +194,9 @@ type Archive struct {
 	CapturedAt   time.Time `json:"capturedAt"`
 	ObjectKey    string    `json:"objectKey"`
 	Bucket       string    `json:"-"`
+	// CrawlID is the crawl whose page this archive captured, if any (the
+	// list fills it in; a crawl replays as one collection).
+	CrawlID string `json:"crawlId,omitempty"`
 	// Why is, when the list was asked to explain itself, the recorded
 	// reasons OpenFGA confirmed for this caller.
 	Why *[]Reason `json:"why,omitempty"`

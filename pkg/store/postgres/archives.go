@@ -105,3 +105,25 @@ func (s *Store) CrawlArchives(ctx context.Context, crawlID string, limit int) ([
 	}
 	return pgx.CollectRows(rows, pgx.RowTo[string])
 }
+
+// CrawlsOfJobs maps those of taskIDs that a crawl page captured to that
+// crawl's id.
+func (s *Store) CrawlsOfJobs(ctx context.Context, taskIDs []string) (map[string]string, error) {
+	rows, err := s.Pool.Query(ctx, `
+		SELECT DISTINCT ON (task_id) task_id, crawl_id::text FROM crawl_pages
+		WHERE task_id = ANY($1::text[])
+		ORDER BY task_id, created_at`, taskIDs)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var task, crawl string
+		if err := rows.Scan(&task, &crawl); err != nil {
+			return nil, err
+		}
+		out[task] = crawl
+	}
+	return out, rows.Err()
+}
