@@ -76,6 +76,9 @@ type replayOptions struct {
 	sourceURL string
 	// wrap, when set, wraps the served handler (to watch requests).
 	wrap func(http.Handler) http.Handler
+	// jwtIssuer, when set, identifies callers by its JWTs (on the
+	// fixture's clock) instead of the dev headers.
+	jwtIssuer *identity.Issuer
 }
 
 func newReplayFixture(t testing.TB, o replayOptions) *replayFixture {
@@ -137,9 +140,13 @@ func newReplayFixture(t testing.TB, o replayOptions) *replayFixture {
 	}
 	log := slog.New(slog.NewTextHandler(f.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	f.svc = &replay.Service{Perms: perms, Catalog: store, Objects: env.App.Blob(), Signer: signer, Log: log, CheckCache: o.cache, Now: f.clock.Now}
+	var resolver identity.Resolver = identity.Headers{}
+	if o.jwtIssuer != nil {
+		resolver = identity.NewJWT(identity.JWTConfig{Issuer: o.jwtIssuer.Issuer(), Audience: o.jwtIssuer.Audience(), Now: f.clock.Now})
+	}
 	s := &api.Server{
 		Access:   &archive.Access{Perms: perms, Catalog: store, Signer: env.App.Blob(), Log: log},
-		Identity: identity.Headers{}, Submitters: perms, Log: log,
+		Identity: resolver, Submitters: perms, Log: log,
 		Picker: api.PickerConfig{View: api.ViewNames, Host: "127.0.0.1", Port: 7070},
 		Replay: &api.Replay{Service: f.svc, ViewerDir: o.viewerDir},
 	}
@@ -326,6 +333,48 @@ func TestReplayLink(t *testing.T) {
 	theirs := f.do(t, "POST", "/api/archives/"+id+"/url", as("bob", "globex"), "")
 	if !bytes.Equal(mine.body, theirs.body) || mine.status != theirs.status {
 		t.Errorf("replay refusal %d %s, url refusal %d %s", mine.status, mine.body, theirs.status, theirs.body)
+	}
+}
+
+// TestReplayEndsWithItsCredential: a session minted with a JWT that
+// expires in 60 s reads no longer than that JWT is accepted, whatever
+// lifetime was asked for; a new session needs the credential again.
+func TestReplayEndsWithItsCredential(t *testing.T) {
+	t.Parallel()
+	iss := startIssuer(t, "capture-ledger")
+	f := newReplayFixture(t, replayOptions{jwtIssuer: iss, cache: -1})
+	id := f.ids[0]
+	start := f.clock.Now()
+	jwt, err := iss.Mint("alice", []string{"acme"}, 60*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bearer := map[string]string{"Authorization": "Bearer " + jwt}
+	a := f.do(t, "POST", "/api/archives/"+id+"/replay", bearer, `{"expiresIn":43200}`)
+	if a.status != 200 {
+		t.Fatalf("mint with the JWT: %d %s", a.status, a.body)
+	}
+	var l api.ReplayLink
+	_ = json.Unmarshal(a.body, &l)
+	tok := tokenOf(t, l.URL)
+	if l.ExpiresAt.After(start.Add(61 * time.Second)) {
+		t.Errorf("a 12 h link from a 60 s JWT expires at %s (%s from now)", l.ExpiresAt, l.ExpiresAt.Sub(start))
+	}
+	read := f.reads(t, tok)(id, tok)
+	if a := f.do(t, "GET", read, map[string]string{"Range": "bytes=0-9"}, ""); a.status != 206 {
+		t.Fatalf("a read while the JWT holds: %d", a.status)
+	}
+	// Past the JWT's expiry and leeway: the API refuses the JWT, and the
+	// session reads nothing.
+	f.clock.Set(start.Add(60*time.Second + identity.DefaultLeeway + time.Second))
+	if a := f.do(t, "POST", "/api/archives/"+id+"/url", bearer, ""); a.status != 401 {
+		t.Fatalf("the expired JWT is still accepted: %d", a.status)
+	}
+	if a := f.do(t, "GET", read, map[string]string{"Range": "bytes=0-9"}, ""); a.status != 404 {
+		t.Errorf("the session still reads after its JWT expired: %d", a.status)
+	}
+	if a := f.do(t, "POST", "/api/archives/"+id+"/replay", bearer, ""); a.status != 401 {
+		t.Errorf("a new session with the expired JWT: %d", a.status)
 	}
 }
 

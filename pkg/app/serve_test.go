@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/capture-ledger/ledgerctl/pkg/config"
 	"github.com/capture-ledger/ledgerctl/pkg/identity"
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
+	"github.com/capture-ledger/ledgerctl/pkg/replay"
 	"github.com/capture-ledger/ledgerctl/pkg/testenv"
 )
 
@@ -90,6 +92,54 @@ func TestServerFromSettings(t *testing.T) {
 	code, body := get(t, base+"/api/crawls", map[string]string{"X-Capture-ledger-Subject": "alice"})
 	if !srv.Crawls || code != 200 || !strings.Contains(body, `"crawls":`) {
 		t.Errorf("/api/crawls without a webhook (Crawls %v): %d %s", srv.Crawls, code, body)
+	}
+
+	// With the dev identity, serve answers only for loopback's names: a
+	// page on another name resolving here (DNS rebinding) gets nothing.
+	for _, host := range []string{"evil.example", "evil.example:" + strconv.Itoa(addr.Port), "127.0.0.1.evil.example", "localhost.evil.example"} {
+		req, _ := http.NewRequest("GET", base+"/api/me", nil)
+		req.Host = host
+		req.Header.Set("X-Capture-ledger-Subject", "alice")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != http.StatusMisdirectedRequest || strings.Contains(string(b), "alice") {
+			t.Errorf("Host %s: %d %s", host, res.StatusCode, b)
+		}
+	}
+	for _, host := range []string{"127.0.0.1", "localhost:" + strconv.Itoa(addr.Port), "[::1]:" + strconv.Itoa(addr.Port), "LOCALHOST"} {
+		req, _ := http.NewRequest("GET", base+"/api/me", nil)
+		req.Host = host
+		req.Header.Set("X-Capture-ledger-Subject", "alice")
+		if res, err := http.DefaultClient.Do(req); err != nil || res.StatusCode != http.StatusOK {
+			t.Errorf("Host %s: %v %v", host, res, err)
+		} else {
+			res.Body.Close()
+		}
+	}
+	// A replay origin under replay.localhost is served, on serve's own
+	// port, and answers nothing of the API.
+	if code, body := get(t, "http://"+addr.String()+"/api/me", nil); code != 401 {
+		t.Errorf("/api/me without identity: %d %s", code, body)
+	}
+	label, _ := replay.NewLabel()
+	req, _ := http.NewRequest("GET", base+"/api/me", nil)
+	req.Host = label + ".replay.localhost:" + strconv.Itoa(addr.Port)
+	req.Header.Set("X-Capture-ledger-Subject", "alice")
+	if res, err := http.DefaultClient.Do(req); err != nil || res.StatusCode != http.StatusNotFound {
+		t.Errorf("/api/me on a replay origin: %v %v", res, err)
+	} else {
+		res.Body.Close()
+	}
+	var replayNote bool
+	for _, n := range srv.StartupNotes(addr) {
+		replayNote = replayNote || strings.Contains(n.Message, fmt.Sprintf("http://<label>.replay.localhost:%d", addr.Port))
+	}
+	if !replayNote {
+		t.Errorf("no startup note says where replay origins are: %+v", srv.StartupNotes(addr))
 	}
 
 	conn := testenv.Connect(t, env.DSN)
