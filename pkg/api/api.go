@@ -47,7 +47,8 @@ type Server struct {
 	// /api/crawls/{id}/index; nil leaves them unserved (404 route).
 	Search     Searcher
 	CrawlIndex CrawlIndexer
-	// Replay serves viewer links, the viewer's archive reads and /replay/;
+	// Replay serves viewer links on the API's origin, and everything of
+	// replay origins (the viewer, its worker, archive reads);
 	// nil leaves them unserved (404 route).
 	Replay *Replay
 	// Shares serves /api/archives/{id}/shares, Deleter DELETE

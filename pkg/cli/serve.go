@@ -27,10 +27,13 @@ func newCmdServe(f *Factory) *cobra.Command {
 		Short: "Run the HTTP API, the picker and the background workers",
 		Long: `Serves the archive API (presigned URLs, archive list, /api/me), the browser
 picker at /, /healthz (alive) and /readyz (PostgreSQL, OpenFGA and S3
-answer), and the crawl routes; the archive viewer (ReplayWeb.page) at /replay/ with its
-token-bound reads, POST /api/archives/{id}/replay and GET
-/api/archives/{id}/wacz?t=… (docs/replay.md; CAPTURE_LEDGER_REPLAY_KEY is
-required unless CAPTURE_LEDGER_DEV_IDENTITY=1); drains the OpenFGA outbox on a
+answer), and the crawl routes; POST /api/archives/{id}/replay,
+/api/crawls/{id}/replay and /api/replay, whose links open the archive viewer
+(ReplayWeb.page) with its token-bound reads on an origin of each replay
+session's own, <label>.replay.localhost on the same port or under
+CAPTURE_LEDGER_REPLAY_DOMAIN (docs/replay.md; CAPTURE_LEDGER_REPLAY_KEY is
+required unless CAPTURE_LEDGER_DEV_IDENTITY=1); with the dev identity it
+answers only loopback names (421 otherwise); drains the OpenFGA outbox on a
 ticker. Stops
 gracefully on SIGINT/SIGTERM, finishing requests in flight.
 
