@@ -343,6 +343,26 @@ func demoReplaysAsOneCollection(t *testing.T, base, crawlID, summary string) {
 	if shown, err := wait("Demo Works makes nothing at all", 60*time.Second); err != nil {
 		t.Fatalf("the archived About page did not appear after the click: %v; shown: %q", err, shown)
 	}
+	screenshot(t, tab, "replay-collection-about.png")
+	screenshot(t, picker, "picker-replay-crawl-en.png")
+	if dir := os.Getenv("LEDGER_TEST_SCREENSHOTS"); dir != "" {
+		// The same picker in a browser asking for Japanese.
+		jaAlloc, cancelJA := chromedp.NewExecAllocator(context.Background(), append(opts[:len(opts):len(opts)], chromedp.UserDataDir(t.TempDir()), chromedp.Flag("accept-lang", "ja"), chromedp.Flag("lang", "ja"))...)
+		defer cancelJA()
+		ja, cancel := chromedp.NewContext(jaAlloc)
+		defer cancel()
+		if err := chromedp.Do(ja,
+			chromedp.Navigate(base),
+			chromedp.WaitVisible("#subject"),
+			chromedp.SendKeys("#subject", "alice"),
+			chromedp.SendKeys("#orgs", "demo"),
+			chromedp.Click("#who button"),
+			chromedp.WaitVisible(`button.crawl[data-crawl="`+crawlID+`"]`),
+		); err != nil {
+			t.Errorf("the picker in Japanese: %v", err)
+		}
+		screenshot(t, ja, "picker-replay-crawl-ja.png")
+	}
 
 	// A share of the About archive to bob: bob's collection of the crawl
 	// is that one archive; eve, with nothing, gets what an absent crawl
@@ -424,5 +444,21 @@ func demoReplaysAsOneCollection(t *testing.T, base, crawlID, summary string) {
 	absentStatus, absentBody := post("eve", "/api/crawls/"+uuid.NewString()+"/replay", "")
 	if eveStatus != http.StatusNotFound || eveStatus != absentStatus || eveBody != absentBody {
 		t.Errorf("eve: %d %s; an absent crawl: %d %s", eveStatus, eveBody, absentStatus, absentBody)
+	}
+}
+
+// screenshot saves what tab shows as name under LEDGER_TEST_SCREENSHOTS,
+// when it is set (to look at; nothing compares them).
+func screenshot(t *testing.T, tab context.Context, name string) {
+	dir := os.Getenv("LEDGER_TEST_SCREENSHOTS")
+	if dir == "" {
+		return
+	}
+	png, err := chromedp.Run(tab, chromedp.FullScreenshot(100))
+	if err == nil {
+		err = os.WriteFile(filepath.Join(dir, name), png, 0o644)
+	}
+	if err != nil {
+		t.Logf("screenshot %s: %v", name, err)
 	}
 }
