@@ -404,3 +404,71 @@ func TestLatestIntentWinsWhateverFails(t *testing.T) {
 		})
 	}
 }
+
+// TestNewerIntentClosesOlderRows: queueing a row closes the tuples older
+// undelivered rows (pending or dead) hold for the same tuples; a requeued
+// dead row delivers only what it still holds; a row is not leased while an
+// older row naming one of its tuples is in flight.
+func TestNewerIntentClosesOlderRows(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	env := apptest.New(t)
+	conn := connect(t, env.DSN)
+	st, _, err := env.App.OutboxDeps(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pg := st.(*postgres.Store)
+	state := func(id int64) (processed, dead bool, superseded []string) {
+		t.Helper()
+		if err := conn.QueryRow(ctx, `SELECT processed_at IS NOT NULL, dead_at IS NOT NULL, superseded_keys FROM fga_outbox WHERE id = $1`, id).Scan(&processed, &dead, &superseded); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	// 1: a dead row writing two tuples; 2: a pending row writing one of them.
+	queue(t, conn,
+		[]byte(`{"writes":[{"user":"user:dan","relation":"viewer","object":"archive:a"},{"user":"user:erin","relation":"viewer","object":"archive:a"}]}`),
+		[]byte(`{"writes":[{"user":"user:fay","relation":"viewer","object":"archive:a"}]}`))
+	if _, err := conn.Exec(ctx, `UPDATE fga_outbox SET dead_at = now(), attempts = 10 WHERE id = 1`); err != nil {
+		t.Fatal(err)
+	}
+	// 3: dan's share is revoked; 4: fay's too.
+	queue(t, conn,
+		[]byte(`{"deletes":[{"user":"user:dan","relation":"viewer","object":"archive:a"}]}`),
+		[]byte(`{"deletes":[{"user":"user:fay","relation":"viewer","object":"archive:a"}]}`))
+	if p, d, s := state(1); p || !d || len(s) != 1 {
+		t.Fatalf("row 1 after dan's revoke: processed %v dead %v superseded %v; want dead, dan's tuple given up", p, d, s)
+	}
+	if p, _, _ := state(2); !p {
+		t.Fatal("row 2 (fay's write) is not closed by fay's revoke")
+	}
+	// A requeued dead row sends only erin's tuple, never dan's.
+	if _, err := pg.RequeueDead(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := pg.ClaimOutbox(ctx, 0, 10, time.Minute)
+	if err != nil || len(rows) != 3 {
+		t.Fatalf("claimed %d rows (%v), want 1, 3 and 4", len(rows), err)
+	}
+	p, err := ledger.ParseOutboxPayload(rows[0].Payload)
+	if err != nil || len(p.Writes) != 1 || p.Writes[0].User != "user:erin" || len(p.Deletes) != 0 {
+		t.Fatalf("row 1 as leased: %+v %v; want erin's write alone", p, err)
+	}
+	// While row 3 (dan's delete) is in flight, a newer grant to dan is not
+	// leased; once row 3 is marked, it is.
+	queue(t, conn, []byte(`{"writes":[{"user":"user:dan","relation":"viewer","object":"archive:a"}]}`))
+	if p, _, _ := state(3); !p {
+		t.Fatal("in-flight row 3 was not closed by the newer intent")
+	}
+	if more, err := pg.ClaimOutbox(ctx, 0, 10, time.Minute); err != nil || len(more) != 0 {
+		t.Fatalf("leased %d rows while an older row of the same tuple is in flight (%v)", len(more), err)
+	}
+	if err := pg.MarkDelivered(ctx, []int64{rows[0].ID, rows[1].ID, rows[2].ID}); err != nil {
+		t.Fatal(err)
+	}
+	more, err := pg.ClaimOutbox(ctx, 0, 10, time.Minute)
+	if err != nil || len(more) != 1 || more[0].ID != 5 {
+		t.Fatalf("after the marks: leased %+v (%v), want row 5", more, err)
+	}
+}
