@@ -48,7 +48,12 @@ func NewPostgres(ctx context.Context, uri string, opts Options) (*Embedded, erro
 		}
 		return nil, fmt.Errorf("the OpenFGA datastore at %s is not ready (%v): run `ledgerctl fga deploy`, which migrates it", pgHost(uri), err)
 	}
-	return newEmbedded(ds, opts)
+	e, err := newEmbedded(ds, opts)
+	if err != nil {
+		return nil, err
+	}
+	e.where = pgHost(uri)
+	return e, nil
 }
 
 // migrateMu serialises OpenFGA's migrations: goose keeps global state.
