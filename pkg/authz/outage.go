@@ -74,18 +74,26 @@ func internalCode(err error) bool {
 // connectionLost: err's chain holds a connection PostgreSQL refused or
 // ended, or a network failure.
 func connectionLost(err error) bool {
-	var connect *pgconn.ConnectError
 	var pg *pgconn.PgError
-	var netErr *net.OpError
-	switch {
-	case errors.As(err, &connect), errors.As(err, &netErr):
-		return true
-	case errors.Is(err, driver.ErrBadConn), errors.Is(err, io.ErrUnexpectedEOF):
-		return true
-	case errors.As(err, &pg):
-		// 08: connection exception; 57P01-57P03: the server is shutting
-		// down, or not accepting connections; 53300: too many connections.
-		return strings.HasPrefix(pg.Code, "08") || pg.Code == "57P01" || pg.Code == "57P02" || pg.Code == "57P03" || pg.Code == "53300"
+	var connect *pgconn.ConnectError
+	if errors.As(err, &pg) {
+		// Refused for a bad password, say, is not an outage; 55000 is one
+		// only on connecting.
+		return outageCode(pg.Code) && (pg.Code != "55000" || errors.As(err, &connect))
 	}
-	return false
+	var netErr *net.OpError
+	return errors.As(err, &connect) || errors.As(err, &netErr) ||
+		errors.Is(err, driver.ErrBadConn) || errors.Is(err, io.ErrUnexpectedEOF)
+}
+
+// outageCode: a SQLSTATE saying the database is not there to be used now —
+// 08 connection exception; 57P01-57P03 shutting down or not accepting
+// connections yet; 55000 on connecting, a database not accepting
+// connections (ALLOW_CONNECTIONS false); 53300 too many connections.
+func outageCode(code string) bool {
+	switch code {
+	case "57P01", "57P02", "57P03", "55000", "53300":
+		return true
+	}
+	return strings.HasPrefix(code, "08")
 }

@@ -128,6 +128,9 @@ func connect(ctx context.Context, uri string) (*pgx.Conn, error) {
 			if pgErr.Code == "3D000" { // invalid_catalog_name
 				return nil, ErrDatastoreMissing
 			}
+			if outageCode(pgErr.Code) {
+				return nil, &UnreachableError{What: "the OpenFGA datastore (PostgreSQL)", Where: pgHost(uri), Err: fmt.Errorf("%s (SQLSTATE %s)", pgErr.Message, pgErr.Code)}
+			}
 			return nil, fmt.Errorf("the OpenFGA datastore at %s refused the connection: %s", pgHost(uri), pgErr.Message)
 		}
 		return nil, &UnreachableError{What: "the OpenFGA datastore (PostgreSQL)", Where: pgHost(uri), Err: ledgerpg.Cause(err)}
