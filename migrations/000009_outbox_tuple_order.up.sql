@@ -15,8 +15,9 @@
 -- undelivered row holds the live intent for a tuple, and it is the newest.
 --
 -- leased_until is set while a drainer holds a row (between the lease and
--- the delivered/failed/released mark): a row is not leased while an older
--- row naming one of its tuples is in flight, so a newer intent is never
+-- the delivered/failed/released mark): a row is not leased while another
+-- row naming one of its tuples is in flight (by the invariant above, an
+-- older intent, superseded after it was leased), so a newer intent is never
 -- sent before, or at the same time as, an older one already on its way.
 ALTER TABLE fga_outbox
     ADD COLUMN tuple_keys      text[] NOT NULL DEFAULT '{}',
@@ -47,20 +48,41 @@ LANGUAGE sql IMMUTABLE AS $$
     END
 $$;
 
+-- The row that last named each tuple, and the one before it: the trigger's
+-- lookup (one row per tuple ever queued, like OpenFGA's own tuple table).
+-- The upsert takes the tuple's lock, so two transactions queueing the same
+-- tuple at once are ordered: the second sees the first's row as previous.
+CREATE TABLE fga_outbox_latest (
+    tuple_key   text PRIMARY KEY,
+    outbox_id   bigint NOT NULL,
+    previous_id bigint
+);
+
 CREATE FUNCTION fga_outbox_supersede() RETURNS trigger
 LANGUAGE plpgsql AS $$
+DECLARE
+    prev record;
 BEGIN
     NEW.tuple_keys := fga_outbox_keys(NEW.payload);
     IF cardinality(NEW.tuple_keys) = 0 THEN
         RETURN NEW;
     END IF;
-    UPDATE fga_outbox o
-       SET superseded_keys = ARRAY(SELECT DISTINCT k FROM unnest(o.superseded_keys || o.tuple_keys) k
-                                   WHERE k = ANY (o.superseded_keys) OR k = ANY (NEW.tuple_keys)),
-           processed_at = CASE WHEN o.tuple_keys <@ (o.superseded_keys || NEW.tuple_keys) THEN now() END,
-           dead_at      = CASE WHEN o.tuple_keys <@ (o.superseded_keys || NEW.tuple_keys) THEN NULL ELSE o.dead_at END,
-           last_error   = CASE WHEN o.tuple_keys <@ (o.superseded_keys || NEW.tuple_keys) THEN 'superseded by a newer intent for the same tuples' ELSE o.last_error END
-     WHERE o.processed_at IS NULL AND o.id < NEW.id AND o.tuple_keys && NEW.tuple_keys;
+    FOR prev IN
+        WITH up AS (
+            INSERT INTO fga_outbox_latest AS l (tuple_key, outbox_id)
+            SELECT k, NEW.id FROM unnest(NEW.tuple_keys) k
+            ON CONFLICT (tuple_key) DO UPDATE SET outbox_id = EXCLUDED.outbox_id, previous_id = l.outbox_id
+            RETURNING l.tuple_key, l.previous_id)
+        SELECT previous_id AS id, array_agg(tuple_key) AS keys FROM up
+        WHERE previous_id IS NOT NULL AND previous_id <> NEW.id GROUP BY previous_id
+    LOOP
+        UPDATE fga_outbox o
+           SET superseded_keys = o.superseded_keys || prev.keys,
+               processed_at = CASE WHEN o.tuple_keys <@ (o.superseded_keys || prev.keys) THEN now() END,
+               dead_at      = CASE WHEN o.tuple_keys <@ (o.superseded_keys || prev.keys) THEN NULL ELSE o.dead_at END,
+               last_error   = CASE WHEN o.tuple_keys <@ (o.superseded_keys || prev.keys) THEN 'superseded by a newer intent for the same tuples' ELSE o.last_error END
+         WHERE o.id = prev.id AND o.processed_at IS NULL;
+    END LOOP;
     RETURN NEW;
 END
 $$;
@@ -71,16 +93,19 @@ CREATE TRIGGER fga_outbox_supersede BEFORE INSERT ON fga_outbox
 -- Rows queued before this migration: the newest undelivered row naming a
 -- tuple keeps it, older ones give it up, as if queued now.
 UPDATE fga_outbox SET tuple_keys = fga_outbox_keys(payload) WHERE processed_at IS NULL;
-UPDATE fga_outbox o
-   SET superseded_keys = ARRAY(SELECT k FROM unnest(o.tuple_keys) k
-                               WHERE EXISTS (SELECT 1 FROM fga_outbox n
-                                             WHERE n.processed_at IS NULL AND n.id > o.id AND k = ANY (n.tuple_keys)))
- WHERE o.processed_at IS NULL;
+CREATE TEMPORARY TABLE fga_outbox_undelivered_keys AS
+    SELECT id, unnest(tuple_keys) AS tuple_key FROM fga_outbox WHERE processed_at IS NULL;
+INSERT INTO fga_outbox_latest (tuple_key, outbox_id)
+    SELECT tuple_key, max(id) FROM fga_outbox_undelivered_keys GROUP BY tuple_key;
+UPDATE fga_outbox o SET superseded_keys = s.keys
+  FROM (SELECT u.id, array_agg(u.tuple_key) AS keys
+          FROM fga_outbox_undelivered_keys u JOIN fga_outbox_latest l USING (tuple_key)
+         WHERE l.outbox_id > u.id GROUP BY u.id) s
+ WHERE o.id = s.id;
 UPDATE fga_outbox
    SET processed_at = now(), dead_at = NULL, last_error = 'superseded by a newer intent for the same tuples'
  WHERE processed_at IS NULL AND cardinality(tuple_keys) > 0 AND tuple_keys <@ superseded_keys;
+DROP TABLE fga_outbox_undelivered_keys;
 
--- Undelivered rows by tuple (the trigger's lookup), and the rows in flight
--- by tuple (the lease's).
-CREATE INDEX fga_outbox_undelivered_keys_idx ON fga_outbox USING gin (tuple_keys) WHERE processed_at IS NULL;
-CREATE INDEX fga_outbox_leased_keys_idx ON fga_outbox USING gin (tuple_keys) WHERE leased_until IS NOT NULL;
+-- The rows in flight (the lease's lookup: few, a drain's batch or two).
+CREATE INDEX fga_outbox_leased_idx ON fga_outbox (id) WHERE leased_until IS NOT NULL;

@@ -23,17 +23,17 @@ type OutboxRow struct {
 // pass that never retries a row it has just failed.
 //
 // Per-tuple order (migrations/000009_outbox_tuple_order.up.sql): a row is
-// not leased while an older row naming one of its tuples is leased (in
-// flight), and each row comes back without the tuples a newer row has
-// superseded, so an older intent is never sent after a newer one.
+// not leased while another row naming one of its tuples is leased (in
+// flight: an older intent, superseded since), and each row comes back
+// without the tuples a newer row has superseded, so an older intent is
+// never sent after a newer one.
 func (s *Store) ClaimOutbox(ctx context.Context, after int64, n int, lease time.Duration) ([]OutboxRow, error) {
 	rows, err := s.Pool.Query(ctx, `
 		UPDATE fga_outbox o SET next_attempt_at = now() + $2::interval, leased_until = now() + $2::interval
 		FROM (SELECT id FROM fga_outbox c
 		      WHERE processed_at IS NULL AND dead_at IS NULL AND next_attempt_at <= now() AND id > $3
-		        AND NOT EXISTS (SELECT 1 FROM fga_outbox p
-		                        WHERE p.leased_until IS NOT NULL AND p.leased_until > now()
-		                          AND p.id < c.id AND p.tuple_keys && c.tuple_keys)
+		        AND NOT (tuple_keys && (SELECT coalesce(array_agg(k), '{}') FROM fga_outbox p, unnest(p.tuple_keys) k
+		                                WHERE p.leased_until IS NOT NULL AND p.leased_until > now()))
 		      ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED) c
 		WHERE o.id = c.id
 		RETURNING o.id, fga_outbox_live(o.payload, o.superseded_keys), o.attempts`, n, lease.String(), after)
