@@ -160,6 +160,10 @@ func (e *BadRequest) Error() string { return e.Message }
 
 var errUnauthenticated = errors.New("unauthenticated")
 
+// UnreachableRetrySeconds is the Retry-After of a 503 answered because a
+// dependency did not answer.
+const UnreachableRetrySeconds = 5
+
 // fail maps an error to its answer. This is the one table from errors to
 // status codes; anything unknown is a 500 whose details stay in the log.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
@@ -181,6 +185,13 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	case errors.As(err, &busy):
 		w.Header().Set("Retry-After", strconv.Itoa(busy.RetrySeconds()))
 		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": busy.Error()})
+	case errors.Is(err, ledger.ErrUnreachable):
+		// A dependency (OpenFGA or its datastore, PostgreSQL, S3) did not
+		// answer: an outage, not a fault of the request. Nothing was
+		// decided; the caller may ask again.
+		s.logger().Warn("request failed: a dependency is unreachable", "method", r.Method, "path", r.URL.Path, "error", err.Error())
+		w.Header().Set("Retry-After", strconv.Itoa(UnreachableRetrySeconds))
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "temporarily unavailable"})
 	default:
 		s.logger().Error("request failed", "method", r.Method, "path", r.URL.Path, "error", err.Error())
 		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": "internal error"})

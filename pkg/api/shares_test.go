@@ -53,8 +53,20 @@ type shareFixture struct {
 
 func newShareFixture(t *testing.T) *shareFixture {
 	t.Helper()
+	return newShareFixtureOn(t, nil)
+}
+
+// newShareFixtureOn is newShareFixture on another OpenFGA (e.g. on a
+// PostgreSQL datastore), bound to a store holding the model; nil is the
+// environment's own.
+func newShareFixtureOn(t *testing.T, fgaClient authz.Client) *shareFixture {
+	t.Helper()
 	ctx := context.Background()
 	env := apptest.New(t)
+	if fgaClient != nil {
+		env.FGA = fgaClient
+		env.App.SetAuthz(fgaClient)
+	}
 	f := &shareFixture{env: env, clock: &clock{t: time.Now().UTC()}, remover: &switchRemover{real: env.Blob}}
 	task := uuid.NewString()
 	stem := "bh/" + task + "_c0ffee00"

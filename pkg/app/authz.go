@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/capture-ledger/ledgerctl/pkg/archive"
@@ -152,13 +153,40 @@ func (a *App) listSource() (archive.ListSource, error) {
 type OutboxWriter struct{ Client authz.Client }
 
 // WriteIdempotent converts the tuples and marks unreachable failures so the
-// drain stops instead of blaming the rows.
+// drain stops instead of blaming the rows. A tuple OpenFGA holds with
+// another condition (a share granted again after an earlier share to the
+// same grantee, whose delete the newer intent superseded) is replaced: the
+// row is the ledger's latest intent for it.
 func (w OutboxWriter) WriteIdempotent(ctx context.Context, writes, deletes []ledger.Tuple) error {
-	err := w.Client.WriteIdempotent(ctx, convert(writes), convert(deletes))
-	if err != nil && authz.IsUnreachable(err) {
+	ws, ds := convert(writes), convert(deletes)
+	err := w.Client.WriteIdempotent(ctx, ws, ds)
+	if err != nil && len(ws) > 0 && authz.KindOf(err) == authz.KindConflict {
+		err = w.replace(ctx, ws, ds)
+	}
+	if err != nil && errors.Is(err, ledger.ErrUnreachable) {
 		return &outbox.UnreachableError{URL: authzURL(w.Client), Err: err}
 	}
 	return err
+}
+
+// replace writes each tuple on its own, deleting it first when it is
+// stored with another condition, then the deletes.
+func (w OutboxWriter) replace(ctx context.Context, writes, deletes []authz.Tuple) error {
+	for _, t := range writes {
+		err := w.Client.WriteIdempotent(ctx, []authz.Tuple{t}, nil)
+		if authz.KindOf(err) == authz.KindConflict {
+			if err = w.Client.WriteIdempotent(ctx, nil, []authz.Tuple{{User: t.User, Relation: t.Relation, Object: t.Object}}); err == nil {
+				err = w.Client.WriteIdempotent(ctx, []authz.Tuple{t}, nil)
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if len(deletes) == 0 {
+		return nil
+	}
+	return w.Client.WriteIdempotent(ctx, nil, deletes)
 }
 
 func authzURL(c authz.Client) string {

@@ -80,6 +80,10 @@ type Embedded struct {
 	target
 	srv      *server.Server
 	maxBatch int
+	// ds is the datastore; where names it (host:port) when it is a
+	// PostgreSQL database that can be down, "" for the memory datastore.
+	ds    storage.OpenFGADatastore
+	where string
 }
 
 var _ Client = (*Embedded)(nil)
@@ -99,7 +103,7 @@ func newEmbedded(ds storage.OpenFGADatastore, opts Options) (*Embedded, error) {
 		ds.Close()
 		return nil, fmt.Errorf("start embedded OpenFGA: %w", err)
 	}
-	e := &Embedded{srv: srv, maxBatch: opts.maxBatch()}
+	e := &Embedded{srv: srv, maxBatch: opts.maxBatch(), ds: ds}
 	e.storeID, e.modelID = opts.StoreID, opts.ModelID
 	return e, nil
 }
@@ -129,7 +133,7 @@ func (e *Embedded) Check(ctx context.Context, r CheckRequest) (bool, error) {
 		Consistency:          openfgav1.ConsistencyPreference_HIGHER_CONSISTENCY,
 	})
 	if err != nil {
-		return false, fromStatus("check", err)
+		return false, e.fail(ctx, "check", err)
 	}
 	return res.GetAllowed(), nil
 }
@@ -151,7 +155,7 @@ func (e *Embedded) BatchCheck(ctx context.Context, reqs []CheckRequest) ([]bool,
 		}
 		res, err := e.srv.BatchCheck(ctx, &openfgav1.BatchCheckRequest{StoreId: store, AuthorizationModelId: model, Checks: items})
 		if err != nil {
-			return nil, fromStatus("batch check", err)
+			return nil, e.fail(ctx, "batch check", err)
 		}
 		out := make([]bool, len(chunk))
 		for i := range chunk {
@@ -164,7 +168,11 @@ func (e *Embedded) BatchCheck(ctx context.Context, reqs []CheckRequest) ([]bool,
 				if ce.GetInputError() == 0 {
 					code = ce.GetInternalError().String()
 				}
-				return nil, &Error{Op: "batch check", Kind: kindOfCode(code), Code: code, Err: fmt.Errorf("%s: %s", chunk[i].describe(), ce.GetMessage())}
+				err := &Error{Op: "batch check", Kind: kindOfCode(code), Code: code, Err: fmt.Errorf("%s: %s", chunk[i].describe(), ce.GetMessage())}
+				if ce.GetInputError() == 0 {
+					return nil, e.outage(ctx, err) // an item's internal error carries no cause but its message
+				}
+				return nil, err
 			}
 			out[i] = one.GetAllowed()
 		}
@@ -210,7 +218,7 @@ func (e *Embedded) write(ctx context.Context, writes, deletes []Tuple, ignore bo
 		}
 	}
 	_, err = e.srv.Write(ctx, req)
-	return fromStatus("write", err)
+	return e.fail(ctx, "write", err)
 }
 
 func (e *Embedded) ReadTuple(ctx context.Context, t Tuple) (bool, error) {
@@ -225,7 +233,7 @@ func (e *Embedded) ReadTuple(ctx context.Context, t Tuple) (bool, error) {
 		Consistency: openfgav1.ConsistencyPreference_HIGHER_CONSISTENCY,
 	})
 	if err != nil {
-		return false, fromStatus("read", err)
+		return false, e.fail(ctx, "read", err)
 	}
 	return len(res.GetTuples()) > 0, nil
 }
@@ -241,7 +249,7 @@ func (e *Embedded) WriteModel(ctx context.Context, dsl string) (string, error) {
 	}
 	res, err := e.srv.WriteAuthorizationModel(ctx, writeModelRequest(store, m))
 	if err != nil {
-		return "", fromStatus("write model", err)
+		return "", e.fail(ctx, "write model", err)
 	}
 	e.setModel(res.GetAuthorizationModelId())
 	return res.GetAuthorizationModelId(), nil
@@ -256,13 +264,13 @@ func (e *Embedded) ReadModel(ctx context.Context) (Model, error) {
 	if _, id := e.Target(); id != "" {
 		res, err := e.srv.ReadAuthorizationModel(ctx, &openfgav1.ReadAuthorizationModelRequest{StoreId: store, Id: id})
 		if err != nil {
-			return Model{}, fromStatus("read model", err)
+			return Model{}, e.fail(ctx, "read model", err)
 		}
 		m = res.GetAuthorizationModel()
 	} else {
 		res, err := e.srv.ReadAuthorizationModels(ctx, &openfgav1.ReadAuthorizationModelsRequest{StoreId: store, PageSize: wrapperspb.Int32(1)})
 		if err != nil {
-			return Model{}, fromStatus("read model", err)
+			return Model{}, e.fail(ctx, "read model", err)
 		}
 		if len(res.GetAuthorizationModels()) == 0 {
 			return Model{}, &Error{Op: "read model", Kind: KindNotFound, Code: "latest_authorization_model_not_found", Err: errors.New("the store has no model: run `ledgerctl fga deploy`")}
@@ -288,7 +296,7 @@ func (e *Embedded) ReadTuples(ctx context.Context, continuation string) ([]Tuple
 		Consistency:       openfgav1.ConsistencyPreference_HIGHER_CONSISTENCY,
 	})
 	if err != nil {
-		return nil, "", fromStatus("read", err)
+		return nil, "", e.fail(ctx, "read", err)
 	}
 	out := make([]Tuple, 0, len(res.GetTuples()))
 	for _, t := range res.GetTuples() {
@@ -302,7 +310,7 @@ func (e *Embedded) FindStore(ctx context.Context, name string) (string, error) {
 	for {
 		res, err := e.srv.ListStores(ctx, &openfgav1.ListStoresRequest{Name: name, ContinuationToken: token, PageSize: wrapperspb.Int32(100)})
 		if err != nil {
-			return "", fromStatus("list stores", err)
+			return "", e.fail(ctx, "list stores", err)
 		}
 		for _, s := range res.GetStores() {
 			if s.GetName() == name {
@@ -326,7 +334,7 @@ func (e *Embedded) FindOrCreateStore(ctx context.Context, name string) (string, 
 	}
 	res, err := e.srv.CreateStore(ctx, &openfgav1.CreateStoreRequest{Name: name})
 	if err != nil {
-		return "", fromStatus("create store", err)
+		return "", e.fail(ctx, "create store", err)
 	}
 	e.setStore(res.GetId())
 	return res.GetId(), nil

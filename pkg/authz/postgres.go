@@ -48,7 +48,12 @@ func NewPostgres(ctx context.Context, uri string, opts Options) (*Embedded, erro
 		}
 		return nil, fmt.Errorf("the OpenFGA datastore at %s is not ready (%v): run `ledgerctl fga deploy`, which migrates it", pgHost(uri), err)
 	}
-	return newEmbedded(ds, opts)
+	e, err := newEmbedded(ds, opts)
+	if err != nil {
+		return nil, err
+	}
+	e.where = pgHost(uri)
+	return e, nil
 }
 
 // migrateMu serialises OpenFGA's migrations: goose keeps global state.
@@ -122,6 +127,9 @@ func connect(ctx context.Context, uri string) (*pgx.Conn, error) {
 		if errors.As(err, &pgErr) {
 			if pgErr.Code == "3D000" { // invalid_catalog_name
 				return nil, ErrDatastoreMissing
+			}
+			if outageCode(pgErr.Code) {
+				return nil, &UnreachableError{What: "the OpenFGA datastore (PostgreSQL)", Where: pgHost(uri), Err: fmt.Errorf("%s (SQLSTATE %s)", pgErr.Message, pgErr.Code)}
 			}
 			return nil, fmt.Errorf("the OpenFGA datastore at %s refused the connection: %s", pgHost(uri), pgErr.Message)
 		}

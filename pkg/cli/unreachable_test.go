@@ -83,3 +83,23 @@ func TestUnparsableDatabaseURLIsUsage(t *testing.T) {
 		t.Errorf("exit %d (want %d), stdout %q, stderr %q", code, ExitUsage, out, errs)
 	}
 }
+
+// TestExitFourWhenOpenFGAsDatastoreIsDown: the embedded OpenFGA's
+// PostgreSQL datastore stopped for real (connections refused): a command
+// that checks and one that writes exit 4 naming the datastore.
+func TestExitFourWhenOpenFGAsDatastoreIsDown(t *testing.T) {
+	t.Parallel()
+	dir, env := deployedStack(t)
+	outage := testenv.NewOutage(t, env["CAPTURE_LEDGER_FGA_DATASTORE_URI"])
+	outage.Stop()
+	for _, args := range [][]string{
+		{"archives", "list", "--as", "alice", "--org", "acme"},
+		{"fga", "grant", "submitter", "zed", "acme"},
+		{"drain"},
+	} {
+		out, errs, code := run(t, dir, env, args...)
+		if code != ExitUnreachable || !strings.Contains(errs, "the OpenFGA datastore (PostgreSQL)") {
+			t.Errorf("%v: exit %d (want %d), stdout %q, stderr %q", args, code, ExitUnreachable, out, errs)
+		}
+	}
+}

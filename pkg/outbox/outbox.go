@@ -2,9 +2,16 @@
 // is at-least-once: rows are leased in batches (FOR UPDATE SKIP LOCKED), the
 // tuples of several rows go to OpenFGA in one idempotent write ("already
 // there" counts as delivered), failures back off exponentially and become
-// dead letters after a number of attempts, and an unreachable OpenFGA stops
-// the drain with the remaining rows untouched. The serve ticker and
-// `ledgerctl drain` call the same Drain.
+// dead letters after a number of attempts, and an unreachable OpenFGA (or
+// datastore: any error matching ledger.ErrUnreachable) stops the drain with
+// the remaining rows untouched: no attempt counted, no blame, no dead
+// letter. The serve ticker and `ledgerctl drain` call the same Drain.
+//
+// Per tuple, OpenFGA ends in the state of the ledger's latest intent: the
+// store closes the tuples of older undelivered rows when a newer row names
+// them, and never leases a row while an older row naming one of its tuples
+// is in flight (see postgres.Store.ClaimOutbox), so retries, back-off, dead
+// letters and requeues cannot deliver an older intent after a newer one.
 package outbox
 
 import (
@@ -289,7 +296,6 @@ func fail(ctx context.Context, st Store, o Options, r postgres.OutboxRow, cause 
 	return nil
 }
 
-func isUnreachable(err error) bool {
-	var u *UnreachableError
-	return errors.As(err, &u)
-}
+// isUnreachable: OpenFGA (or its datastore) did not answer. Whatever
+// reported it, the one test is ledger.ErrUnreachable.
+func isUnreachable(err error) bool { return errors.Is(err, ledger.ErrUnreachable) }

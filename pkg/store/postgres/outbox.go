@@ -21,14 +21,22 @@ type OutboxRow struct {
 // the lease is over.
 // Only rows with an id above after are considered, so one drain is a single
 // pass that never retries a row it has just failed.
+//
+// Per-tuple order (migrations/000009_outbox_tuple_order.up.sql): a row is
+// not leased while another row naming one of its tuples is leased (in
+// flight: an older intent, superseded since), and each row comes back
+// without the tuples a newer row has superseded, so an older intent is
+// never sent after a newer one.
 func (s *Store) ClaimOutbox(ctx context.Context, after int64, n int, lease time.Duration) ([]OutboxRow, error) {
 	rows, err := s.Pool.Query(ctx, `
-		UPDATE fga_outbox o SET next_attempt_at = now() + $2::interval
-		FROM (SELECT id FROM fga_outbox
+		UPDATE fga_outbox o SET next_attempt_at = now() + $2::interval, leased_until = now() + $2::interval
+		FROM (SELECT id FROM fga_outbox c
 		      WHERE processed_at IS NULL AND dead_at IS NULL AND next_attempt_at <= now() AND id > $3
+		        AND NOT (tuple_keys && (SELECT coalesce(array_agg(k), '{}') FROM fga_outbox p, unnest(p.tuple_keys) k
+		                                WHERE p.leased_until IS NOT NULL AND p.leased_until > now()))
 		      ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED) c
 		WHERE o.id = c.id
-		RETURNING o.id, o.payload, o.attempts`, n, lease.String(), after)
+		RETURNING o.id, fga_outbox_live(o.payload, o.superseded_keys), o.attempts`, n, lease.String(), after)
 	if err != nil {
 		return nil, err
 	}
@@ -45,12 +53,18 @@ func (s *Store) ClaimOutbox(ctx context.Context, after int64, n int, lease time.
 	return out, nil
 }
 
-// MarkDelivered records rows as delivered.
+// MarkDelivered records rows as delivered and ends their lease. A row a
+// newer one superseded while it was in flight is already closed, and stays
+// as it is.
 func (s *Store) MarkDelivered(ctx context.Context, ids []int64) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	_, err := s.Pool.Exec(ctx, `UPDATE fga_outbox SET processed_at = now(), last_error = NULL WHERE id = ANY($1) AND processed_at IS NULL`, ids)
+	_, err := s.Pool.Exec(ctx, `
+		UPDATE fga_outbox SET leased_until = NULL,
+		       last_error = CASE WHEN processed_at IS NULL THEN NULL ELSE last_error END,
+		       processed_at = coalesce(processed_at, now())
+		WHERE id = ANY($1)`, ids)
 	return err
 }
 
@@ -58,10 +72,15 @@ func (s *Store) MarkDelivered(ctx context.Context, ids []int64) error {
 // dead-lettered when dead is true.
 func (s *Store) MarkFailed(ctx context.Context, id int64, msg string, backoff time.Duration, dead bool) error {
 	_, err := s.Pool.Exec(ctx, `
-		UPDATE fga_outbox SET attempts = attempts + 1, last_error = $2,
+		UPDATE fga_outbox SET leased_until = NULL,
+		       attempts = attempts + 1, last_error = $2,
 		       next_attempt_at = now() + $3::interval,
 		       dead_at = CASE WHEN $4 THEN now() END
 		WHERE id = $1 AND processed_at IS NULL`, id, msg, backoff.String(), dead)
+	if err == nil {
+		// Superseded while in flight: closed already; only the lease ends.
+		_, err = s.Pool.Exec(ctx, `UPDATE fga_outbox SET leased_until = NULL WHERE id = $1 AND leased_until IS NOT NULL`, id)
+	}
 	return err
 }
 
@@ -71,7 +90,10 @@ func (s *Store) ReleaseOutbox(ctx context.Context, ids []int64) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	_, err := s.Pool.Exec(ctx, `UPDATE fga_outbox SET next_attempt_at = now() WHERE id = ANY($1) AND processed_at IS NULL AND dead_at IS NULL`, ids)
+	_, err := s.Pool.Exec(ctx, `
+		UPDATE fga_outbox SET leased_until = NULL,
+		       next_attempt_at = CASE WHEN processed_at IS NULL AND dead_at IS NULL THEN now() ELSE next_attempt_at END
+		WHERE id = ANY($1)`, ids)
 	return err
 }
 
@@ -115,6 +137,8 @@ func (s *Store) DeadOutbox(ctx context.Context, limit int) ([]DeadRow, error) {
 }
 
 // RequeueDead gives dead-lettered rows (all, or those in ids) a fresh start.
+// A requeued row still leaves out the tuples newer rows superseded, so it
+// never brings back an older intent over a newer one.
 func (s *Store) RequeueDead(ctx context.Context, ids []int64) (int64, error) {
 	tag, err := s.Pool.Exec(ctx, `
 		UPDATE fga_outbox SET dead_at = NULL, attempts = 0, next_attempt_at = now()
