@@ -122,6 +122,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	var large *TooLarge
 	var refused *refusal
 	var busy *archive.BusyError
+	var quota *archive.QuotaError
 	switch {
 	case errors.As(err, &bad):
 		writeJSON(w, http.StatusBadRequest, map[string]any{"statusCode": 400, "code": "FST_ERR_VALIDATION", "error": "Bad Request", "message": bad.Message})
@@ -136,6 +137,9 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	case errors.As(err, &busy):
 		w.Header().Set("Retry-After", strconv.Itoa(busy.RetrySeconds()))
 		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": busy.Error()})
+	case errors.As(err, &quota):
+		w.Header().Set("Retry-After", strconv.Itoa(quota.RetrySeconds()))
+		writeJSON(w, http.StatusTooManyRequests, map[string]any{"error": quota.Error(), "bound": quota.Bound, "limit": quota.Limit, "retryAfter": quota.RetrySeconds()})
 	default:
 		s.logger().Error("request failed", "method", r.Method, "path", r.URL.Path, "error", err.Error())
 		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": "internal error"})

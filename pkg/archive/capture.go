@@ -61,7 +61,10 @@ type Captures struct {
 	Capturer    Capturer
 	Adder       *Adder
 	Permissions SubmitPermission
-	Log         *slog.Logger
+	// Quota, when set, bounds the captures per caller and per organization
+	// (a refusal is a *QuotaError, before anything is captured).
+	Quota *CaptureQuota
+	Log   *slog.Logger
 	// Progress, when set, is told each page's outcome as it ends.
 	Progress func(CapturedPage)
 }
@@ -189,7 +192,9 @@ func clip(s string) string {
 // manifest into the bucket, and the manifest is registered with the same
 // admission as `archives add`, level reports and reconcile (the
 // submission, the archive row and its outbox tuples in one transaction).
-// All pages of a request share one correlation id. A page that fails is
+// With a Quota, the request is then admitted whole or refused with a
+// *QuotaError (nothing captured). All pages of a request share one
+// correlation id. A page that fails is
 // that page's outcome; only an unreachable dependency stops the request.
 func (c *Captures) Capture(ctx context.Context, req CaptureRequest) (CaptureResult, error) {
 	if err := CheckCaptureRequest(req); err != nil {
@@ -204,6 +209,14 @@ func (c *Captures) Capture(ctx context.Context, req CaptureRequest) (CaptureResu
 	}
 	if !ok {
 		return CaptureResult{}, ledger.ErrNotFound
+	}
+	if c.Quota != nil {
+		release, qerr := c.Quota.Admit(req.Subject, req.Org, len(req.URLs))
+		if qerr != nil {
+			c.logger().Info("capture refused by its quota", "subject", req.Subject, "organization", req.Org, "urls", len(req.URLs), "bound", qerr.Bound)
+			return CaptureResult{}, qerr
+		}
+		defer release()
 	}
 	res := CaptureResult{CorrelationID: "capture-" + uuid.NewString(), Pages: make([]CapturedPage, 0, len(req.URLs))}
 	for _, raw := range req.URLs {
