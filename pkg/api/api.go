@@ -5,7 +5,6 @@
 package api
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -179,26 +178,16 @@ func UUIDParam(r *http.Request, name string) (string, error) {
 	return u.String(), nil
 }
 
-// DecodeBody reads an optional JSON object body into dst, rejecting unknown
-// keys and trailing data (400) and bodies over limit bytes (413, see
-// readBody). An absent body is {}.
+// DecodeBody reads an optional JSON object body into dst through the strict
+// decoder (decodeStrict: strings checked by CheckBodyStrings, unknown keys
+// and trailing data refused, 400) and refuses bodies over limit bytes (413,
+// see readBody). An absent body is {}.
 func DecodeBody(r *http.Request, dst any, limit int64) error {
 	data, err := readBody(r, limit)
 	if err != nil {
 		return err
 	}
-	if len(bytes.TrimSpace(data)) == 0 {
-		data = []byte("{}")
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(dst); err != nil {
-		return &BadRequest{Message: "body " + jsonProblem(err)}
-	}
-	if dec.More() {
-		return &BadRequest{Message: "body must be one JSON object"}
-	}
-	return nil
+	return decodeStrict(data, dst)
 }
 
 func jsonProblem(err error) string {
