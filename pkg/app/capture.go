@@ -94,7 +94,7 @@ func (b BuiltinCapturer) CaptureURL(ctx context.Context, job archive.CaptureJob)
 	// id in lower case).
 	done := archive.CaptureDone{ManifestKey: b.Uploader.Prefix + out.Job.ManifestName(), Complete: out.Complete}
 	if out.Failure != nil {
-		done.Failure = out.Failure.Message
+		done.Failure, done.FailureDetail = out.Failure.Coarse(), out.Failure.Message
 	}
 	return done, nil
 }

@@ -45,8 +45,11 @@ type CaptureDone struct {
 	ManifestKey string
 	// Complete is false when a cap cut a body short.
 	Complete bool
-	// Failure says why the capture failed, "" when it succeeded.
-	Failure string
+	// Failure says why the capture failed, "" when it succeeded, in the
+	// coarse words the caller is told (refused by policy, unreachable,
+	// HTTP <status>); FailureDetail is the whole story, for the log only.
+	Failure       string
+	FailureDetail string
 }
 
 // SubmitPermission answers whether subject may submit captures for org
@@ -243,8 +246,13 @@ func (c *Captures) one(ctx context.Context, raw, correlation string, req Capture
 		if errors.Is(err, ledger.ErrUnreachable) || ctx.Err() != nil {
 			return page, err
 		}
-		page.Status, page.Error = CaptureError, err.Error()
+		// The detail (an address, a storage error) stays in the log.
+		c.logger().Warn("capture could not be written", "url", raw, "taskId", page.TaskID, "error", err.Error())
+		page.Status, page.Error = CaptureError, "the capture could not be written"
 		return page, nil
+	}
+	if done.Failure != "" {
+		c.logger().Info("capture failed", "url", raw, "taskId", page.TaskID, "reason", done.Failure, "detail", done.FailureDetail)
 	}
 	page.Complete = done.Complete && done.Failure == ""
 	added, err := c.Adder.Add(ctx, AddRequest{Keys: []string{done.ManifestKey}, Org: req.Org, SubmittedBy: req.Subject})
