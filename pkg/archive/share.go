@@ -183,6 +183,9 @@ type Shares struct {
 	// MaxDuration caps a share (MaxShareDuration when zero).
 	MaxDuration time.Duration
 	Log         *slog.Logger
+
+	// standIn is what an absent archive's check asks about instead.
+	standIn ledger.StandIn
 }
 
 // Status of a share at a moment.
@@ -346,15 +349,21 @@ func (s *Shares) Grant(ctx context.Context, subject, archiveID string, req Share
 // share it (ledger.ErrNotFound otherwise, and for an archive not in the
 // ledger).
 func (s *Shares) List(ctx context.Context, subject, archiveID string) (ShareList, error) {
-	if err := s.allowed(ctx, subject, archiveID); err != nil {
+	// "Not allowed" and "absent" take one path: the ledger is read and
+	// can_share asked whatever the other answers. (An archive just deleted
+	// can still be allowed by tuples not yet removed.)
+	// An absent id is asked about as a stand-in (ledger.StandIn).
+	exists, err := s.Store.ArchiveExists(ctx, archiveID)
+	if err != nil {
 		return ShareList{}, err
 	}
-	// Allowed by tuples not yet removed for an archive just deleted.
-	if ok, err := s.Store.ArchiveExists(ctx, archiveID); err != nil || !ok {
-		if err == nil {
-			err = ledger.ErrNotFound
-		}
-		return ShareList{}, err
+	ok, err := s.Perms.CanShare(ctx, subject, s.standIn.For(archiveID, exists))
+	if err != nil {
+		return ShareList{}, fmt.Errorf("check can_share: %w", err)
+	}
+	if !ok || !exists {
+		s.logger().Info("Denied", "archiveId", archiveID, "relation", "can_share")
+		return ShareList{}, ledger.ErrNotFound
 	}
 	rows, err := s.Store.Shares(ctx, archiveID)
 	if err != nil {

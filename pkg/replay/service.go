@@ -59,6 +59,8 @@ type Service struct {
 
 	mu    sync.Mutex
 	cache map[string]cached
+	// standIn is what an absent archive's Mint check asks about instead.
+	standIn ledger.StandIn
 }
 
 type cached struct {
@@ -105,19 +107,20 @@ func (s *Service) Mint(ctx context.Context, subject string, orgs []string, archi
 	if ttl < MinTTL || ttl > MaxTTL {
 		return Minted{}, fmt.Errorf("replay link lifetime %s: must be between %s and %s", ttl, MinTTL, MaxTTL)
 	}
-	ok, err := s.Perms.CanView(ctx, subject, orgs, archiveID)
+	// "Not allowed" and "absent" take one path: the ledger is read and
+	// OpenFGA asked whatever the other answers.
+	_, _, lerr := s.Catalog.ArchiveLocation(ctx, archiveID)
+	if lerr != nil && !errors.Is(lerr, ledger.ErrNotFound) {
+		return Minted{}, lerr
+	}
+	// An absent id is asked about as a stand-in (ledger.StandIn).
+	ok, err := s.Perms.CanView(ctx, subject, orgs, s.standIn.For(archiveID, lerr == nil))
 	if err != nil {
 		return Minted{}, fmt.Errorf("check can_view: %w", err)
 	}
-	if !ok {
+	if !ok || lerr != nil {
 		s.logger().Info("Denied", "archiveId", archiveID)
 		return Minted{}, ledger.ErrNotFound
-	}
-	if _, _, err := s.Catalog.ArchiveLocation(ctx, archiveID); errors.Is(err, ledger.ErrNotFound) {
-		s.logger().Warn("Check allowed an archive that is not in the ledger", "archiveId", archiveID)
-		return Minted{}, ledger.ErrNotFound
-	} else if err != nil {
-		return Minted{}, err
 	}
 	exp := s.now().Add(ttl).Truncate(time.Second)
 	tok, err := s.Signer.Sign(Claims{ArchiveID: archiveID, Subject: subject, Organizations: orgs, Expires: exp})
