@@ -5,7 +5,6 @@
 package api
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -171,6 +170,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	var large *TooLarge
 	var refused *refusal
 	var busy *archive.BusyError
+	var quota *archive.QuotaError
 	switch {
 	case errors.As(err, &bad):
 		writeJSON(w, http.StatusBadRequest, map[string]any{"statusCode": 400, "code": "FST_ERR_VALIDATION", "error": "Bad Request", "message": bad.Message})
@@ -192,6 +192,9 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		s.logger().Warn("request failed: a dependency is unreachable", "method", r.Method, "path", r.URL.Path, "error", err.Error())
 		w.Header().Set("Retry-After", strconv.Itoa(UnreachableRetrySeconds))
 		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "temporarily unavailable"})
+	case errors.As(err, &quota):
+		w.Header().Set("Retry-After", strconv.Itoa(quota.RetrySeconds()))
+		writeJSON(w, http.StatusTooManyRequests, map[string]any{"error": quota.Error(), "bound": quota.Bound, "limit": quota.Limit, "retryAfter": quota.RetrySeconds()})
 	default:
 		s.logger().Error("request failed", "method", r.Method, "path", r.URL.Path, "error", err.Error())
 		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": "internal error"})
@@ -231,26 +234,16 @@ func UUIDParam(r *http.Request, name string) (string, error) {
 	return u.String(), nil
 }
 
-// DecodeBody reads an optional JSON object body into dst, rejecting unknown
-// keys and trailing data (400) and bodies over limit bytes (413, see
-// readBody). An absent body is {}.
+// DecodeBody reads an optional JSON object body into dst through the strict
+// decoder (decodeStrict: strings checked by CheckBodyStrings, unknown keys
+// and trailing data refused, 400) and refuses bodies over limit bytes (413,
+// see readBody). An absent body is {}.
 func DecodeBody(r *http.Request, dst any, limit int64) error {
 	data, err := readBody(r, limit)
 	if err != nil {
 		return err
 	}
-	if len(bytes.TrimSpace(data)) == 0 {
-		data = []byte("{}")
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(dst); err != nil {
-		return &BadRequest{Message: "body " + jsonProblem(err)}
-	}
-	if dec.More() {
-		return &BadRequest{Message: "body must be one JSON object"}
-	}
-	return nil
+	return decodeStrict(data, dst)
 }
 
 func jsonProblem(err error) string {

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"net/http"
 	"time"
-	"unicode/utf8"
 
 	"github.com/capture-ledger/ledgerctl/pkg/archive"
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
@@ -51,10 +50,11 @@ func (s *Server) captureRoutes() {
 }
 
 // decodeCaptureRequest reads {"urls": [...], "organization": "..."}
-// strictly (unknown keys and wrong types are refused) and checks it whole.
+// strictly (CheckBodyStrings, then unknown keys and wrong types are
+// refused) and checks it whole.
 func decodeCaptureRequest(body []byte) (archive.CaptureRequest, error) {
-	if !utf8.Valid(body) {
-		return archive.CaptureRequest{}, &BadRequest{Message: "body must be valid UTF-8"}
+	if err := CheckBodyStrings(body); err != nil {
+		return archive.CaptureRequest{}, err
 	}
 	var raw struct {
 		URLs         *[]string `json:"urls"`

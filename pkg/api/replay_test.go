@@ -316,7 +316,8 @@ func TestReplayLink(t *testing.T) {
 		{"unknown key", id, "alice", "acme", `{"ttl":60}`, 400, `must NOT have additional properties`},
 		{"page not a URL", id, "alice", "acme", `{"page":"garden"}`, 400, `body/page must be an absolute http(s) URL`},
 		{"page of another scheme", id, "alice", "acme", `{"page":"javascript:alert(1)"}`, 400, `body/page must be an absolute http(s) URL`},
-		{"page with a NUL", id, "alice", "acme", `{"page":"https://e.com/\u0000"}`, 400, `body/page must be printable UTF-8`},
+		{"page with a NUL", id, "alice", "acme", `{"page":"https://e.com/\u0000"}`, 400, `body/page must NOT contain U+0000 (NUL)`},
+		{"page with a lone surrogate", id, "alice", "acme", `{"page":"https://e.com/\ud800"}`, 400, `body/page must be valid UTF-8`},
 		{"page too long", id, "alice", "acme", `{"page":"https://e.com/` + strings.Repeat("a", 8200) + `"}`, 400, `body/page is longer than 8192 bytes`},
 	} {
 		h := map[string]string{}

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"net/http"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/capture-ledger/ledgerctl/pkg/archive"
 	"github.com/capture-ledger/ledgerctl/pkg/identity"
@@ -46,15 +45,16 @@ type grantInput struct {
 
 // ParseShareBody reads POST /api/archives/{id}/shares's body:
 // {"user":"carol","duration":"72h"} or {"organization":"partner",
-// "duration":"72h"}. It must be valid UTF-8 (the JSON decoder would replace
-// what is not, and a grant must name exactly whom it was asked for), one
-// object, no other keys; the values are checked by ShareRequest.Parse.
+// "duration":"72h"}. Its strings must pass CheckBodyStrings (the JSON
+// decoder would replace what is not UTF-8 and lone surrogates, and a grant
+// must name exactly whom it was asked for); one object, no other keys; the
+// values are checked by ShareRequest.Parse.
 func ParseShareBody(data []byte) (archive.ShareRequest, error) {
-	if !utf8.Valid(data) {
-		return archive.ShareRequest{}, &BadRequest{Message: "body is not valid UTF-8"}
-	}
 	if len(bytes.TrimSpace(data)) == 0 {
 		data = []byte("{}")
+	}
+	if err := CheckBodyStrings(data); err != nil {
+		return archive.ShareRequest{}, err
 	}
 	var b struct {
 		User         *string `json:"user"`

@@ -52,8 +52,26 @@ func (a *App) Captures(ctx context.Context, eng capture.Engine, software string)
 		Capturer:    BuiltinCapturer{Engine: eng, Uploader: up, Software: software},
 		Adder:       &archive.Adder{Store: st, Objects: a.Blob(), Bucket: a.Settings.S3Bucket, Log: a.Log, Concurrency: 1},
 		Permissions: Permissions{Client: az},
+		Quota:       a.CaptureQuota(),
 		Log:         a.Log,
 	}, nil
+}
+
+// CaptureQuota is the process's one capture quota (created on first use
+// from CAPTURE_LEDGER_CAPTURE_CONCURRENCY_* and _URLS_PER_MINUTE_*): the
+// direct captures and the embedded crawl runner's pages draw from it, so
+// an organization's crawls and captures share its capacity.
+func (a *App) CaptureQuota() *archive.CaptureQuota {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.quota == nil {
+		s := a.Settings
+		a.quota = archive.NewCaptureQuota(archive.CaptureBounds{
+			PerCaller: s.CapturePerCaller, PerOrg: s.CapturePerOrg,
+			URLsPerCaller: s.CaptureURLsPerCaller, URLsPerOrg: s.CaptureURLsPerOrg,
+		}, nil)
+	}
+	return a.quota
 }
 
 // BuiltinCapturer is archive.Capturer over the built-in capturer: it
@@ -76,7 +94,7 @@ func (b BuiltinCapturer) CaptureURL(ctx context.Context, job archive.CaptureJob)
 	// id in lower case).
 	done := archive.CaptureDone{ManifestKey: b.Uploader.Prefix + out.Job.ManifestName(), Complete: out.Complete}
 	if out.Failure != nil {
-		done.Failure = out.Failure.Message
+		done.Failure, done.FailureDetail = out.Failure.Coarse(), out.Failure.Message
 	}
 	return done, nil
 }

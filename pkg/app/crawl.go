@@ -119,6 +119,9 @@ func (a *App) CrawlRunner(ctx context.Context, software string) (*crawl.Service,
 	r := runner.New(st, capt, runner.Config{
 		UserAgent: ua, CrawlDelayMax: s.CrawlDelayMax, BackoffMax: s.CrawlBackoffMax,
 		RobotsClient: runner.NewRobotsClient(ccfg), CaptureFormats: s.CaptureFormats, Signing: s.CaptureSigning, Log: a.Log,
+		// Crawl pages draw from the same per-organization capacity as
+		// POST /api/captures.
+		Capacity: a.CaptureQuota(),
 		// Each admitted level's archives are indexed for search at once,
 		// beside the indexer's own pass over new archives.
 		OnLevel: func(ev runner.LevelEvent) {

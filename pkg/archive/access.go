@@ -141,6 +141,9 @@ type Access struct {
 	// are in flight (nil: no bound, checks in chunks of 100). It is shared
 	// by every request of a server.
 	Gate *ScanGate
+
+	// standIn is what an absent archive's check asks about instead.
+	standIn ledger.StandIn
 }
 
 // DefaultCheckBudget is how many rows a list request may ask OpenFGA about
@@ -159,21 +162,22 @@ type SignedURL struct {
 // URL checks can_view with full consistency, then signs a GET of the
 // archive's object. Refusal and absence are both ledger.ErrNotFound.
 func (a *Access) URL(ctx context.Context, subject string, orgs []string, id string) (SignedURL, error) {
-	ok, err := a.Perms.CanView(ctx, subject, orgs, id)
+	// "Not allowed" and "absent" take one path: the ledger is read and
+	// OpenFGA asked whatever the other answers, and either refusal is the
+	// same 404.
+	bucket, key, lerr := a.Catalog.ArchiveLocation(ctx, id)
+	if lerr != nil && !errors.Is(lerr, ledger.ErrNotFound) {
+		return SignedURL{}, lerr
+	}
+	// An absent id is asked about as a stand-in (ledger.StandIn), so that
+	// OpenFGA takes as long as for another organization's archive.
+	ok, err := a.Perms.CanView(ctx, subject, orgs, a.standIn.For(id, lerr == nil))
 	if err != nil {
 		return SignedURL{}, fmt.Errorf("check can_view: %w", err)
 	}
-	if !ok {
+	if !ok || lerr != nil {
 		a.logger().Info("Denied", "archiveId", id)
 		return SignedURL{}, ledger.ErrNotFound
-	}
-	bucket, key, err := a.Catalog.ArchiveLocation(ctx, id)
-	if errors.Is(err, ledger.ErrNotFound) {
-		a.logger().Warn("Check allowed an archive that is not in the ledger", "archiveId", id)
-		return SignedURL{}, ledger.ErrNotFound
-	}
-	if err != nil {
-		return SignedURL{}, err
 	}
 	u, err := a.Signer.PresignGet(ctx, bucket, key, URLTTL)
 	if err != nil {

@@ -45,8 +45,11 @@ type CaptureDone struct {
 	ManifestKey string
 	// Complete is false when a cap cut a body short.
 	Complete bool
-	// Failure says why the capture failed, "" when it succeeded.
-	Failure string
+	// Failure says why the capture failed, "" when it succeeded, in the
+	// coarse words the caller is told (refused by policy, unreachable,
+	// HTTP <status>); FailureDetail is the whole story, for the log only.
+	Failure       string
+	FailureDetail string
 }
 
 // SubmitPermission answers whether subject may submit captures for org
@@ -61,7 +64,10 @@ type Captures struct {
 	Capturer    Capturer
 	Adder       *Adder
 	Permissions SubmitPermission
-	Log         *slog.Logger
+	// Quota, when set, bounds the captures per caller and per organization
+	// (a refusal is a *QuotaError, before anything is captured).
+	Quota *CaptureQuota
+	Log   *slog.Logger
 	// Progress, when set, is told each page's outcome as it ends.
 	Progress func(CapturedPage)
 }
@@ -189,7 +195,9 @@ func clip(s string) string {
 // manifest into the bucket, and the manifest is registered with the same
 // admission as `archives add`, level reports and reconcile (the
 // submission, the archive row and its outbox tuples in one transaction).
-// All pages of a request share one correlation id. A page that fails is
+// With a Quota, the request is then admitted whole or refused with a
+// *QuotaError (nothing captured). All pages of a request share one
+// correlation id. A page that fails is
 // that page's outcome; only an unreachable dependency stops the request.
 func (c *Captures) Capture(ctx context.Context, req CaptureRequest) (CaptureResult, error) {
 	if err := CheckCaptureRequest(req); err != nil {
@@ -204,6 +212,14 @@ func (c *Captures) Capture(ctx context.Context, req CaptureRequest) (CaptureResu
 	}
 	if !ok {
 		return CaptureResult{}, ledger.ErrNotFound
+	}
+	if c.Quota != nil {
+		release, qerr := c.Quota.Admit(req.Subject, req.Org, len(req.URLs))
+		if qerr != nil {
+			c.logger().Info("capture refused by its quota", "subject", req.Subject, "organization", req.Org, "urls", len(req.URLs), "bound", qerr.Bound)
+			return CaptureResult{}, qerr
+		}
+		defer release()
 	}
 	res := CaptureResult{CorrelationID: "capture-" + uuid.NewString(), Pages: make([]CapturedPage, 0, len(req.URLs))}
 	for _, raw := range req.URLs {
@@ -230,8 +246,13 @@ func (c *Captures) one(ctx context.Context, raw, correlation string, req Capture
 		if errors.Is(err, ledger.ErrUnreachable) || ctx.Err() != nil {
 			return page, err
 		}
-		page.Status, page.Error = CaptureError, err.Error()
+		// The detail (an address, a storage error) stays in the log.
+		c.logger().Warn("capture could not be written", "url", raw, "taskId", page.TaskID, "error", err.Error())
+		page.Status, page.Error = CaptureError, "the capture could not be written"
 		return page, nil
+	}
+	if done.Failure != "" {
+		c.logger().Info("capture failed", "url", raw, "taskId", page.TaskID, "reason", done.Failure, "detail", done.FailureDetail)
 	}
 	page.Complete = done.Complete && done.Failure == ""
 	added, err := c.Adder.Add(ctx, AddRequest{Keys: []string{done.ManifestKey}, Org: req.Org, SubmittedBy: req.Subject})

@@ -28,9 +28,11 @@ type ScanGate struct {
 	bounds GateBounds
 	lane   chan struct{}
 
-	mu       sync.Mutex
-	running  int
-	byCaller map[string]int
+	// lists counts the places of every list under one key (""), callers
+	// those of each caller.
+	mu      sync.Mutex
+	lists   slots
+	callers slots
 }
 
 // GateBounds are a ScanGate's limits; values below 1 take the defaults.
@@ -61,7 +63,7 @@ func NewScanGate(b GateBounds) *ScanGate {
 		b.Checks = DefaultGateBounds.Checks
 	}
 	b.Checks = min(b.Checks, checkChunk)
-	return &ScanGate{bounds: b, lane: make(chan struct{}, 1), byCaller: map[string]int{}}
+	return &ScanGate{bounds: b, lane: make(chan struct{}, 1), lists: newSlots(b.Lists), callers: newSlots(b.PerCaller)}
 }
 
 // Bounds returns the gate's bounds.
@@ -71,7 +73,7 @@ func (g *ScanGate) Bounds() GateBounds { return g.bounds }
 func (g *ScanGate) Running() int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.running
+	return g.lists.count("")
 }
 
 // enter takes a place for caller, or says which bound is full.
@@ -79,22 +81,20 @@ func (g *ScanGate) enter(caller string) (leave func(), err *BusyError) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	switch {
-	case g.byCaller[caller] >= g.bounds.PerCaller:
+	case g.callers.full(caller):
 		return nil, &BusyError{Limit: g.bounds.PerCaller, PerCaller: true}
-	case g.running >= g.bounds.Lists:
+	case g.lists.full(""):
 		return nil, &BusyError{Limit: g.bounds.Lists}
 	}
-	g.running++
-	g.byCaller[caller]++
+	g.lists.take("")
+	g.callers.take(caller)
 	var once sync.Once
 	return func() {
 		once.Do(func() {
 			g.mu.Lock()
 			defer g.mu.Unlock()
-			g.running--
-			if g.byCaller[caller]--; g.byCaller[caller] <= 0 {
-				delete(g.byCaller, caller)
-			}
+			g.lists.give("")
+			g.callers.give(caller)
 		})
 	}, nil
 }

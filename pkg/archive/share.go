@@ -149,6 +149,8 @@ type ShareChecker interface {
 	CanShare(ctx context.Context, subject, archiveID string) (bool, error)
 	// CanShareMany answers for every id, in order.
 	CanShareMany(ctx context.Context, subject string, archiveIDs []string) ([]bool, error)
+	// AdminOf answers whether subject is an admin of each of orgs, in order.
+	AdminOf(ctx context.Context, subject string, orgs []string) ([]bool, error)
 }
 
 // ShareStore records shares and queues their tuples (see the PostgreSQL
@@ -158,7 +160,8 @@ type ShareStore interface {
 	RevokeShare(ctx context.Context, id, by string, at time.Time, del func(ledger.ShareRow) ledger.OutboxPayload) (ledger.ShareRow, bool, error)
 	Share(ctx context.Context, id string) (ledger.ShareRow, error)
 	Shares(ctx context.Context, archiveID string) ([]ledger.ShareRow, error)
-	SharesBefore(ctx context.Context, cursor *ledger.ShareCursor, limit int) ([]ledger.ShareRow, error)
+	SharesWithin(ctx context.Context, orgs []string, owner string, cursor *ledger.ShareCursor, limit int) ([]ledger.ShareRow, error)
+	ShareOrganizations(ctx context.Context) ([]string, error)
 	ArchiveExists(ctx context.Context, id string) (bool, error)
 }
 
@@ -180,6 +183,9 @@ type Shares struct {
 	// MaxDuration caps a share (MaxShareDuration when zero).
 	MaxDuration time.Duration
 	Log         *slog.Logger
+
+	// standIn is what an absent archive's check asks about instead.
+	standIn ledger.StandIn
 }
 
 // Status of a share at a moment.
@@ -343,15 +349,21 @@ func (s *Shares) Grant(ctx context.Context, subject, archiveID string, req Share
 // share it (ledger.ErrNotFound otherwise, and for an archive not in the
 // ledger).
 func (s *Shares) List(ctx context.Context, subject, archiveID string) (ShareList, error) {
-	if err := s.allowed(ctx, subject, archiveID); err != nil {
+	// "Not allowed" and "absent" take one path: the ledger is read and
+	// can_share asked whatever the other answers. (An archive just deleted
+	// can still be allowed by tuples not yet removed.)
+	// An absent id is asked about as a stand-in (ledger.StandIn).
+	exists, err := s.Store.ArchiveExists(ctx, archiveID)
+	if err != nil {
 		return ShareList{}, err
 	}
-	// Allowed by tuples not yet removed for an archive just deleted.
-	if ok, err := s.Store.ArchiveExists(ctx, archiveID); err != nil || !ok {
-		if err == nil {
-			err = ledger.ErrNotFound
-		}
-		return ShareList{}, err
+	ok, err := s.Perms.CanShare(ctx, subject, s.standIn.For(archiveID, exists))
+	if err != nil {
+		return ShareList{}, fmt.Errorf("check can_share: %w", err)
+	}
+	if !ok || !exists {
+		s.logger().Info("Denied", "archiveId", archiveID, "relation", "can_share")
+		return ShareList{}, ledger.ErrNotFound
 	}
 	rows, err := s.Store.Shares(ctx, archiveID)
 	if err != nil {
@@ -374,15 +386,25 @@ const (
 
 // ListAll returns the shares of every archive subject may share, newest
 // grant first, up to limit of them (examining at most 5,000 shares;
-// Truncated says the list stopped before the oldest).
+// Truncated says the list stopped before the oldest). It reads only the
+// shares of archives the ledger recorded for an organization subject
+// administers or as subject's own (the two ways to can_share), so other
+// tenants' shares, however many, neither cost it work nor fill its budget;
+// each archive's can_share is then confirmed. (An archive whose tuples were
+// written to OpenFGA by hand, behind the ledger, is not found this way; its
+// shares are listed by its id.)
 func (s *Shares) ListAll(ctx context.Context, subject string, limit int) (ShareList, error) {
 	out := ShareList{Active: []Share{}, Past: []Share{}}
 	now := s.now()
+	orgs, err := s.administered(ctx, subject)
+	if err != nil {
+		return ShareList{}, err
+	}
 	allowed := map[string]bool{}
 	var cursor *ledger.ShareCursor
 	for scanned := 0; ; {
 		n := min(listAllBatch, listAllBudget-scanned)
-		rows, err := s.Store.SharesBefore(ctx, cursor, n)
+		rows, err := s.Store.SharesWithin(ctx, orgs, subject, cursor, n)
 		if err != nil {
 			return ShareList{}, err
 		}
@@ -424,6 +446,26 @@ func (s *Shares) ListAll(ctx context.Context, subject string, limit int) (ShareL
 		last := rows[len(rows)-1]
 		cursor = &ledger.ShareCursor{GrantedAt: last.GrantedAt, ID: last.ID}
 	}
+}
+
+// administered is which of the ledger's organizations subject is an admin
+// of.
+func (s *Shares) administered(ctx context.Context, subject string) ([]string, error) {
+	all, err := s.Store.ShareOrganizations(ctx)
+	if err != nil || len(all) == 0 {
+		return nil, err
+	}
+	ok, err := s.Perms.AdminOf(ctx, subject, all)
+	if err != nil {
+		return nil, fmt.Errorf("batch check admin: %w", err)
+	}
+	var out []string
+	for i, o := range all {
+		if ok[i] {
+			out = append(out, o)
+		}
+	}
+	return out, nil
 }
 
 // Revoke ends share shareID on behalf of subject and queues the delete of

@@ -350,3 +350,64 @@ func (m *managed) count(t *testing.T, q string, args ...any) int {
 	}
 	return n
 }
+
+// TestListAllIsNotStarvedByOtherTenants: another tenant's shares, more than
+// the list examines at most and all newer than acme's, do not push acme's
+// out of its admin's list across archives: the list reads only the shares
+// of archives of the organizations the caller administers (and the
+// caller's own), so erin sees acme's share, whole and not truncated, and
+// bob, bobco's owner, sees his and none of acme's.
+func TestListAllIsNotStarvedByOtherTenants(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	m := newManaged(t)
+	a1, _ := m.add(t)
+	carol := "carol"
+	mine, err := m.shares.Grant(ctx, "alice", a1, archive.ShareRequest{User: &carol, Duration: "1h"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// bobco's archive, owned by bob.
+	task := uuid.NewString()
+	stem := "bh/" + task + "_b0b"
+	for key, body := range map[string][]byte{
+		stem + ".wacz":        []byte("PK\x03\x04 " + task),
+		stem + ".result.json": apptest.Manifest(task, "success", "https://bobco.example/", m.env.Bucket, stem+".wacz", time.Now().Add(-time.Hour)),
+		stem + ".links.json":  []byte(`{"links":[]}`),
+	} {
+		if err := m.env.Blob.Put(ctx, m.env.Bucket, key, "application/octet-stream", body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	adder := &archive.Adder{Store: m.st, Objects: m.env.Blob, Bucket: m.env.Bucket}
+	res, err := adder.Add(ctx, archive.AddRequest{Keys: []string{stem + ".result.json"}, Org: "bobco", SubmittedBy: "bob"})
+	if err != nil || res.Registered != 1 {
+		t.Fatalf("add: %+v %v", res, err)
+	}
+	bobArchive := res.Results[0].ArchiveID
+	m.drain(t)
+	// bob shares his archive with 5,050 people, all after acme's share (the
+	// rows as Grant writes them; written at once to keep the test short).
+	if _, err := m.st.Pool.Exec(ctx, `INSERT INTO shares (archive_id, grantee_type, grantee, granted_by, granted_at, duration_s, expires_at)
+		SELECT $1::uuid, 'user', 'guest' || g, 'bob', $2::timestamptz + g * interval '1 second', 3600,
+		       $2::timestamptz + g * interval '1 second' + interval '3600 seconds'
+		FROM generate_series(1, 5050) g`, bobArchive, mine.GrantedAt); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.env.FGA.Write(ctx, []authz.Tuple{{User: "user:erin", Relation: "admin", Object: "organization:acme"}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	all, err := m.shares.ListAll(ctx, "erin", 100)
+	if err != nil || len(all.Active) != 1 || all.Active[0].ID != mine.ID || len(all.Past) != 0 || all.Truncated {
+		t.Errorf("erin's list: %d active, %d past, truncated %v, %v; want acme's one share", len(all.Active), len(all.Past), all.Truncated, err)
+	}
+	bobs, err := m.shares.ListAll(ctx, "bob", 100)
+	if err != nil || len(bobs.Active) != 100 || !bobs.Truncated {
+		t.Fatalf("bob's list: %d active, truncated %v, %v", len(bobs.Active), bobs.Truncated, err)
+	}
+	for _, s := range bobs.Active {
+		if s.ArchiveID != bobArchive {
+			t.Errorf("bob's list shows a share of %s", s.ArchiveID)
+		}
+	}
+}

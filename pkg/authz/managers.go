@@ -42,6 +42,18 @@ func (m Managers) CanShareMany(ctx context.Context, subject string, archiveIDs [
 	return m.Client.BatchCheck(ctx, reqs)
 }
 
+// AdminOf answers, for each of orgs in order, whether subject is an admin
+// of it (the stored admin tuple; membership plays no part). One
+// BatchCheck, default consistency: it only narrows which shares a list
+// reads, each of which CanShareMany confirms.
+func (m Managers) AdminOf(ctx context.Context, subject string, orgs []string) ([]bool, error) {
+	reqs := make([]CheckRequest, len(orgs))
+	for i, o := range orgs {
+		reqs[i] = CheckRequest{User: User(subject), Relation: "admin", Object: Organization(o)}
+	}
+	return m.Client.BatchCheck(ctx, reqs)
+}
+
 // CanDelete is can_delete on the archive.
 func (m Managers) CanDelete(ctx context.Context, subject, archiveID string) (bool, error) {
 	return m.Client.Check(ctx, DeleteCheck(subject, archiveID))

@@ -153,6 +153,35 @@ type Failure struct {
 // Error returns the message.
 func (f *Failure) Error() string { return f.Message }
 
+// The coarse reasons Failure.Coarse answers.
+const (
+	CoarseRefused     = "refused by policy"
+	CoarseUnreachable = "unreachable"
+	CoarseCancelled   = "cancelled"
+	CoarseFailed      = "the capture failed"
+)
+
+// Coarse is what the person who asked for the capture is told: refused by
+// policy, unreachable (no connection, no HTTP answer, or none in time: a
+// closed port, another protocol and a silent host read alike), "HTTP <status>"
+// or a failure of the capturer itself. The Message — the address a name
+// resolved to, the port, the protocol error — is for the server's log only:
+// told to the caller, it would make the capturer a scanner of what it can
+// reach.
+func (f *Failure) Coarse() string {
+	switch f.Kind {
+	case FailRefused:
+		return CoarseRefused
+	case FailConnection, FailTimeout:
+		return CoarseUnreachable
+	case FailHTTP:
+		return fmt.Sprintf("HTTP %d", f.Status)
+	case FailCancelled:
+		return CoarseCancelled
+	}
+	return CoarseFailed
+}
+
 func httpFailure(url string, status int, text string, h http.Header, now time.Time) *Failure {
 	if text == "" {
 		text = http.StatusText(status)

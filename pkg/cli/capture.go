@@ -116,6 +116,10 @@ func captureRun(cmd *cobra.Command, opts *CaptureOptions, urls []string) error {
 	if errors.Is(err, ledger.ErrNotFound) {
 		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("%s may not submit captures for %s (can_submit)", id.Subject, req.Org)}
 	}
+	var quota *archive.QuotaError
+	if errors.As(err, &quota) {
+		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("nothing was captured: %w", quota)}
+	}
 	if errors.Is(err, ledger.ErrUnreachable) {
 		return &ExitError{Code: ExitUnreachable, Err: fmt.Errorf("capture stopped after %d page(s): %w", len(res.Pages), ledger.UnreachableCause(err))}
 	}

@@ -250,6 +250,11 @@ type Settings struct {
 	// .env.local > .env > defaults), for the packages that parse their own
 	// (the capturer's limits: capture.FromEnv).
 	Lookup func(name string) string
+
+	// The capture quota (archive.CaptureBounds): captures at once and URLs
+	// per minute, per caller and per organization.
+	CapturePerCaller, CapturePerOrg         int
+	CaptureURLsPerCaller, CaptureURLsPerOrg int
 }
 
 // Settings parses and validates every value that is set, returning all the
@@ -330,6 +335,10 @@ func (c *Config) Settings() (Settings, error) {
 		ListSource:          c.Get("CAPTURE_LEDGER_LIST_SOURCE"),
 		Lookup:              c.Get,
 	}
+	s.CapturePerCaller = intIn("CAPTURE_LEDGER_CAPTURE_CONCURRENCY_PER_CALLER", 1, 10_000)
+	s.CapturePerOrg = intIn("CAPTURE_LEDGER_CAPTURE_CONCURRENCY_PER_ORG", 1, 10_000)
+	s.CaptureURLsPerCaller = intIn("CAPTURE_LEDGER_CAPTURE_URLS_PER_MINUTE_PER_CALLER", 1, 1_000_000)
+	s.CaptureURLsPerOrg = intIn("CAPTURE_LEDGER_CAPTURE_URLS_PER_MINUTE_PER_ORG", 1, 1_000_000)
 	if e := c.Get("CAPTURE_LEDGER_LIST_SOURCE"); e != "candidates" && e != "scan" {
 		bad("CAPTURE_LEDGER_LIST_SOURCE", "must be candidates or scan")
 	}

@@ -72,6 +72,10 @@ var Variables = []Var{
 	{Name: "CAPTURE_LEDGER_CAPTURE_MAX_PAGE_BYTES", Default: "209715200", Help: "the most bytes of bodies one capture records in all; past it the archive is marked incomplete"},
 	{Name: "CAPTURE_LEDGER_CAPTURE_MAX_RESOURCES", Default: "500", Help: "the most responses one capture records besides the page itself"},
 	{Name: "CAPTURE_LEDGER_CAPTURE_ALLOW_PRIVATE", Help: "exactly \"1\" lets captures reach loopback, private and link-local addresses (local test sites only; refused by default)"},
+	{Name: "CAPTURE_LEDGER_CAPTURE_CONCURRENCY_PER_CALLER", Default: "2", Help: "captures (POST /api/captures, `ledgerctl capture`) one caller runs at once; past it a capture is answered 429 with Retry-After"},
+	{Name: "CAPTURE_LEDGER_CAPTURE_CONCURRENCY_PER_ORG", Default: "4", Help: "captures one organization runs at once, direct captures and the embedded crawl runner's pages together (crawl pages wait, and leave one place to direct captures); past it a capture is answered 429 with Retry-After"},
+	{Name: "CAPTURE_LEDGER_CAPTURE_URLS_PER_MINUTE_PER_CALLER", Default: "60", Help: "URLs one caller's captures may ask for per minute; past it a capture is answered 429 with Retry-After"},
+	{Name: "CAPTURE_LEDGER_CAPTURE_URLS_PER_MINUTE_PER_ORG", Default: "120", Help: "URLs one organization's captures and crawl pages may take per minute (crawl pages wait); past it a capture is answered 429 with Retry-After"},
 	{Name: "CAPTURE_LEDGER_CHROMIUM_PATH", Help: "Chromium the browser engine runs; unset: chromium, chromium-browser or google-chrome on PATH"},
 
 	{Name: "CAPTURE_LEDGER_CRAWL_WEBHOOK_URL", Help: "Windmill flow webhook; set with _TOKEN, crawls run on the flow; unset, serve's embedded runner runs them (docs/crawling.md)"},

@@ -217,7 +217,8 @@ func (r *Runner) runHost(ctx context.Context, lv *levelRun, h *hostRun) error {
 }
 
 // capturePage captures one page with the host's pacing: it waits until the
-// delay since the host's last capture ended has passed, captures, and on a
+// delay since the host's last capture ended has passed, then for a place of
+// the organization's capture capacity (Config.Capacity), captures, and on a
 // 429 or 503 backs the host off (Retry-After, capped) and tries once more;
 // a transient failure is tried once more after the delay. A backend that
 // cannot be used is waited for (not counted as an attempt) until
@@ -240,14 +241,23 @@ func (r *Runner) capturePage(ctx context.Context, lv *levelRun, h *hostRun, p cr
 		} else if ctx.Err() != nil {
 			return crawl.PageReport{}, 0, 0, ctx.Err()
 		}
+		release := func() {}
+		if r.cfg.Capacity != nil {
+			var err error
+			if release, err = r.cfg.Capacity.Acquire(ctx, l.OrgID); err != nil {
+				return crawl.PageReport{}, 0, 0, err
+			}
+		}
 		taskID := uuid.NewString()
 		submitted := r.cfg.Now()
 		if err := r.store.RunnerBegin(ctx, l.CrawlID, l.Depth, p.URL, h.host, taskID, submitted); err != nil {
+			release()
 			return crawl.PageReport{}, 0, 0, err
 		}
 		out, err := r.capturer.Capture(ctx, CaptureRequest{
 			URL: p.URL, CorrelationID: l.CrawlID, TaskID: taskID, Formats: l.CaptureFormats, Signing: l.Signing,
 		})
+		release()
 		finished := r.cfg.Now()
 		if finished.Before(submitted) {
 			finished = submitted

@@ -87,6 +87,17 @@ type Config struct {
 	Log     *slog.Logger
 	// Now is the wall clock (to the microsecond) when set.
 	Now func() time.Time
+	// Capacity, when set, is the per-organization capture capacity the
+	// crawl's pages draw from, shared with the direct captures
+	// (archive.CaptureQuota): each capture waits for a place of the crawl's
+	// organization and holds it while it runs.
+	Capacity Capacity
+}
+
+// Capacity hands out places to capture for an organization, waiting for
+// one; release gives it back.
+type Capacity interface {
+	Acquire(ctx context.Context, org string) (release func(), err error)
 }
 
 // PageEvent is one page's result as it is kept.

@@ -177,6 +177,41 @@ func (s *Store) SharesBefore(ctx context.Context, cursor *ledger.ShareCursor, li
 	return pgx.CollectRows(rows, scanShare)
 }
 
+// ShareOrganizations is every organization the ledger recorded as an
+// archive's (a capture job's parent): the organizations whose archives can
+// have shares an admin of theirs may list.
+func (s *Store) ShareOrganizations(ctx context.Context) ([]string, error) {
+	rows, err := s.Pool.Query(ctx, `SELECT DISTINCT principal FROM job_sources WHERE kind = 'organization' ORDER BY principal`)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}
+
+// SharesWithin is SharesBefore restricted to the shares of archives the
+// ledger recorded for one of orgs or as owned by owner: newest grant first,
+// after cursor when it is not nil. The shares of other organizations'
+// archives are not returned, so they cannot fill a page.
+func (s *Store) SharesWithin(ctx context.Context, orgs []string, owner string, cursor *ledger.ShareCursor, limit int) ([]ledger.ShareRow, error) {
+	if orgs == nil {
+		orgs = []string{}
+	}
+	var at any
+	var id any
+	if cursor != nil {
+		at, id = cursor.GrantedAt, cursor.ID
+	}
+	rows, err := s.Pool.Query(ctx, `SELECT `+shareCols+` FROM shares sh
+		WHERE EXISTS (SELECT 1 FROM archive_sources a WHERE a.archive_id = sh.archive_id
+			AND ((a.kind = 'organization' AND a.principal = ANY($1::text[])) OR (a.kind = 'owner' AND a.principal = $2)))
+		  AND ($3::timestamptz IS NULL OR (sh.granted_at, sh.id) < ($3::timestamptz, $4::uuid))
+		ORDER BY sh.granted_at DESC, sh.id DESC LIMIT $5`, orgs, owner, at, id, limit)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, scanShare)
+}
+
 // ArchiveExists reports whether archive id is in the ledger.
 func (s *Store) ArchiveExists(ctx context.Context, id string) (bool, error) {
 	var ok bool
