@@ -210,7 +210,7 @@ func (s *Server) StartupNotes(addr *net.TCPAddr) []identity.Note {
 	st := s.app.Settings
 	notes := identity.StartupNotes(identity.Startup{
 		Mode: s.Mode, Issuer: st.OIDCIssuer, DevIdentity: st.DevIdentity, Host: st.APIHost, Port: addr.Port,
-		Crawls: st.WebhookURL != "",
+		Crawls: s.Crawls, LevelReports: s.Crawls && st.WebhookURL != "",
 	})
 	if r := s.api.Replay; r != nil {
 		notes = append(notes, identity.Note{Level: slog.LevelInfo, Message: "replay sessions are served on origins of their own: " + r.Origins.Origin("<label>")})

@@ -75,6 +75,13 @@ func TestServerFromSettings(t *testing.T) {
 	var listening bool
 	for _, n := range srv.StartupNotes(addr) {
 		listening = listening || strings.Contains(n.Message, fmt.Sprintf("listening on 127.0.0.1:%d", addr.Port))
+		// The startup line says what is true: the embedded runner serves
+		// crawls (no webhook), and no level report comes over HTTP.
+		for _, at := range n.Attrs {
+			if (at.Key == "crawls" && at.Value.Any() != srv.Crawls) || (at.Key == "crawlLevelReports" && at.Value.String() != identity.CrawlReportsOff) {
+				t.Errorf("startup line %q: %s=%v (serve's Crawls %v)", n.Message, at.Key, at.Value, srv.Crawls)
+			}
+		}
 	}
 	if !listening {
 		t.Errorf("no startup note says where serve listens: %+v", srv.StartupNotes(addr))

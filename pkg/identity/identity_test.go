@@ -137,25 +137,25 @@ func TestStartupNotes(t *testing.T) {
 			Startup{Mode: ModeDeny, Host: "127.0.0.1", Port: 7070},
 			[]Note{warn(denyWarn), info("Archive API listening on 127.0.0.1:7070 — identity: none; crawl level reports: off")}},
 		{"deny mode with crawls on 0.0.0.0",
-			Startup{Mode: ModeDeny, Host: "0.0.0.0", Port: 7070, Crawls: true},
+			Startup{Mode: ModeDeny, Host: "0.0.0.0", Port: 7070, Crawls: true, LevelReports: true},
 			[]Note{warn(denyWarn),
 				warn("Crawl level reports will be refused (401): the flow reports with a Bearer JWT, but identity is none. Set CAPTURE_LEDGER_OIDC_ISSUER"),
 				info("Archive API listening on 0.0.0.0:7070 — identity: none; crawl level reports: blocked")}},
 		{"jwt with dev identity, crawls reachable",
-			Startup{Mode: ModeJWT, Issuer: "http://127.0.0.1:9099", DevIdentity: true, Host: "0.0.0.0", Port: 8080, Crawls: true},
+			Startup{Mode: ModeJWT, Issuer: "http://127.0.0.1:9099", DevIdentity: true, Host: "0.0.0.0", Port: 8080, Crawls: true, LevelReports: true},
 			[]Note{info(ignoredInfo), info("Archive API listening on 0.0.0.0:8080 — identity: JWT (http://127.0.0.1:9099); crawl level reports: ready")}},
 		{"jwt on loopback with crawls",
-			Startup{Mode: ModeJWT, Issuer: "https://idp.example", Host: "127.0.0.1", Port: 7070, Crawls: true},
+			Startup{Mode: ModeJWT, Issuer: "https://idp.example", Host: "127.0.0.1", Port: 7070, Crawls: true, LevelReports: true},
 			[]Note{warn("Containers cannot reach this API: it listens on 127.0.0.1, and crawl level reports come from containers. Set CAPTURE_LEDGER_API_HOST=0.0.0.0"),
 				info("Archive API listening on 127.0.0.1:7070 — identity: JWT (https://idp.example); crawl level reports: blocked")}},
 		{"header mode on 0.0.0.0 with crawls",
-			Startup{Mode: ModeHeader, DevIdentity: true, Host: "0.0.0.0", Port: 7070, Crawls: true},
+			Startup{Mode: ModeHeader, DevIdentity: true, Host: "0.0.0.0", Port: 7070, Crawls: true, LevelReports: true},
 			[]Note{warn(headerWarn),
 				warn("The dev header is trusted on 0.0.0.0:7070 (--insecure-dev-identity-on-network) — anyone who can reach this port can act as any user. Set CAPTURE_LEDGER_API_HOST=127.0.0.1, or keep CAPTURE_LEDGER_OIDC_ISSUER (the picker takes a token)"),
 				warn(headerCrawl),
 				info("Archive API listening on 0.0.0.0:7070 — identity: dev header; crawl level reports: blocked")}},
 		{"header mode on localhost with crawls",
-			Startup{Mode: ModeHeader, DevIdentity: true, Host: "localhost", Port: 7070, Crawls: true},
+			Startup{Mode: ModeHeader, DevIdentity: true, Host: "localhost", Port: 7070, Crawls: true, LevelReports: true},
 			[]Note{warn(headerWarn),
 				warn("Containers cannot reach this API: it listens on localhost, and crawl level reports come from containers. Set CAPTURE_LEDGER_API_HOST=0.0.0.0 (with the dev header, serve then also needs --insecure-dev-identity-on-network)"),
 				warn(headerCrawl),
@@ -219,7 +219,7 @@ func TestStartupNotesAttrs(t *testing.T) {
 		}
 		return m
 	}
-	got := attrs(Startup{Mode: ModeJWT, Issuer: "https://idp.example", Host: "0.0.0.0", Port: 7070, Crawls: true})
+	got := attrs(Startup{Mode: ModeJWT, Issuer: "https://idp.example", Host: "0.0.0.0", Port: 7070, Crawls: true, LevelReports: true})
 	want := map[string]any{"host": "0.0.0.0", "port": int64(7070), "identity": "jwt", "issuer": "https://idp.example", "crawls": true, "crawlLevelReports": "ready"}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("attrs = %v, want %v", got, want)
@@ -227,6 +227,18 @@ func TestStartupNotesAttrs(t *testing.T) {
 	got = attrs(Startup{Mode: ModeHeader, Host: "127.0.0.1", Port: 7070})
 	if _, has := got["issuer"]; has || got["identity"] != "header" || got["crawlLevelReports"] != "off" {
 		t.Fatalf("attrs = %v", got)
+	}
+	// The embedded runner: crawls are served, no level report comes over
+	// HTTP, and no warning about containers is given.
+	emb := Startup{Mode: ModeHeader, DevIdentity: true, Host: "127.0.0.1", Port: 7070, Crawls: true}
+	if got = attrs(emb); got["crawls"] != true || got["crawlLevelReports"] != "off" {
+		t.Fatalf("embedded runner: attrs = %v", got)
+	}
+	if n := StartupNotes(emb); len(n) != 2 {
+		t.Fatalf("embedded runner: notes:\n%s", dumpNotes(n))
+	}
+	if got = attrs(Startup{Mode: ModeHeader, Host: "127.0.0.1", Port: 7070}); got["crawls"] != false {
+		t.Fatalf("no runner: attrs = %v", got)
 	}
 }
 

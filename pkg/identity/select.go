@@ -108,9 +108,12 @@ type Startup struct {
 	DevIdentity bool
 	Host        string
 	Port        int
-	// Crawls is true when crawl level reports arrive over HTTP from
-	// containers (the Windmill webhook is configured).
+	// Crawls is true when the crawl routes are served (a runner, embedded
+	// or the Windmill flow, is configured and can capture).
 	Crawls bool
+	// LevelReports is true when crawl level reports arrive over HTTP from
+	// containers (the Windmill webhook is configured).
+	LevelReports bool
 }
 
 // Crawl level report states of the startup line.
@@ -145,7 +148,7 @@ func StartupNotes(s Startup) []Note {
 		warn("The dev header is trusted on " + hostPort + " (--" + DevNetworkFlag + ") — anyone who can reach this port can act as any user. Set CAPTURE_LEDGER_API_HOST=127.0.0.1, or keep CAPTURE_LEDGER_OIDC_ISSUER (the picker takes a token)")
 	}
 	blocked := false
-	if s.Crawls && loopback {
+	if s.LevelReports && loopback {
 		msg := "Containers cannot reach this API: it listens on " + s.Host + ", and crawl level reports come from containers. Set CAPTURE_LEDGER_API_HOST=0.0.0.0"
 		if s.Mode == ModeHeader {
 			msg += " (with the dev header, serve then also needs --" + DevNetworkFlag + ")"
@@ -154,18 +157,18 @@ func StartupNotes(s Startup) []Note {
 		blocked = true
 	}
 	switch {
-	case s.Crawls && s.Mode == ModeHeader:
+	case s.LevelReports && s.Mode == ModeHeader:
 		// Level reports go through the same resolver as every request: the
 		// dev header, not the flow's token.
 		warn("Crawl level reports are identified by the X-Capture-ledger-Subject header, not by the flow's Bearer JWT: a report is accepted when the header names the crawl's requester, or a submitter of its organization listed in X-Capture-ledger-Organizations; a report with only a Bearer JWT is refused (401). Set CAPTURE_LEDGER_OIDC_ISSUER")
 		blocked = true
-	case s.Crawls && s.Mode == ModeDeny:
+	case s.LevelReports && s.Mode == ModeDeny:
 		warn("Crawl level reports will be refused (401): the flow reports with a Bearer JWT, but identity is " + label + ". Set CAPTURE_LEDGER_OIDC_ISSUER")
 		blocked = true
 	}
 	reports := CrawlReportsReady
 	switch {
-	case !s.Crawls:
+	case !s.LevelReports:
 		reports = CrawlReportsOff
 	case blocked:
 		reports = CrawlReportsBlocked
