@@ -42,12 +42,24 @@ $(VERSITYGW):
 $(GOTESTSUM):
 	GOBIN=$(TOOLS) go install gotest.tools/gotestsum@v1.13.0
 
+# apt-get waits up to 10 minutes for the locks another apt holds (an
+# unattended upgrade, say) rather than failing at once: install through
+# DPkg::Lock::Timeout; update, which that option does not make wait for the
+# package lists' lock, is retried every 5 s while its error is that lock.
+APT_LOCK   := -o DPkg::Lock::Timeout=600
+APT_UPDATE := for i in $$(seq 120); do \
+		if out="$$(apt-get $(APT_LOCK) update -qq 2>&1)"; then break; fi; \
+		if ! grep -q 'Could not get lock' <<<"$$out" || [ "$$i" = 120 ]; then echo "$$out" >&2; exit 1; fi; \
+		if [ "$$i" = 1 ]; then echo "waiting for the apt lock another apt-get holds (up to 10 minutes)"; fi; \
+		sleep 5; \
+	done
+
 # PostgreSQL 15 server binaries; installed from Debian only when missing.
 postgres:
 	@if ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then :; \
 	elif [ "$$(id -u)" = 0 ]; then \
 		echo "installing PostgreSQL (apt-get)"; \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; \
+		$(APT_UPDATE); DEBIAN_FRONTEND=noninteractive apt-get $(APT_LOCK) install -y -qq postgresql >/dev/null; \
 	else echo "PostgreSQL server binaries are missing: sudo apt-get install -y postgresql" >&2; exit 1; fi
 
 # Chromium (the browser capture engine, the replay tests) and CJK fonts
@@ -58,7 +70,7 @@ chromium:
 		dpkg -s fonts-noto-cjk >/dev/null 2>&1; then :; \
 	elif [ "$$(id -u)" = 0 ]; then \
 		echo "installing Chromium and CJK fonts (apt-get)"; \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-noto-cjk >/dev/null; \
+		$(APT_UPDATE); DEBIAN_FRONTEND=noninteractive apt-get $(APT_LOCK) install -y -qq chromium fonts-noto-cjk >/dev/null; \
 	else echo "Chromium is missing: sudo apt-get install -y chromium fonts-noto-cjk (or set CAPTURE_LEDGER_CHROMIUM_PATH)" >&2; exit 1; fi
 
 # ReplayWeb.page, the archive viewer `serve` offers at /replay/: the
@@ -120,9 +132,13 @@ test: build tools postgres chromium vet replay-viewer
 # prints the picker URL and the `crawl status --watch` command, and runs
 # serve. Captures may reach loopback (CAPTURE_LEDGER_CAPTURE_ALLOW_PRIVATE=1)
 # for that command only. DEMO=0 runs plain `ledgerctl serve` instead.
+# CAPTURE_LEDGER_API_PORT (default 7070) is checked first: taken, make run
+# stops before the stack starts and names a free port
+# (make run CAPTURE_LEDGER_API_PORT=7071).
 # Ctrl-C stops serve; `make stack-down` stops the stack.
 DEMO ?= 1
 run: build tools postgres chromium replay-viewer
+	@./$(BIN) serve --check-port
 	./$(BIN) dev stack up --dir $(STATE) --versitygw $(VERSITYGW) --env-local
 	@$(MAKE) --no-print-directory replay-key
 	./$(BIN) migrate up

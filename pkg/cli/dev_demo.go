@@ -6,7 +6,6 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
-	"log/slog"
 	"mime"
 	"net"
 	"net/http"
@@ -61,7 +60,12 @@ func newCmdDevDemo(f *Factory) *cobra.Command {
      pages without following their links, follow www (max depth 2);
   4. prints the picker URL and the crawl status --watch command, then runs
      what ledgerctl serve runs (its embedded runner crawls the site) until
-     Ctrl-C, which also stops the site.
+     Ctrl-C, which also stops the site; when the crawl ends it prints the
+     picker URL again, below the log lines.
+
+The API port (CAPTURE_LEDGER_API_PORT) is checked first: taken, the demo
+stops before it opens anything (exit 2), naming a free port. Logs are
+readable lines on a terminal, JSON otherwise (--log-format, as for serve).
 
 Captures must be allowed to reach loopback: CAPTURE_LEDGER_CAPTURE_ALLOW_PRIVATE=1
 is required (make run sets it for this command only). When the browser engine
@@ -73,6 +77,7 @@ finds no Chromium the demo captures with the http engine instead.`,
 	}
 	cmd.Flags().StringVar(&opts.As, "as", "", "the dev user granted submitter, who starts the crawl (default: your login name, else dev)")
 	cmd.Flags().StringVar(&opts.Org, "org", "demo", "the demo organization")
+	config.BindFlags(cmd.Flags(), "CAPTURE_LEDGER_LOG_FORMAT")
 	return cmd
 }
 
@@ -99,8 +104,11 @@ func devDemoRun(ctx context.Context, opts *DevDemoOptions) error {
 	if err != nil {
 		return err
 	}
-	log := slog.New(slog.NewJSONHandler(f.Streams.Err, &slog.HandlerOptions{Level: logLevel(a.Settings.LogLevel)}))
+	log := f.logger(a.Settings.LogFormat, a.Settings.LogLevel)
 	a.Log = log
+	if err := checkAPIPort(a.Settings.APIHost, a.Settings.APIPort); err != nil {
+		return err
+	}
 	if a.Windmill() {
 		return usagef("the demo runs its crawl on the embedded runner: unset CAPTURE_LEDGER_CRAWL_WEBHOOK_URL")
 	}
@@ -154,17 +162,59 @@ func devDemoRun(ctx context.Context, opts *DevDemoOptions) error {
 		fmt.Fprintf(out, "Crawl       not started: %v\n", startErr)
 	}
 	picker := fmt.Sprintf("http://%s/", net.JoinHostPort(a.Settings.APIHost, fmt.Sprint(addr.Port)))
-	if a.Settings.DevIdentity {
-		fmt.Fprintf(out, "Picker      %s  (type subject %s and organization %s: archives appear as each level is captured)\n", picker, opts.As, opts.Org)
-	} else {
-		fmt.Fprintf(out, "Picker      %s\n", picker)
+	banner := func() {
+		if a.Settings.DevIdentity {
+			fmt.Fprintf(out, "Picker      %s  (type subject %s and organization %s: archives appear as each level is captured)\n", picker, opts.As, opts.Org)
+		} else {
+			fmt.Fprintf(out, "Picker      %s\n", picker)
+		}
+		if startErr == nil {
+			fmt.Fprintf(out, "Watch       %s crawl status %s --as %s --org %s --watch\n", selfCommand(), id, opts.As, opts.Org)
+		}
+		fmt.Fprintln(out, "Ctrl-C stops serve and the demo site.")
+		fmt.Fprintln(out)
 	}
+	banner()
 	if startErr == nil {
-		fmt.Fprintf(out, "Watch       %s crawl status %s --as %s --org %s --watch\n", selfCommand(), id, opts.As, opts.Org)
+		// The crawl's log lines push the banner up: say it again, below
+		// them, once the crawl ends.
+		rctx, stop := context.WithCancel(ctx)
+		done := make(chan struct{})
+		defer func() { stop(); <-done }()
+		go func() {
+			defer close(done)
+			v, ok := awaitDemoCrawl(rctx, a, crawl.Caller{Subject: opts.As, Orgs: []string{opts.Org}}, id, 2*time.Second)
+			if !ok {
+				return
+			}
+			fmt.Fprintln(out)
+			fmt.Fprintf(out, "Crawl       %s %s: %d page(s) captured of %d discovered\n", id, v.State, v.PagesCaptured, v.PagesDiscovered)
+			banner()
+		}()
 	}
-	fmt.Fprintln(out, "Ctrl-C stops serve and the demo site.")
-	fmt.Fprintln(out)
 	return srv.Run(ctx)
+}
+
+// awaitDemoCrawl polls the crawl every interval until it is no longer
+// running (false when ctx ends first).
+func awaitDemoCrawl(ctx context.Context, a *app.App, c crawl.Caller, id string, every time.Duration) (crawl.CrawlView, bool) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return crawl.CrawlView{}, false
+		case <-t.C:
+		}
+		svc, err := a.Crawls(ctx)
+		if err != nil {
+			continue
+		}
+		v, err := svc.Get(ctx, c, id)
+		if err == nil && v.State != crawl.StateRunning {
+			return v, true
+		}
+	}
 }
 
 // selfCommand is how to run this binary again from the working directory:

@@ -18,6 +18,8 @@ type ServeOptions struct {
 	// DevIdentityOnNetwork is --insecure-dev-identity-on-network: serve the
 	// dev header mode on a non-loopback address anyway.
 	DevIdentityOnNetwork bool
+	// CheckPort is --check-port: only check that the API port is free.
+	CheckPort bool
 }
 
 func newCmdServe(f *Factory) *cobra.Command {
@@ -49,13 +51,23 @@ each level back to POST /api/crawls/{id}/pages.
 With CAPTURE_LEDGER_DEV_IDENTITY=1 (and no CAPTURE_LEDGER_OIDC_ISSUER) anyone
 who reaches the port can act as any user, so serve refuses to listen on any
 address but 127.0.0.1, localhost or ::1 (exit 2) unless
---insecure-dev-identity-on-network is given.`,
+--insecure-dev-identity-on-network is given.
+
+The API port is checked before any dependency is opened: a port another
+program holds is exit 2, naming CAPTURE_LEDGER_API_PORT and a free port.
+--check-port does only that check (make run runs it before it starts the
+stack).
+
+Logs go to stderr: one readable line each on a terminal (coloured unless
+NO_COLOR is set), JSON otherwise; --log-format (CAPTURE_LEDGER_LOG_FORMAT)
+picks one.`,
 		Example: "  ledgerctl serve\n  ledgerctl serve --host 127.0.0.1 --port 7070",
 		Args:    cobra.NoArgs,
 		RunE:    func(cmd *cobra.Command, _ []string) error { return serveRun(cmd.Context(), opts) },
 	}
-	config.BindFlags(cmd.Flags(), "CAPTURE_LEDGER_API_HOST", "CAPTURE_LEDGER_API_PORT", "CAPTURE_LEDGER_DRAIN_INTERVAL_MS")
+	config.BindFlags(cmd.Flags(), "CAPTURE_LEDGER_API_HOST", "CAPTURE_LEDGER_API_PORT", "CAPTURE_LEDGER_DRAIN_INTERVAL_MS", "CAPTURE_LEDGER_LOG_FORMAT")
 	cmd.Flags().BoolVar(&opts.DevIdentityOnNetwork, identity.DevNetworkFlag, false, "with the dev header identity, listen on a non-loopback address anyway (anyone who reaches it can act as any user)")
+	cmd.Flags().BoolVar(&opts.CheckPort, "check-port", false, "only check that the API port is free (exit 2 naming a free one when it is taken), needing no other setting")
 	return cmd
 }
 
@@ -67,13 +79,19 @@ func logLevel(s string) slog.Level {
 
 func serveRun(ctx context.Context, opts *ServeOptions) error {
 	f := opts.f
+	if opts.CheckPort {
+		return checkPortOnly(f)
+	}
 	f.verbose = true // the startup notes say where the configuration came from
 	a, err := f.App(config.Required()...)
 	if err != nil {
 		return err
 	}
-	log := slog.New(slog.NewJSONHandler(f.Streams.Err, &slog.HandlerOptions{Level: logLevel(a.Settings.LogLevel)}))
+	log := f.logger(a.Settings.LogFormat, a.Settings.LogLevel)
 	a.Log = log
+	if err := checkAPIPort(a.Settings.APIHost, a.Settings.APIPort); err != nil {
+		return err
+	}
 
 	srv, _, err := listenServer(ctx, a, log, app.ServeOptions{DevIdentityOnNetwork: opts.DevIdentityOnNetwork, Version: version})
 	if err != nil {
@@ -92,6 +110,9 @@ func listenServer(ctx context.Context, a *app.App, log *slog.Logger, o app.Serve
 	}
 	addr, err := srv.Listen()
 	if err != nil {
+		if perr := portError(a.Settings.APIHost, a.Settings.APIPort, err); perr != nil {
+			return nil, nil, perr
+		}
 		return nil, nil, &ExitError{Code: ExitFailure, Err: err}
 	}
 	for _, n := range srv.StartupNotes(addr) {

@@ -238,6 +238,9 @@ type Settings struct {
 	// replay.ParseDomain).
 	ReplayDomain string
 	LogLevel     string
+	// LogFormat is CAPTURE_LEDGER_LOG_FORMAT: "text", "json", or "" (text
+	// on a terminal, else json).
+	LogFormat string
 	// APIURL is CAPTURE_LEDGER_API_URL without a trailing slash.
 	APIURL                     string
 	ReplayKey, ReplayViewerDir string
@@ -328,6 +331,7 @@ func (c *Config) Settings() (Settings, error) {
 		BrowserHiveDeadline: ms("CAPTURE_LEDGER_BROWSERHIVE_DEADLINE_MS", 1000, 3_600_000),
 		ReplayDomain:        c.Get("CAPTURE_LEDGER_REPLAY_DOMAIN"),
 		LogLevel:            strings.ToLower(c.Get("LOG_LEVEL")),
+		LogFormat:           strings.ToLower(c.Get("CAPTURE_LEDGER_LOG_FORMAT")),
 		APIURL:              httpURL("CAPTURE_LEDGER_API_URL"),
 		ReplayKey:           c.Get("CAPTURE_LEDGER_REPLAY_KEY"),
 		ReplayViewerDir:     c.Get("CAPTURE_LEDGER_REPLAY_VIEWER_DIR"),
@@ -396,6 +400,11 @@ func (c *Config) Settings() (Settings, error) {
 	case "debug", "info", "warn", "error":
 	default:
 		bad("LOG_LEVEL", "must be debug, info, warn or error")
+	}
+	switch s.LogFormat {
+	case "", "text", "json":
+	default:
+		bad("CAPTURE_LEDGER_LOG_FORMAT", "must be text or json (or unset: text on a terminal, else json)")
 	}
 	formats, err := ParseFormats(c.Get("CAPTURE_LEDGER_CAPTURE_FORMATS"))
 	if err != nil {

@@ -97,6 +97,7 @@ var Variables = []Var{
 	{Name: "CAPTURE_LEDGER_OPENSEARCH_INDEX", Default: "capture-pages", Help: "OpenSearch index holding the pages"},
 
 	{Name: "LOG_LEVEL", Default: "info", Help: "serve log level: debug, info, warn or error"},
+	{Name: "CAPTURE_LEDGER_LOG_FORMAT", Flag: "log-format", Help: "how `serve` and `dev demo` write log lines: text (one readable line each, coloured on a terminal unless NO_COLOR is set) or json (one JSON object each); unset, text when stderr is a terminal, else json"},
 }
 
 // Lookup returns the variable called name.
