@@ -31,7 +31,10 @@ func newCmdDoctor(f *Factory) *cobra.Command {
 		Long: `Checks, from a terminal, what serve's /readyz checks and more: the
 configuration loads (naming every missing or invalid variable), PostgreSQL,
 OpenFGA and S3 answer (a SELECT 1, a read of the pinned store and model, a
-HEAD of the bucket), the pinned model is the store's latest and matches the
+HEAD of the bucket), each can do what serve needs (postgres-write: a row
+written and read back in a transaction rolled back; s3-write: a probe object
+under .ledgerctl-doctor/ put, read back and deleted; fga-check: a can_view
+check answered by the pinned model), the pinned model is the store's latest and matches the
 one this ledgerctl carries, every migration is applied, the outbox has no
 dead letters, and this machine's clock agrees with PostgreSQL's (within 5s).
 

@@ -4,6 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -46,7 +51,7 @@ func TestDoctor(t *testing.T) {
 	if out, errs, code := run(t, dir, env, "fga", "deploy"); code != 0 {
 		t.Fatalf("deploy: exit %d: %s %s", code, out, errs)
 	}
-	all := []string{"config", "postgres", "openfga", "s3", "fga-model", "migrations", "outbox", "clock"}
+	all := []string{"config", "postgres", "openfga", "s3", "postgres-write", "s3-write", "fga-check", "fga-model", "migrations", "outbox", "clock"}
 
 	t.Run("healthy", func(t *testing.T) {
 		out, errs, code := run(t, dir, env, "doctor")
@@ -151,6 +156,9 @@ func TestDoctor(t *testing.T) {
 		d, _ := doctorChecks(t, out)
 		for _, c := range d.Checks {
 			want := "ok"
+			if c.Check == "s3-write" {
+				want = "skip"
+			}
 			if c.Check == "s3" {
 				want = "fail"
 				if !strings.Contains(c.Hint, "make stack-up") || !strings.Contains(c.Detail, "cannot reach S3") {
@@ -161,6 +169,115 @@ func TestDoctor(t *testing.T) {
 				t.Errorf("%s: %s, want %s (%s)", c.Check, c.Status, want, c.Detail)
 			}
 		}
+	})
+}
+
+// TestDoctorProvesWrites: doctor proves each dependency can do what serve
+// needs, beyond answering: PostgreSQL whose transactions are read-only,
+// S3 that answers HEAD but refuses puts, and a pinned model that does not
+// exist each fail with a line saying so and a fix.
+func TestDoctorProvesWrites(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dsn := testenv.Database(t)
+	_, bucket, _ := testenv.Bucket(t)
+	dir := t.TempDir()
+	env := stackEnv(t, dsn, bucket)
+	env["CAPTURE_LEDGER_FGA_DATASTORE_URI"] = testenv.EmptyDatabase(t)
+	if out, errs, code := run(t, dir, env, "fga", "deploy"); code != 0 {
+		t.Fatalf("deploy: exit %d: %s %s", code, out, errs)
+	}
+	with := func(k, v string) map[string]string {
+		e := maps.Clone(env)
+		e[k] = v
+		return e
+	}
+	// row is the table row of check, its fields split on runs of spaces.
+	row := func(t *testing.T, out, check string) string {
+		t.Helper()
+		for _, l := range strings.Split(out, "\n") {
+			if strings.HasPrefix(l, check+" ") {
+				return strings.Join(strings.Fields(l), " ")
+			}
+		}
+		t.Fatalf("no %s row:\n%s", check, out)
+		return ""
+	}
+
+	t.Run("PostgreSQL refuses writes", func(t *testing.T) {
+		ro := testenv.Database(t)
+		conn := testenv.Connect(t, testenv.AdminURL(t))
+		name := ro[strings.LastIndexByte(strings.Split(ro, "?")[0], '/')+1:]
+		name = strings.Split(name, "?")[0]
+		if _, err := conn.Exec(ctx, "ALTER DATABASE "+name+" SET default_transaction_read_only = on"); err != nil {
+			t.Fatal(err)
+		}
+		out, errs, code := run(t, dir, with("DATABASE_URL", ro), "doctor")
+		if code != ExitFailure || !strings.Contains(errs, "doctor: failed: postgres-write") {
+			t.Fatalf("exit %d: %s %s", code, out, errs)
+		}
+		if r := row(t, out, "postgres"); !strings.HasPrefix(r, "postgres ok SELECT 1 answered") {
+			t.Errorf("postgres row: %s", r)
+		}
+		r := row(t, out, "postgres-write")
+		for _, want := range []string{"postgres-write fail", "refused a write", "read-only transaction", "default_transaction_read_only = off"} {
+			if !strings.Contains(r, want) {
+				t.Errorf("postgres-write row lacks %q: %s", want, r)
+			}
+		}
+		t.Logf("%s", r)
+	})
+
+	t.Run("S3 refuses puts", func(t *testing.T) {
+		// The real gateway behind a proxy that refuses writes the way a
+		// read-only bucket policy does (403 AccessDenied): HEAD and GET
+		// pass through.
+		target, err := url.Parse(env["CAPTURE_LEDGER_S3_ENDPOINT"])
+		if err != nil {
+			t.Fatal(err)
+		}
+		proxy := httputil.NewSingleHostReverseProxy(target)
+		ro := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodPut || r.Method == http.MethodPost || r.Method == http.MethodDelete {
+				w.Header().Set("Content-Type", "application/xml")
+				w.WriteHeader(http.StatusForbidden)
+				fmt.Fprint(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>AccessDenied</Code><Message>Access Denied</Message></Error>`)
+				return
+			}
+			proxy.ServeHTTP(w, r)
+		}))
+		defer ro.Close()
+		out, errs, code := run(t, dir, with("CAPTURE_LEDGER_S3_ENDPOINT", ro.URL), "doctor")
+		if code != ExitFailure || !strings.Contains(errs, "doctor: failed: s3-write") {
+			t.Fatalf("exit %d: %s %s", code, out, errs)
+		}
+		if r := row(t, out, "s3"); !strings.HasPrefix(r, "s3 ok bucket "+bucket) {
+			t.Errorf("s3 row: %s", r)
+		}
+		r := row(t, out, "s3-write")
+		for _, want := range []string{"s3-write fail", "PUT of probe object s3://" + bucket + "/.ledgerctl-doctor/", "AccessDenied", "s3:PutObject"} {
+			if !strings.Contains(r, want) {
+				t.Errorf("s3-write row lacks %q: %s", want, r)
+			}
+		}
+		t.Logf("%s", r)
+	})
+
+	t.Run("the pinned model is missing", func(t *testing.T) {
+		out, errs, code := run(t, dir, with("CAPTURE_LEDGER_FGA_MODEL_ID", "01HZZZZZZZZZZZZZZZZZZZZZZZ"), "doctor")
+		if code != ExitFailure || !strings.Contains(errs, "doctor: failed: openfga") {
+			t.Fatalf("exit %d: %s %s", code, out, errs)
+		}
+		r := row(t, out, "openfga")
+		for _, want := range []string{"openfga fail", "model 01HZZZZZZZZZZZZZZZZZZZZZZZ not found in store", "ledgerctl fga deploy"} {
+			if !strings.Contains(r, want) {
+				t.Errorf("openfga row lacks %q: %s", want, r)
+			}
+		}
+		if r := row(t, out, "fga-check"); !strings.HasPrefix(r, "fga-check skip") {
+			t.Errorf("fga-check row: %s", r)
+		}
+		t.Logf("%s", r)
 	})
 }
 

@@ -1,6 +1,8 @@
 // Package health runs the checks behind `/readyz` and `ledgerctl doctor`:
 // whether PostgreSQL, OpenFGA and S3 answer (the readiness of serve), and,
-// for the doctor, whether the pinned model is the store's latest, the schema
+// for the doctor, whether each can do what serve needs of it (a write read
+// back, an object put and deleted, a permission check answered), whether
+// the pinned model is the store's latest, the schema
 // is migrated, the outbox has dead letters and this machine's clock agrees
 // with PostgreSQL's. Run is the one function that runs them: concurrently,
 // each bounded by a short timeout.
@@ -179,10 +181,16 @@ func (c *Checker) Ready(ctx context.Context) []Result {
 	return Run(ctx, c.Timeout, c.Dependencies())
 }
 
-// Doctor runs the dependency checks and, on what answered, the model,
-// migrations, outbox and clock checks.
+// Doctor runs the dependency checks and, on what answered, whether each
+// can do what serve needs (a PostgreSQL write read back and rolled back, a
+// put/get/delete of an S3 probe object, a check against the pinned model),
+// then the model, migrations, outbox and clock checks.
 func (c *Checker) Doctor(ctx context.Context) []Result {
+	bc := c.App.Blob()
 	return Run(ctx, c.Timeout, append(c.Dependencies(),
+		Probe{Name: PostgresWrite, Needs: Postgres, Run: c.postgresWrite},
+		Probe{Name: S3Write, Needs: S3, Run: func(ctx context.Context) Result { return c.s3Write(ctx, bc) }},
+		Probe{Name: FGACheck, Needs: OpenFGA, Run: c.fgaCheck},
 		Probe{Name: Model, Needs: OpenFGA, Run: c.model},
 		Probe{Name: Migrations, Needs: Postgres, Run: c.migrations},
 		Probe{Name: Outbox, Needs: Postgres, Run: c.outbox},
