@@ -27,18 +27,18 @@ func TestTakenPortFailsFirst(t *testing.T) {
 	port := ln.Addr().(*net.TCPAddr).Port
 	closed := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	env := map[string]string{
-		"DATABASE_URL":                        "postgres://u:p@" + closed + "/db?sslmode=disable&connect_timeout=5",
-		"CAPTURE_LEDGER_S3_ENDPOINT":          "http://" + closed,
-		"CAPTURE_LEDGER_S3_BUCKET":            "b",
-		"CAPTURE_LEDGER_S3_ACCESS_KEY_ID":     "k",
-		"CAPTURE_LEDGER_S3_SECRET_ACCESS_KEY": "s",
-		"CAPTURE_LEDGER_FGA_STORE_ID":         "01HVMMBCMGZNT3SED4Z17ECXCA",
-		"CAPTURE_LEDGER_FGA_MODEL_ID":         "01HVMMBD123456789ABCDEFGHJ",
-		"CAPTURE_LEDGER_FGA_DATASTORE_URI":    "postgres://u:p@" + closed + "/fga?sslmode=disable&connect_timeout=5",
-		"CAPTURE_LEDGER_DEV_IDENTITY":         "1",
+		"DATABASE_URL":                         "postgres://u:p@" + closed + "/db?sslmode=disable&connect_timeout=5",
+		"CAPTURE_LEDGER_S3_ENDPOINT":           "http://" + closed,
+		"CAPTURE_LEDGER_S3_BUCKET":             "b",
+		"CAPTURE_LEDGER_S3_ACCESS_KEY_ID":      "k",
+		"CAPTURE_LEDGER_S3_SECRET_ACCESS_KEY":  "s",
+		"CAPTURE_LEDGER_FGA_STORE_ID":          "01HVMMBCMGZNT3SED4Z17ECXCA",
+		"CAPTURE_LEDGER_FGA_MODEL_ID":          "01HVMMBD123456789ABCDEFGHJ",
+		"CAPTURE_LEDGER_FGA_DATASTORE_URI":     "postgres://u:p@" + closed + "/fga?sslmode=disable&connect_timeout=5",
+		"CAPTURE_LEDGER_DEV_IDENTITY":          "1",
 		"CAPTURE_LEDGER_CAPTURE_ALLOW_PRIVATE": "1",
-		"CAPTURE_LEDGER_SEARCH_DIR":           t.TempDir(),
-		"CAPTURE_LEDGER_API_PORT":             fmt.Sprint(port),
+		"CAPTURE_LEDGER_SEARCH_DIR":            t.TempDir(),
+		"CAPTURE_LEDGER_API_PORT":              fmt.Sprint(port),
 	}
 	sentence := regexp.MustCompile(fmt.Sprintf(`ledgerctl: CAPTURE_LEDGER_API_PORT=%d is taken: another program listens on 127\.0\.0\.1:%d\. Use a free port, e\.g\. make run CAPTURE_LEDGER_API_PORT=(\d+) \(or CAPTURE_LEDGER_API_PORT=\d+ in \.env\.local\)`, port, port))
 	for _, args := range [][]string{{"serve"}, {"dev", "demo"}, {"serve", "--check-port"}} {
