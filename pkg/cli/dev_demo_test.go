@@ -126,6 +126,14 @@ func TestDevDemo(t *testing.T) {
 	if v.State != crawl.StateSucceeded || v.PagesCaptured != 5 {
 		t.Errorf("demo crawl: %s with %d captured, want succeeded with 5", v.State, v.PagesCaptured)
 	}
+	// The banner comes again once the crawl ends, below the log lines
+	// that pushed it up: the outcome, then the picker and watch lines.
+	ended := regexp.MustCompile(`Crawl +` + regexp.QuoteMeta(id) + ` succeeded: 5 page\(s\) captured of \d+ discovered\nPicker +` + regexp.QuoteMeta(base) + ` [^\n]*\nWatch +[^\n]* crawl status ` + regexp.QuoteMeta(id) + ` --as alice --org demo --watch\n`)
+	for deadline := time.Now().Add(30 * time.Second); !ended.MatchString(out.String()); time.Sleep(200 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the banner was not printed again when the crawl ended:\n%s", out)
+		}
+	}
 
 	// The picker's API, as the newcomer typing alice / demo: the archives
 	// appear once serve's drain has written their tuples to OpenFGA.
