@@ -21,17 +21,15 @@ func checkPortOnly(f *Factory) error {
 // demo call it before they open any dependency, so a port another program
 // holds stops them at once with a sentence naming the setting and a free
 // port (exit 2) rather than after the stack started. Port 0 (any free
-// port) is not checked.
+// port) is not checked. Any other listen error is left to serve, which
+// refuses unsafe addresses first and reports the rest when it listens.
 func checkAPIPort(host string, port int) error {
 	if port == 0 {
 		return nil
 	}
 	ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
 	if err != nil {
-		if perr := portError(host, port, err); perr != nil {
-			return perr
-		}
-		return usagef("cannot listen on %s (CAPTURE_LEDGER_API_HOST, CAPTURE_LEDGER_API_PORT): %v", net.JoinHostPort(host, strconv.Itoa(port)), err)
+		return portError(host, port, err)
 	}
 	return ln.Close()
 }
