@@ -247,7 +247,22 @@ func TestCrawlStartWait(t *testing.T) {
 	}))
 	defer site.Close()
 
+	// Without private addresses allowed, every page of the loopback site
+	// is refused: the crawl ends failed with that reason, and --wait says
+	// so and exits non-zero.
+	delete(env, "CAPTURE_LEDGER_CAPTURE_ALLOW_PRIVATE")
 	out, errs, code := run(t, dir, env, "crawl", "start", "--as", "alice", "--org", "acme", "--seed", site.URL+"/", "--max-depth", "1", "--per-host-delay-ms", "0", "--wait")
+	failedID, _, _ := strings.Cut(out, "\n")
+	if code != ExitFailure || !strings.Contains(errs, "crawl "+failedID+" failed: no page was captured: 1 failed") || !strings.Contains(errs, "refused") {
+		t.Fatalf("start --wait, every page refused: exit %d %q %s", code, out, errs)
+	}
+	out, _, code = run(t, dir, env, "crawl", "status", failedID, "--as", "alice", "--org", "acme", "--json")
+	if code != 0 || !strings.Contains(out, `"state":"failed"`) || !strings.Contains(out, `"pagesCaptured":0`) {
+		t.Errorf("status of the failed crawl: %d %s", code, out)
+	}
+	env["CAPTURE_LEDGER_CAPTURE_ALLOW_PRIVATE"] = "1"
+
+	out, errs, code = run(t, dir, env, "crawl", "start", "--as", "alice", "--org", "acme", "--seed", site.URL+"/", "--max-depth", "1", "--per-host-delay-ms", "0", "--wait")
 	id, _, _ := strings.Cut(out, "\n")
 	if code != 0 || len(id) != 36 || !strings.Contains(out, "crawl "+id+" · succeeded") {
 		t.Fatalf("start --wait: exit %d %q %s", code, out, errs)
