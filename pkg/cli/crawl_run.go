@@ -91,6 +91,9 @@ func runCrawlHere(ctx context.Context, opts *CrawlOptions, c crawl.Caller, id st
 	if rerr := <-done; rerr != nil && err == nil {
 		err = rerr
 	}
+	// What the levels admitted is listable when this returns.
+	fmt.Fprint(opts.f.Streams.Err, "archives of this run: ")
+	deliver(ctx, a, opts.f.Streams.Err)
 	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 		fmt.Fprintf(opts.f.Streams.Err, "stopped; crawl %s is still running: `ledgerctl serve` or `ledgerctl crawl run %s --as %s` resumes it\n", id, id, c.Subject)
 		return nil

@@ -271,6 +271,15 @@ func TestCrawlStartWait(t *testing.T) {
 	if code != 0 || !strings.Contains(out, `"state":"succeeded"`) || !strings.Contains(out, `"pagesCaptured":2`) {
 		t.Errorf("status after --wait: %d %s", code, out)
 	}
+	// The run delivered its permissions: the archives are listable with no
+	// serve and no drain.
+	if !strings.Contains(errs, "their permissions are in OpenFGA") {
+		t.Errorf("--wait did not say its archives are listable: %s", errs)
+	}
+	out, errs2, code := run(t, dir, env, "archives", "list", "--as", "alice", "--org", "acme", "--json")
+	if code != 0 || strings.Count(out, `"sourceUrl"`) != 2 {
+		t.Errorf("archives list right after --wait: %d %s %s", code, out, errs2)
+	}
 	// The runner indexed each admitted level's archives for search (the
 	// command waited for it before closing the index).
 	out, _, code = run(t, dir, env, "search", "status", "--json")
