@@ -109,7 +109,8 @@ var words = map[i18n.Lang]sentenceWords{
 		},
 		noteSep: "; ",
 	},
-	// The seed's sentence (DESIGN §2), word for word.
+	// The Japanese sentences operators of the original tool already read,
+	// word for word.
 	i18n.Japanese: {
 		may:      "%s は %s のクロールを始められます",
 		mayStill: "%s は %s のクロールを始められます",
