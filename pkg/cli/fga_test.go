@@ -261,7 +261,7 @@ func TestFGADeployGrantRevokeThroughCLI(t *testing.T) {
 			"bob may not start crawls for contoso (deleted: user:bob submitter organization:contoso)",
 			"bob は contoso のクロールを始められません (消した: user:bob submitter organization:contoso)"},
 	}
-	// The same story twice: in English by default, then in the seed's
+	// The same story twice: in English by default, then in
 	// Japanese under LANG=ja_JP.UTF-8.
 	for _, round := range []struct {
 		name string

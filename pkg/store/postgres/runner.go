@@ -298,8 +298,8 @@ type PolitenessHost struct {
 }
 
 // Politeness reads, per host of a crawl, the gaps between one capture's
-// finish and the next one's start (ordered by submission, the seed's
-// lag(finished_at) question), with the pages of a level still running
+// finish and the next one's start (ordered by submission, the
+// lag(finished_at) question of docs/crawling.md), with the pages of a level still running
 // taken from the runner's results.
 func (s *Store) Politeness(ctx context.Context, crawlID string) ([]PolitenessHost, error) {
 	rows, err := s.Pool.Query(ctx, `
