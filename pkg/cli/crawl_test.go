@@ -253,7 +253,8 @@ func TestCrawlStartWait(t *testing.T) {
 	delete(env, "CAPTURE_LEDGER_CAPTURE_ALLOW_PRIVATE")
 	out, errs, code := run(t, dir, env, "crawl", "start", "--as", "alice", "--org", "acme", "--seed", site.URL+"/", "--max-depth", "1", "--per-host-delay-ms", "0", "--wait")
 	failedID, _, _ := strings.Cut(out, "\n")
-	if code != ExitFailure || !strings.Contains(errs, "crawl "+failedID+" failed: no page was captured: 1 failed") || !strings.Contains(errs, "refused") {
+	if code != ExitFailure || !strings.Contains(errs, "crawl "+failedID+" failed: no page was captured: 1 failed") || !strings.Contains(errs, "refused") ||
+		!strings.Contains(out, "failed  1 page(s): ") {
 		t.Fatalf("start --wait, every page refused: exit %d %q %s", code, out, errs)
 	}
 	out, _, code = run(t, dir, env, "crawl", "status", failedID, "--as", "alice", "--org", "acme", "--json")
@@ -264,7 +265,8 @@ func TestCrawlStartWait(t *testing.T) {
 
 	out, errs, code = run(t, dir, env, "crawl", "start", "--as", "alice", "--org", "acme", "--seed", site.URL+"/", "--max-depth", "1", "--per-host-delay-ms", "0", "--wait")
 	id, _, _ := strings.Cut(out, "\n")
-	if code != 0 || len(id) != 36 || !strings.Contains(out, "crawl "+id+" · succeeded") {
+	// The last drawing shows the whole crawl: both levels.
+	if code != 0 || len(id) != 36 || !strings.Contains(out, "crawl "+id+" · succeeded") || !strings.Contains(out, "levels  0: 1 captured, 0 failed, 0 skipped, 0 pending · 1: 1 captured") {
 		t.Fatalf("start --wait: exit %d %q %s", code, out, errs)
 	}
 	out, _, code = run(t, dir, env, "crawl", "status", id, "--as", "alice", "--org", "acme", "--json")
