@@ -1,9 +1,11 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -56,5 +58,35 @@ func TestArchivesDeleteDevNullIsNoTerminal(t *testing.T) {
 	}, "archives", "delete", "6f1c1b2e-8f0a-4c3e-9a55-0d6f0c1e2a3b", "--as", "alice", "--org", "acme")
 	if code != ExitUsage || !strings.Contains(errs, "needs --yes") {
 		t.Errorf("stdin /dev/null: exit %d: %s, want 2 saying it needs --yes", code, errs)
+	}
+}
+
+// TestOpenBrowserReportsAFailingOpener: an opener that exits with an error
+// (no display, no browser) is a failure naming it, not silence; one that
+// cannot be started is too; one that works is not.
+func TestOpenBrowserReportsAFailingOpener(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	failing := filepath.Join(dir, "failing")
+	working := filepath.Join(dir, "working")
+	for name, body := range map[string]string{failing: "echo 'no display' >&2; exit 3", working: "exit 0"} {
+		if err := os.WriteFile(name, []byte("#!/bin/sh\n"+body+"\n"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	factory := func(browser string) *Factory {
+		f := NewFactory(Streams{In: strings.NewReader(""), Out: &bytes.Buffer{}, Err: &bytes.Buffer{}})
+		f.Env = func(name string) (string, bool) { return browser, name == "BROWSER" }
+		return f
+	}
+	const link = "http://127.0.0.1:7070/replay/?source=x"
+	if err := openBrowser(factory(failing), link); err == nil || !strings.Contains(err.Error(), "exit status 3") {
+		t.Errorf("a failing opener: %v, want its exit status", err)
+	}
+	if err := openBrowser(factory(filepath.Join(dir, "absent")), link); err == nil {
+		t.Error("an opener that does not exist: no error")
+	}
+	if err := openBrowser(factory(working), link); err != nil {
+		t.Errorf("a working opener: %v", err)
 	}
 }
