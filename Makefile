@@ -115,14 +115,23 @@ stack-down: build
 
 # Starts the test stack (under TEST_STATE, never the `make run` one), runs
 # every test against it (unit, integration, fuzz seed corpora), and stops that
-# stack whatever the outcome.
+# stack whatever the outcome. A line per package appears as each package
+# finishes (two run at once on two cores); the slowest packages take minutes
+# on their own, so the end of the run is quiet while they finish. Every test
+# event goes to $(TEST_STATE)/test-events.json, and the slowest packages are
+# listed at the end (`$(GOTESTSUM) tool slowest --jsonfile …` lists tests).
 test: build tools postgres chromium vet replay-viewer
 	@if [ "$(abspath $(TEST_STATE))" = "$(abspath $(STATE))" ]; then \
 		echo "TEST_STATE must differ from STATE ($(STATE)): make test would stop the make run stack" >&2; exit 2; fi
 	@set -euo pipefail; \
 	trap './$(BIN) dev stack down --dir $(TEST_STATE) >/dev/null 2>&1 || true' EXIT; \
 	eval "$$(./$(BIN) dev stack up --dir $(TEST_STATE) --versitygw $(VERSITYGW) --shell)"; \
-	$(GOTESTSUM) --format pkgname-and-test-fails --format-hide-empty-pkg -- $(TESTFLAGS) $(PKGS)
+	echo "running the tests: a line per package as it finishes; the slowest take minutes alone"; \
+	status=0; $(GOTESTSUM) --format pkgname-and-test-fails --format-hide-empty-pkg --jsonfile $(TEST_STATE)/test-events.json -- $(TESTFLAGS) $(PKGS) || status=$$?; \
+	echo "slowest packages (seconds):"; \
+	grep -E '"Action":"(pass|fail)","Package":"[^"]*","Elapsed"' $(TEST_STATE)/test-events.json | \
+		sed -E 's/.*"Package":"([^"]*)","Elapsed":([0-9.]+).*/  \2 \1/' | sort -rn | head -5 || true; \
+	exit $$status
 
 # Starts the single-machine stack (PostgreSQL + versitygw under .state),
 # prepares the ledger database, bucket and OpenFGA model (settings go to

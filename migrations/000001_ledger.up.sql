@@ -1,6 +1,7 @@
--- The ledger's final schema: reference §2 plus crawl_decisions, pinned crawl
--- rules, the final URL and discovered_from of crawl pages, outbox backoff and
--- dead-letter state, and a crawl progress timestamp (DESIGN.md §3).
+-- The ledger's schema: the original TypeScript capture-ledger's final schema
+-- plus crawl_decisions, pinned crawl rules, the final URL and discovered_from
+-- of crawl pages, outbox backoff and dead-letter state, and a crawl progress
+-- timestamp (docs/architecture.md lists where the project differs).
 CREATE EXTENSION IF NOT EXISTS pgcrypto;
 
 CREATE TABLE capture_targets (
@@ -18,7 +19,7 @@ CREATE UNIQUE INDEX capture_targets_org_url_hash_key ON capture_targets (org_id,
 CREATE INDEX capture_targets_enabled_id_idx ON capture_targets (id) WHERE enabled;
 
 -- No owner or org column on purpose: who may read an archive is a relation
--- that lives in OpenFGA only (seed 000).
+-- that lives in OpenFGA only, the one authority on who may read what.
 CREATE TABLE archives (
     id              uuid PRIMARY KEY DEFAULT gen_random_uuid(),
     task_id         uuid NOT NULL,

@@ -1,4 +1,4 @@
--- One row per level report a crawl accepted (DESIGN.md §3.2). It makes a
+-- One row per level report a crawl accepted. It makes a
 -- re-sent report idempotent: a report whose digest matches is answered from
 -- here and changes nothing, and a different report for a depth that was
 -- already reported is refused. The counts are what that report contributed

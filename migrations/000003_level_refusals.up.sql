@@ -1,4 +1,4 @@
--- The results a level report was refused for (DESIGN.md §3.11): a result
+-- The results a level report was refused for (docs/security.md): a result
 -- whose URL is not a pending page of the crawl at that depth, or whose
 -- manifest does not belong to that page and crawl, is never admitted; what
 -- was refused and why is kept with the level, and a replay answers it again.

@@ -1,4 +1,4 @@
--- The key that seals list cursors (DESIGN.md §3.12). A list's `next` token
+-- The key that seals list cursors (docs/security.md). A list's `next` token
 -- carries the position where a scan stopped, which can be a row the caller
 -- may not see; it is encrypted and authenticated (AES-GCM, bound to the
 -- caller) so it reveals nothing and cannot be forged. The key lives here so

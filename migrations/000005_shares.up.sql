@@ -1,4 +1,4 @@
--- Shares and deletions (issue 15).
+-- Shares and deletions (docs/shares.md).
 --
 -- shares is the audit trail of direct shares: who granted which archive to
 -- whom, when, for how long, and who ended it when. The OpenFGA tuple of a

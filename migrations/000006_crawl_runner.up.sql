@@ -1,4 +1,4 @@
--- The embedded crawl runner's own records (pkg/crawl/runner, DESIGN.md §4).
+-- The embedded crawl runner's own records (pkg/crawl/runner, docs/crawling.md).
 --
 -- A level report must carry every page of the level, and pkg/crawl writes
 -- crawl_pages only when the report is admitted. The runner keeps each

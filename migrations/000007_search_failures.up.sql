@@ -1,7 +1,7 @@
--- Why archives could not be indexed for full-text search (issue 13).
+-- Why archives could not be indexed for full-text search (docs/search.md).
 --
--- The index's state stays the one column archives.indexed_at (seed 002:
--- `UPDATE archives SET indexed_at = NULL` rebuilds it). An archive that
+-- The index's state stays the one column archives.indexed_at (one
+-- statement, `UPDATE archives SET indexed_at = NULL`, rebuilds it). An archive that
 -- fails keeps indexed_at NULL, so a later pass retries it; this table says
 -- why it failed, for `ledgerctl search status`, and when to try again: a
 -- WACZ that is not a ZIP does not become one, and retrying it on every pass

@@ -1,4 +1,4 @@
--- The sources of the archive list's candidates (issue 15 item 2).
+-- The sources of the archive list's candidates (docs/security.md).
 --
 -- The list asks OpenFGA about candidate rows only, and OpenFGA stays the only
 -- authority: a candidate is shown only when BatchCheck allows it. For the

@@ -110,7 +110,7 @@ func (s *Server) Handler() http.Handler {
 			}
 		}
 		if s.AllowedHosts != nil && !hostAllowed(s.AllowedHosts, r.Host) {
-			writeJSON(w, http.StatusMisdirectedRequest, map[string]string{"error": "misdirected request: this server answers only for " + strings.Join(s.AllowedHosts, ", ")})
+			writeJSON(w, http.StatusMisdirectedRequest, map[string]string{"error": "misdirected request: with the dev identity this server answers only for " + strings.Join(s.AllowedHosts, ", ") + " (reach it by one of them, or set CAPTURE_LEDGER_API_URL to the address you use)"})
 			return
 		}
 		if _, pattern := s.mux.Handler(r); pattern == "" {

@@ -1,7 +1,7 @@
 package api_test
 
 // Benchmarks of the two archive read paths, each measured in the same run
-// next to its physical limit and reported as a ratio (DESIGN.md §8):
+// next to its physical limit and reported as a ratio (docs/benchmarks.md):
 //
 //   - BenchmarkMintURL: POST /api/archives/{id}/url over loopback HTTP vs. a
 //     loop doing only the essential work (primary-key SELECT + in-process
@@ -592,7 +592,8 @@ func (p *countingPerms) CanViewMany(ctx context.Context, subject string, orgs []
 	return p.Permissions.CanViewMany(ctx, subject, orgs, ids)
 }
 
-// BenchmarkListGuard: the attack of issue 8 item 3 under load. 40 callers
+// BenchmarkListGuard: the attack the list's guard stops (list_guard_test.go)
+// under load. 40 callers
 // who see none of the 10,000 archives list at once and keep listing
 // (following next while truncated, starting over at the end, and ignoring
 // Retry-After: a refused lister comes back after 100 ms), while one client

@@ -80,7 +80,7 @@ func (f *crawlFixture) victimCapture(t *testing.T, victimCrawl, url string) (map
 }
 
 // TestLevelReportCannotClaimAnotherOrganizationsCapture is the attack of
-// issue 8 item 1: a submitter of organization evil who learns where an
+// a submitter of organization evil who learns where an
 // unregistered capture of acme's crawl left its manifest reports it inside
 // evil's own crawl. Nothing of it may be admitted to evil, and acme can
 // still register it.
@@ -236,7 +236,7 @@ func TestLevelReportCannotClaimAnotherOrganizationsCapture(t *testing.T) {
 	}
 }
 
-// TestCrawlBelongsToItsOrganization is issue 8 item 2: can_submit on some
+// TestCrawlBelongsToItsOrganization: can_submit on some
 // other organization does not open a crawl. Every refusal is the 404 an
 // absent crawl gets and writes nothing; the crawl's organization and the
 // scheduler that runs its crawls keep working.

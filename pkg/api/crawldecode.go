@@ -205,8 +205,8 @@ func (o *jsonObject) array(key string) (items []json.RawMessage, ok bool, err er
 
 // The keys of a level report and of one of its results. "compiled" is the
 // capture-scheduler's record of the scripts its compile_scripts step built
-// ({typescript, hostTypes, scripts}, reference §3.8): accepted and ignored,
-// since the ledger dispatches no scripts (DESIGN.md §3.14).
+// ({typescript, hostTypes, scripts}): accepted and ignored, since the
+// ledger always dispatches `scripts: []` and so has no use for it.
 var (
 	reportKeys = []string{"depth", "results", "compiled"}
 	pageKeys   = []string{"url", "status", "skipReason", "taskId", "correlationId", "submittedAt", "finishedAt",

@@ -33,8 +33,8 @@ func (f *crawlFixture) startCrawl(t *testing.T, seed string) string {
 	return started.CrawlID
 }
 
-// TestHostileStringsInCrawlBodies is the attack of issue 8 item 4: a runner
-// (or anyone with can_submit) sends U+0000, which PostgreSQL text cannot
+// TestHostileStringsInCrawlBodies is the attack of a runner
+// (or anyone with can_submit) that sends U+0000, which PostgreSQL text cannot
 // hold, or bytes that are not UTF-8, which encoding/json would store as
 // U+FFFD, in a string of a level report, of /failed or of a start. Each is
 // a 400 naming the field, in the validation body, and nothing is written.
@@ -83,9 +83,8 @@ func TestHostileStringsInCrawlBodies(t *testing.T) {
 	}
 }
 
-// TestSchedulerLevelReportWithCompiled is issue 9 item 4: the public
-// capture-scheduler's report_level step sends {depth, results, compiled}
-// (reference §3.8, §4.11), compiled being its compile_scripts record
+// TestSchedulerLevelReportWithCompiled: the public capture-scheduler's
+// report_level step sends {depth, results, compiled}, compiled being its compile_scripts record
 // {typescript, hostTypes, scripts}. The report is taken and compiled is
 // ignored (resending with another compiled is the same report); any other
 // unknown key is still refused.
@@ -130,7 +129,7 @@ func TestSchedulerLevelReportWithCompiled(t *testing.T) {
 	testenv.Unchanged(t, f.env.DSN, before)
 }
 
-// TestLevelReportRefusesDotSegmentKeys is issue 8 item 5 over HTTP: a
+// TestLevelReportRefusesDotSegmentKeys, over HTTP: a
 // manifest location whose key has a ".." segment would read another object
 // than the one it spells (here a real manifest under victim/). It is that
 // page's manifest error, recorded on its submission; nothing is read or
@@ -158,7 +157,7 @@ func TestLevelReportRefusesDotSegmentKeys(t *testing.T) {
 		return e
 	}
 
-	// The seed's manifest location climbs into victim/, where an
+	// The seed page's manifest location climbs into victim/, where an
 	// admissible manifest and a links file wait.
 	dotTask := uuid.NewString()
 	put("victim/"+dotTask+".result.json", apptest.ManifestFor(dotTask, id, "success", seed, b, "victim/"+dotTask+".wacz", now))

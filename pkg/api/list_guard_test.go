@@ -1,6 +1,6 @@
 package api_test
 
-// The archive list's guard (DESIGN.md §3.12), each test written as the
+// The archive list's guard (docs/security.md), each test written as the
 // attack it stops, over HTTP against the real stack (PostgreSQL, versitygw,
 // embedded OpenFGA): a cursor that names another organization's row, a
 // forged or borrowed cursor, a crowd of callers who see nothing keeping the
@@ -149,7 +149,7 @@ func leak(text string, rows []listRow, shown map[int64]bool) string {
 	return ""
 }
 
-// TestArchiveListCursorRevealsNoHiddenRow is the attack of issue 8 item 3:
+// TestArchiveListCursorRevealsNoHiddenRow is the cursor attack:
 // another organization's archives exist, a caller who sees none of them
 // lists, and reads the `next` cursor for the ids and timestamps of rows it
 // may not see; then it edits the cursor, borrows another caller's, and makes

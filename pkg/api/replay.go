@@ -117,6 +117,33 @@ func caller(who identity.Identity) replay.Caller {
 	return replay.Caller{Subject: who.Subject, Organizations: who.Organizations, Expires: who.Expires}
 }
 
+// parseReplayOf reads a replay route of one thing ({id}: an archive, or a
+// crawl): the id, and a body with an optional expiresIn and, for an
+// archive (withPage), the page to open first.
+func parseReplayOf(r *http.Request, withPage bool) (replayLinkRequest, error) {
+	id, err := UUIDParam(r, "id")
+	if err != nil {
+		return replayLinkRequest{}, err
+	}
+	var body struct {
+		ExpiresIn *int64 `json:"expiresIn"`
+		Page      string `json:"page"`
+	}
+	if err := DecodeBody(r, &body, 2*replay.MaxPageBytes); err != nil {
+		return replayLinkRequest{}, err
+	}
+	switch {
+	case body.Page != "" && !withPage:
+		return replayLinkRequest{}, &BadRequest{Message: "body must NOT have additional properties: page (a collection opens at its first page)"}
+	case body.Page != "":
+		if err := replay.CheckPage(body.Page); err != nil {
+			return replayLinkRequest{}, &BadRequest{Message: "body/page " + err.Error()}
+		}
+	}
+	ttl, err := replayTTL(body.ExpiresIn)
+	return replayLinkRequest{id: id, page: body.Page, ttl: ttl}, err
+}
+
 // replayLink opens a session on one archive: the same identity and
 // can_view check as minting a presigned URL (404 otherwise). An optional
 // body asks for another lifetime than the hour ({"expiresIn": seconds},
@@ -125,26 +152,7 @@ func caller(who identity.Identity) replay.Caller {
 // viewer opens the archive's first page).
 func (s *Server) replayLink() http.HandlerFunc {
 	return handle(s, http.StatusOK,
-		func(r *http.Request) (replayLinkRequest, error) {
-			id, err := UUIDParam(r, "id")
-			if err != nil {
-				return replayLinkRequest{}, err
-			}
-			var body struct {
-				ExpiresIn *int64 `json:"expiresIn"`
-				Page      string `json:"page"`
-			}
-			if err := DecodeBody(r, &body, 2*replay.MaxPageBytes); err != nil {
-				return replayLinkRequest{}, err
-			}
-			if body.Page != "" {
-				if err := replay.CheckPage(body.Page); err != nil {
-					return replayLinkRequest{}, &BadRequest{Message: "body/page " + err.Error()}
-				}
-			}
-			ttl, err := replayTTL(body.ExpiresIn)
-			return replayLinkRequest{id: id, page: body.Page, ttl: ttl}, err
-		},
+		func(r *http.Request) (replayLinkRequest, error) { return parseReplayOf(r, true) },
 		func(ctx context.Context, who identity.Identity, in replayLinkRequest) (any, error) {
 			m, err := s.Replay.Service.Mint(ctx, caller(who), in.id, in.ttl)
 			if err != nil {
@@ -159,20 +167,7 @@ func (s *Server) replayLink() http.HandlerFunc {
 // collection: those the caller may view (404 when none, or no such crawl).
 func (s *Server) crawlReplayLink() http.HandlerFunc {
 	return handle(s, http.StatusOK,
-		func(r *http.Request) (replayLinkRequest, error) {
-			id, err := UUIDParam(r, "id")
-			if err != nil {
-				return replayLinkRequest{}, err
-			}
-			var body struct {
-				ExpiresIn *int64 `json:"expiresIn"`
-			}
-			if err := DecodeBody(r, &body, 1024); err != nil {
-				return replayLinkRequest{}, err
-			}
-			ttl, err := replayTTL(body.ExpiresIn)
-			return replayLinkRequest{id: id, ttl: ttl}, err
-		},
+		func(r *http.Request) (replayLinkRequest, error) { return parseReplayOf(r, false) },
 		func(ctx context.Context, who identity.Identity, in replayLinkRequest) (any, error) {
 			m, err := s.Replay.Service.MintCrawl(ctx, caller(who), in.id, in.ttl)
 			return s.collectionLink(m, err)
@@ -238,8 +233,7 @@ func (s *Server) label(r *http.Request) string {
 func (s *Server) collectionListing(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), RequestTimeout)
 	defer cancel()
-	replayOriginHeaders(w, "'none'")
-	w.Header().Set("Cache-Control", "private, no-store")
+	replayOriginHeaders(w, "'none'") // writeJSON adds Cache-Control: no-store
 	tokens := r.URL.Query()["t"]
 	if len(tokens) != 1 {
 		s.fail(w, r, ledger.ErrNotFound)

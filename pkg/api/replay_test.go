@@ -809,3 +809,97 @@ func FuzzViewerPage(f *testing.F) {
 		}
 	})
 }
+
+// TestReplayCollections: POST /api/replay opens the archives of a list the
+// caller may view as one collection, whose listing (ReplayWeb.page's
+// multi-WACZ JSON, on the session's origin) is made from what is visible
+// at each request, each archive read with a read token of the same
+// session; bad bodies are 400s naming the field; nothing visible is the
+// same 404 as nothing at all.
+func TestReplayCollections(t *testing.T) {
+	t.Parallel()
+	f := newReplayFixture(t, replayOptions{cache: -1})
+	a, b := f.ids[0], f.ids[1]
+	mint := func(who map[string]string, path, body string) (int, api.ReplayLink, string) {
+		r := f.do(t, "POST", path, who, body)
+		var l api.ReplayLink
+		_ = json.Unmarshal(r.body, &l)
+		return r.status, l, string(r.body)
+	}
+	status, l, raw := mint(as("alice", "acme"), "/api/replay", `{"archives":["`+a+`","`+b+`","`+a+`"],"expiresIn":600}`)
+	if status != 200 || l.Archives != 2 {
+		t.Fatalf("a set of two: %d %s", status, raw)
+	}
+	tok := tokenOf(t, l.URL)
+	origin := f.origins.Origin(labelOf(t, tok))
+	listing := func() (int, []string) {
+		r := f.do(t, "GET", origin+"/collection.json?t="+url.QueryEscape(tok), nil, "")
+		var c struct {
+			Resources []struct{ Name, Path string } `json:"resources"`
+		}
+		_ = json.Unmarshal(r.body, &c)
+		var names []string
+		for _, res := range c.Resources {
+			names = append(names, res.Name)
+			// Each path reads through this origin, with a token of this
+			// session for that archive.
+			if got := f.do(t, "GET", origin+res.Path, map[string]string{"Range": "bytes=0-3"}, ""); got.status != 206 {
+				t.Errorf("reading %s from the listing: %d", res.Name, got.status)
+			}
+			if got := f.do(t, "GET", f.origins.Origin("abcdefghijklmnopqrstuvwxyz")+res.Path, nil, ""); got.status != 404 {
+				t.Errorf("the listing's read of %s on another origin: %d", res.Name, got.status)
+			}
+		}
+		if !strings.Contains(r.header.Get("Cache-Control"), "no-store") || r.header.Get("Access-Control-Allow-Origin") != "" {
+			t.Errorf("listing headers: %v", r.header)
+		}
+		return r.status, names
+	}
+	if s, names := listing(); s != 200 || strings.Join(names, ",") != a+".wacz,"+b+".wacz" {
+		t.Errorf("listing: %d %v", s, names)
+	}
+	// The listing on another session's origin, or with a read token: 404.
+	_, other := f.link(t, a, "alice", "acme", "")
+	if r := f.do(t, "GET", f.origins.Origin(labelOf(t, other))+"/collection.json?t="+url.QueryEscape(tok), nil, ""); r.status != 404 {
+		t.Errorf("the listing on another origin: %d", r.status)
+	}
+	if r := f.do(t, "GET", f.origins.Origin(labelOf(t, other))+"/collection.json?t="+url.QueryEscape(other), nil, ""); r.status != 404 {
+		t.Errorf("a listing with a read token: %d", r.status)
+	}
+	// acme loses archive b: the next listing has a alone.
+	if err := f.env.FGA.Write(context.Background(), nil, []authz.Tuple{{User: "organization:acme", Relation: "parent", Object: "capture_job:" + f.tasks[1]}}); err != nil {
+		t.Fatal(err)
+	}
+	if s, names := listing(); s != 200 || strings.Join(names, ",") != a+".wacz" {
+		t.Errorf("listing after the revocation: %d %v", s, names)
+	}
+	// Nothing visible, an absent crawl, a crawl of nothing visible: one 404.
+	nobody, _, nobodyRaw := mint(as("bob", "globex"), "/api/replay", `{"archives":["`+a+`"]}`)
+	absent, _, absentRaw := mint(as("alice", "acme"), "/api/crawls/"+uuid.NewString()+"/replay", "")
+	if nobody != 404 || absent != 404 || nobodyRaw != absentRaw {
+		t.Errorf("nothing visible: %d %s; absent crawl: %d %s", nobody, nobodyRaw, absent, absentRaw)
+	}
+	many := make([]string, replay.MaxSet+1)
+	for i := range many {
+		many[i] = `"` + uuid.NewString() + `"`
+	}
+	for _, tc := range []struct{ path, body, want string }{
+		{"/api/replay", `{}`, "body/archives must hold 1 to 50"},
+		{"/api/replay", `{"archives":[]}`, "body/archives must hold 1 to 50"},
+		{"/api/replay", `{"archives":[` + strings.Join(many, ",") + `]}`, "body/archives must hold 1 to 50"},
+		{"/api/replay", `{"archives":["nope"]}`, `body/archives/0 must match format \"uuid\"`},
+		{"/api/replay", `{"archives":["` + a + `"],"expiresIn":5}`, "body/expiresIn must be between"},
+		{"/api/replay", `{"archives":["` + a + `"],"extra":1}`, "must NOT have additional properties"},
+		{"/api/replay", `{"archives":["` + a + "\u0000" + `"]}`, "400"},
+		{"/api/crawls/nope/replay", ``, "params/id must match format"},
+		{"/api/crawls/" + uuid.NewString() + "/replay", `{"page":"https://example.com/"}`, "page (a collection opens at its first page)"},
+	} {
+		r := f.do(t, "POST", tc.path, as("alice", "acme"), tc.body)
+		if r.status != 400 || (tc.want != "400" && !strings.Contains(string(r.body), tc.want)) {
+			t.Errorf("%s %s: %d %s, want 400 %s", tc.path, tc.body, r.status, r.body, tc.want)
+		}
+	}
+	if r := f.do(t, "POST", "/api/replay", nil, `{"archives":["`+a+`"]}`); r.status != 401 {
+		t.Errorf("no identity: %d", r.status)
+	}
+}

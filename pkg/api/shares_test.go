@@ -158,7 +158,7 @@ func (f *shareFixture) shares(t *testing.T, subject string) archive.ShareList {
 
 const notFound = `{"error":"not found"}`
 
-// TestShareLifecycleEndToEnd is issue 15's "must show", on the real stack
+// TestShareLifecycleEndToEnd is the whole life of a share, on the real stack
 // (PostgreSQL, versitygw, in-process OpenFGA) through HTTP: bob, outside
 // acme, gets 404; alice (the owner) shares with him for an hour; once the
 // outbox drains bob mints a URL and downloads the WACZ; when the server's

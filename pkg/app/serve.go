@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -83,6 +84,11 @@ func (a *App) Server(ctx context.Context, o ServeOptions) (*Server, error) {
 	origins, err := replay.ParseDomain(s.ReplayDomain, s.APIPort)
 	if err != nil {
 		return nil, &RefusedError{Err: err}
+	}
+	if u, err := url.Parse(s.APIURL); err == nil && s.APIURL != "" {
+		if _, under, _ := origins.Match(u.Host); under {
+			return nil, &RefusedError{Err: fmt.Errorf("CAPTURE_LEDGER_API_URL (%s) is a name under CAPTURE_LEDGER_REPLAY_DOMAIN (%s): serve would answer it as a replay origin; give replay a domain of its own", s.APIURL, origins.Domain)}
+		}
 	}
 
 	access, err := a.Access(ctx)

@@ -197,16 +197,23 @@ func TestServerRefusesBeforeOpening(t *testing.T) {
 		host   string
 		key    string
 		opts   app.ServeOptions
+		apiURL string
+		domain string
 		want   string
 		reachA bool // the refusal is lifted: the next error is the database
 	}{
+		{name: "a replay domain with a path", host: "127.0.0.1", key: strings.Repeat("k", 32), domain: "https://replay.example.org/app", want: `CAPTURE_LEDGER_REPLAY_DOMAIN="https://replay.example.org/app": want a domain`},
+		{name: "a replay address", host: "127.0.0.1", key: strings.Repeat("k", 32), domain: "127.0.0.1", want: "an IP address or a bare name cannot have them"},
+		{name: "the API under the replay domain", host: "127.0.0.1", key: strings.Repeat("k", 32), apiURL: "http://api.replay.localhost:7070", want: "is a name under CAPTURE_LEDGER_REPLAY_DOMAIN"},
 		{name: "dev identity on the network", dev: true, host: "0.0.0.0", want: "listens on loopback only"},
 		{name: "no replay key outside dev mode", host: "127.0.0.1", want: "CAPTURE_LEDGER_REPLAY_KEY is not set"},
 		{name: "a short replay key", host: "127.0.0.1", key: "short", want: "CAPTURE_LEDGER_REPLAY_KEY"},
 		{name: "the flag lifts the network refusal", dev: true, host: "0.0.0.0", opts: app.ServeOptions{DevIdentityOnNetwork: true}, reachA: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			a := app.New(testSettings(nowhere, tc.dev, tc.host, tc.key), nil)
+			st := testSettings(nowhere, tc.dev, tc.host, tc.key)
+			st.APIURL, st.ReplayDomain = tc.apiURL, tc.domain
+			a := app.New(st, nil)
 			defer a.Close()
 			_, err := a.Server(context.Background(), tc.opts)
 			var refused *app.RefusedError

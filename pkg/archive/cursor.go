@@ -21,7 +21,7 @@ import (
 // A list's resume token is the position where its scan stopped — the
 // (captured_at, id) of the last row examined, which may be a row the caller
 // may not see — sealed with AES-GCM under a key kept in the database
-// (DESIGN.md §3.12). It reveals nothing of the position (not the id, not the
+// (docs/security.md). It reveals nothing of the position (not the id, not the
 // timestamp), cannot be edited or forged, and opens only for the caller it
 // was handed to: the caller's subject and organizations are the GCM
 // additional data, so anyone else's token (or the same person's under other

@@ -34,7 +34,7 @@ type ObjectRemover interface {
 }
 
 // Sidecar suffixes: BrowserHive (and the built-in capturer) name every
-// output of a capture with the WACZ's stem (reference/browserhive.md §2.1).
+// output of a capture with the WACZ's stem (docs/manifests.md).
 var sidecars = []string{ManifestSuffix, ".links.json"}
 
 // Deleter deletes archives: the one function behind DELETE /api/archives/{id}

@@ -8,7 +8,7 @@ import (
 )
 
 // ScanGate is the archive list's guard against callers who see little
-// (DESIGN.md §3.12): it bounds how many lists run at once, in total and per
+// (docs/security.md): it bounds how many lists run at once, in total and per
 // caller, and how many of their can_view checks are in flight together,
 // server-wide. Shared by every request of a server.
 //

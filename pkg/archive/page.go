@@ -167,8 +167,7 @@ type PageCursor struct {
 type PageBody struct {
 	Archives []ledger.Archive `json:"archives"`
 	// Next resumes the list; null when the list is exhausted. It carries
-	// only the token: the position is sealed for this caller (DESIGN.md
-	// §3.12).
+	// only the token: the position is sealed for this caller.
 	Next      *PageCursor `json:"next"`
 	Truncated bool        `json:"truncated"`
 }

@@ -109,7 +109,7 @@ var words = map[i18n.Lang]sentenceWords{
 		},
 		noteSep: "; ",
 	},
-	// The seed's sentence (DESIGN §2), word for word.
+	// The Japanese sentences, word for word what pkg/cli's tests expect.
 	i18n.Japanese: {
 		may:      "%s は %s のクロールを始められます",
 		mayStill: "%s は %s のクロールを始められます",

@@ -32,7 +32,7 @@ func TestModelPassesAllAssertions(t *testing.T) {
 		t.Fatal(err)
 	}
 	tests, checks, failed := authz.Summary(res)
-	if tests != 18 || failed != 0 { // 12 of reference §7.2, 6 about sharing (fga/model_test.go)
+	if tests != 18 || failed != 0 { // 12 kept from the original model, 6 about sharing (fga/model_test.go)
 		t.Errorf("%d tests, %d checks, %d failed; want 18 tests, none failing", tests, checks, failed)
 	}
 	for _, r := range res {

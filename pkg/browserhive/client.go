@@ -1,5 +1,5 @@
 // Package browserhive is a client of BrowserHive's capture API, era D
-// (v12+, reference browserhive.md §1.4): one synchronous POST /captures per
+// (v12+): one synchronous POST /captures per
 // page, answered 200 with {taskId, report, manifest} once the capture and
 // its manifest are written. A server runs one capture at a time and answers
 // 429 while busy, so a client holds several endpoints and goes round them.

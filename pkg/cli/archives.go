@@ -219,27 +219,7 @@ func archivesListRun(cmd *cobra.Command, opts *ArchivesOptions) error {
 	if len(page.Archives) == 0 {
 		fmt.Fprintln(opts.f.Streams.Err, "no archive visible to "+subject)
 	} else {
-		rows := make([][]string, len(page.Archives))
-		for i, ar := range page.Archives {
-			complete := ""
-			if ar.WaczComplete != nil && !*ar.WaczComplete {
-				complete = "incomplete"
-			}
-			rows[i] = []string{ar.ID, ui.Time(ar.CapturedAt), ar.SourceURL, strings.Join(ar.Labels, ","), complete}
-			if opts.Why {
-				var why []string
-				if ar.Why != nil {
-					for _, r := range *ar.Why {
-						why = append(why, archive.ReasonText(r))
-					}
-				}
-				rows[i] = append(rows[i], strings.Join(why, "; "))
-			}
-		}
-		head := []string{"id", "captured", "source", "labels", ""}
-		if opts.Why {
-			head = append(head, "why")
-		}
+		head, rows := archiveTable(page.Archives, opts.Why)
 		p.Table(head, rows)
 	}
 	if body.Next != nil {
@@ -250,6 +230,53 @@ func archivesListRun(cmd *cobra.Command, opts *ArchivesOptions) error {
 		fmt.Fprintln(opts.f.Streams.Err, "the list's check or time budget ran out before the page filled; continue with the cursor above")
 	}
 	return nil
+}
+
+// archiveTable lays out archives list's table: id, captured, source, then
+// labels and wacz ("incomplete" when the WACZ is known to lack something)
+// only when some row has one — a column empty in every row is left out —
+// and why with --why.
+func archiveTable(archives []ledger.Archive, why bool) (head []string, rows [][]string) {
+	var labels, incomplete bool
+	for _, ar := range archives {
+		labels = labels || len(ar.Labels) > 0
+		incomplete = incomplete || (ar.WaczComplete != nil && !*ar.WaczComplete)
+	}
+	head = []string{"id", "captured", "source"}
+	if labels {
+		head = append(head, "labels")
+	}
+	if incomplete {
+		head = append(head, "wacz")
+	}
+	if why {
+		head = append(head, "why")
+	}
+	rows = make([][]string, len(archives))
+	for i, ar := range archives {
+		row := []string{ar.ID, ui.Time(ar.CapturedAt), ar.SourceURL}
+		if labels {
+			row = append(row, strings.Join(ar.Labels, ","))
+		}
+		if incomplete {
+			state := ""
+			if ar.WaczComplete != nil && !*ar.WaczComplete {
+				state = "incomplete"
+			}
+			row = append(row, state)
+		}
+		if why {
+			var reasons []string
+			if ar.Why != nil {
+				for _, r := range *ar.Why {
+					reasons = append(reasons, archive.ReasonText(r))
+				}
+			}
+			row = append(row, strings.Join(reasons, "; "))
+		}
+		rows[i] = row
+	}
+	return head, rows
 }
 
 // listFlags name the list's request fields as the flags that set them.

@@ -293,6 +293,12 @@ func TestArchivesAdd(t *testing.T) {
 	if code != 0 || !strings.Contains(out, v12ID) || !strings.Contains(out, "https://news.example.org/article/42") {
 		t.Errorf("archives list table: exit %d:\n%s", code, out)
 	}
+	// Every column has a name: one of these archives has an incomplete
+	// WACZ, which shows under "wacz" (archiveTable leaves out the columns
+	// empty in every row).
+	if head := strings.Fields(strings.SplitN(out, "\n", 2)[0]); !slices.Equal(head, []string{"id", "captured", "source", "labels", "wacz"}) {
+		t.Errorf("archives list header %q, want id captured source labels wacz:\n%s", head, out)
+	}
 	out, _, code = run(t, dir, env, "archives", "list", "--as", "alice", "--org", "acme", "--why")
 	if code != 0 || !strings.Contains(out, "why") || !strings.Contains(out, "member of acme; owner") {
 		t.Errorf("archives list --why as the owner: exit %d:\n%s", code, out)

@@ -155,7 +155,7 @@ func (o *ArchivesDeleteOptions) confirm(question string) (asked, yes bool, err e
 	}
 	in, ok := o.f.Streams.In.(*os.File)
 	if !ok || !ui.IsTerminal(in) || !ui.IsTerminal(o.f.Streams.Err) {
-		return false, false, usagef("archives delete: standard input is not a terminal to confirm on; give --yes to delete without asking")
+		return false, false, usagef("archives delete needs --yes when standard input is not a terminal (nobody to confirm with; nothing was deleted): give --yes to delete without asking")
 	}
 	fmt.Fprint(o.f.Streams.Err, question)
 	line, _ := bufio.NewReader(in).ReadString('\n')

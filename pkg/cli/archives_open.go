@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"runtime"
 	"time"
@@ -43,8 +44,9 @@ Each link opens a replay session on an origin of its own,
 http://<label>.replay.localhost:API_PORT on one machine (browsers resolve
 *.localhost to loopback), or under CAPTURE_LEDGER_REPLAY_DOMAIN: archived
 pages run there, apart from the API and from every other session.
---browser opens it with $BROWSER, else the system's opener (xdg-open, open).
-See docs/replay.md.`,
+--browser opens it with $BROWSER, else the system's opener (xdg-open, open);
+when the opener cannot start or fails within a few seconds, the command
+says so with the link and exits 1. See docs/replay.md.`,
 		Example: "  ledgerctl archives open 0b6b2c4e-3f5a-4c1e-9d7a-2f1e0c9b8a71 --as alice --org acme\n" +
 			"  ledgerctl archives open --crawl 5d1c1f7e-1c2b-4f0e-9a55-0d5c7d1e2f3a --as alice --org acme\n" +
 			"  ledgerctl archives open 0b6b2c4e-3f5a-4c1e-9d7a-2f1e0c9b8a71 --as alice --org acme --browser\n" +
@@ -132,7 +134,7 @@ func archivesOpenRun(cmd *cobra.Command, opts *ArchivesOpenOptions, rawID string
 	}
 	if opts.Browser {
 		if err := openBrowser(opts.f, link.URL); err != nil {
-			return &ExitError{Code: ExitFailure, Err: fmt.Errorf("open a browser: %w (the link is printed above)", err)}
+			return &ExitError{Code: ExitFailure, Err: fmt.Errorf("could not open a browser (%w); open the link yourself: %s", err, link.URL)}
 		}
 	}
 	return nil
@@ -147,8 +149,15 @@ func apiPort(s config.Settings) int {
 	return s.APIPort
 }
 
+// openerGrace is how long openBrowser waits for the opener to fail: an
+// opener that cannot start a browser (no display, no browser configured)
+// exits within it; one still running after it is taken to have worked.
+var openerGrace = 3 * time.Second
+
 // openBrowser hands link to $BROWSER, or to the system's opener, and does
-// not wait for the browser to be closed.
+// not wait for the browser to be closed; an opener that exits with an error
+// within openerGrace is a failure (its own message goes to stderr when that
+// is the process's).
 func openBrowser(f *Factory, link string) error {
 	name, args := "xdg-open", []string{link}
 	if b, ok := f.lookupEnv("BROWSER"); ok && b != "" {
@@ -159,9 +168,20 @@ func openBrowser(f *Factory, link string) error {
 		name, args = "rundll32", []string{"url.dll,FileProtocolHandler", link}
 	}
 	c := exec.Command(name, args...)
+	if errw, ok := f.Streams.Err.(*os.File); ok {
+		c.Stderr = errw
+	}
 	if err := c.Start(); err != nil {
 		return err
 	}
-	go func() { _ = c.Wait() }()
+	done := make(chan error, 1)
+	go func() { done <- c.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+	case <-time.After(openerGrace):
+	}
 	return nil
 }

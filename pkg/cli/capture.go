@@ -34,8 +34,9 @@ file and result manifest into the configured bucket in BrowserHive's layout
 (<taskId>_<correlationId>.wacz, .links.json, .result.json), records the
 capture as submitted by --as for --org, and registers the archive with the
 same admission as level reports and reconcile (the archive row and its
-OpenFGA tuples in one transaction; the tuples reach OpenFGA when the outbox
-drains: ` + "`ledgerctl drain`" + ` or serve).
+OpenFGA tuples in one transaction), then delivers the tuples to OpenFGA
+before it exits, so the archives are listable at once (what OpenFGA cannot
+take now is named, with ` + "`ledgerctl drain`" + ` to finish it).
 
 --as needs can_submit on --org (through its membership), like the API.
 
@@ -127,7 +128,8 @@ func captureRun(cmd *cobra.Command, opts *CaptureOptions, urls []string) error {
 		return err
 	}
 	if n := len(res.Pages) - res.Failed(); n > 0 {
-		fmt.Fprintf(opts.f.Streams.Err, "%d archive(s) registered for %s; their permissions reach OpenFGA with `ledgerctl drain` (or serve)\n", n, req.Org)
+		fmt.Fprintf(opts.f.Streams.Err, "%d archive(s) registered for %s; ", n, req.Org)
+		deliver(ctx, a, opts.f.Streams.Err)
 	}
 	if n := res.Failed(); n > 0 {
 		return &ExitError{Code: ExitIncomplete, Err: fmt.Errorf("%d of %d page(s) were not captured", n, len(res.Pages))}

@@ -232,3 +232,22 @@ func TestMigrateDownAsksOnATerminal(t *testing.T) {
 		t.Errorf("confirmed: exit %d: %s %s", code, out, errs)
 	}
 }
+
+// TestVersionSaysCommitted: the date `make build` puts in the binary is the
+// commit's, so the text calls it "committed", never "built"; --json has it
+// as committed (and as date, the name earlier versions used). Not parallel:
+// it sets the values the build would.
+func TestVersionSaysCommitted(t *testing.T) {
+	oldCommit, oldDate := commit, date
+	t.Cleanup(func() { commit, date = oldCommit, oldDate })
+	commit, date = "0123456789abcdef", "2026-12-01T10:00:00+00:00"
+	out, errs, code := run(t, t.TempDir(), nil, "version")
+	if code != 0 || !strings.Contains(out, "(commit 0123456789abcdef, committed 2026-12-01T10:00:00+00:00)") || strings.Contains(out, "built") {
+		t.Errorf("exit %d: %q %s", code, out, errs)
+	}
+	out, _, _ = run(t, t.TempDir(), nil, "version", "--json")
+	var b map[string]string
+	if err := json.Unmarshal([]byte(out), &b); err != nil || b["committed"] != date || b["date"] != date {
+		t.Errorf("--json: %q (%v)", out, err)
+	}
+}

@@ -91,6 +91,9 @@ func runCrawlHere(ctx context.Context, opts *CrawlOptions, c crawl.Caller, id st
 	if rerr := <-done; rerr != nil && err == nil {
 		err = rerr
 	}
+	// What the levels admitted is listable when this returns.
+	fmt.Fprint(opts.f.Streams.Err, "archives of this run: ")
+	deliver(ctx, a, opts.f.Streams.Err)
 	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 		fmt.Fprintf(opts.f.Streams.Err, "stopped; crawl %s is still running: `ledgerctl serve` or `ledgerctl crawl run %s --as %s` resumes it\n", id, id, c.Subject)
 		return nil
@@ -185,8 +188,8 @@ func jsonLine(v any) (string, error) {
 	return b.String(), nil
 }
 
-// renderProgress is one drawing: a summary line and the current level's
-// hosts.
+// renderProgress is one drawing: a summary line, every level's pages by
+// state, the current level's hosts, and why pages failed.
 func renderProgress(p politeness.Progress) string {
 	var b strings.Builder
 	head := fmt.Sprintf("crawl %s · %s", p.CrawlID, p.State)
@@ -208,6 +211,16 @@ func renderProgress(p politeness.Progress) string {
 		}
 		rows[i] = []string{h.Host, strconv.Itoa(h.Captured), strconv.Itoa(h.Failed), strconv.Itoa(h.Skipped), strconv.Itoa(h.Pending), delay, robots}
 	}
+	if len(p.Levels) > 1 {
+		parts := make([]string, len(p.Levels))
+		for i, l := range p.Levels {
+			parts[i] = fmt.Sprintf("%d: %d captured, %d failed, %d skipped, %d pending", l.Depth, l.Captured, l.Failed, l.Skipped, l.Pending)
+		}
+		fmt.Fprintf(&b, "levels  %s\n", strings.Join(parts, " · "))
+	}
 	(&ui.Printer{W: &b}).Table([]string{"host", "captured", "failed", "skipped", "pending", "delay ms", "robots.txt"}, rows)
+	for _, f := range p.Failures {
+		fmt.Fprintf(&b, "failed  %d page(s): %s\n", f.Pages, printable(f.Reason))
+	}
 	return b.String()
 }

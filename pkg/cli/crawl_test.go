@@ -247,14 +247,40 @@ func TestCrawlStartWait(t *testing.T) {
 	}))
 	defer site.Close()
 
+	// Without private addresses allowed, every page of the loopback site
+	// is refused: the crawl ends failed with that reason, and --wait says
+	// so and exits non-zero.
+	delete(env, "CAPTURE_LEDGER_CAPTURE_ALLOW_PRIVATE")
 	out, errs, code := run(t, dir, env, "crawl", "start", "--as", "alice", "--org", "acme", "--seed", site.URL+"/", "--max-depth", "1", "--per-host-delay-ms", "0", "--wait")
+	failedID, _, _ := strings.Cut(out, "\n")
+	if code != ExitFailure || !strings.Contains(errs, "crawl "+failedID+" failed: no page was captured: 1 failed") || !strings.Contains(errs, "refused") ||
+		!strings.Contains(out, "failed  1 page(s): ") {
+		t.Fatalf("start --wait, every page refused: exit %d %q %s", code, out, errs)
+	}
+	out, _, code = run(t, dir, env, "crawl", "status", failedID, "--as", "alice", "--org", "acme", "--json")
+	if code != 0 || !strings.Contains(out, `"state":"failed"`) || !strings.Contains(out, `"pagesCaptured":0`) {
+		t.Errorf("status of the failed crawl: %d %s", code, out)
+	}
+	env["CAPTURE_LEDGER_CAPTURE_ALLOW_PRIVATE"] = "1"
+
+	out, errs, code = run(t, dir, env, "crawl", "start", "--as", "alice", "--org", "acme", "--seed", site.URL+"/", "--max-depth", "1", "--per-host-delay-ms", "0", "--wait")
 	id, _, _ := strings.Cut(out, "\n")
-	if code != 0 || len(id) != 36 || !strings.Contains(out, "crawl "+id+" · succeeded") {
+	// The last drawing shows the whole crawl: both levels.
+	if code != 0 || len(id) != 36 || !strings.Contains(out, "crawl "+id+" · succeeded") || !strings.Contains(out, "levels  0: 1 captured, 0 failed, 0 skipped, 0 pending · 1: 1 captured") {
 		t.Fatalf("start --wait: exit %d %q %s", code, out, errs)
 	}
 	out, _, code = run(t, dir, env, "crawl", "status", id, "--as", "alice", "--org", "acme", "--json")
 	if code != 0 || !strings.Contains(out, `"state":"succeeded"`) || !strings.Contains(out, `"pagesCaptured":2`) {
 		t.Errorf("status after --wait: %d %s", code, out)
+	}
+	// The run delivered its permissions: the archives are listable with no
+	// serve and no drain.
+	if !strings.Contains(errs, "their permissions are in OpenFGA") {
+		t.Errorf("--wait did not say its archives are listable: %s", errs)
+	}
+	out, errs2, code := run(t, dir, env, "archives", "list", "--as", "alice", "--org", "acme", "--json")
+	if code != 0 || strings.Count(out, `"sourceUrl"`) != 2 {
+		t.Errorf("archives list right after --wait: %d %s %s", code, out, errs2)
 	}
 	// The runner indexed each admitted level's archives for search (the
 	// command waited for it before closing the index).

@@ -157,8 +157,8 @@ PostgreSQL database CAPTURE_LEDGER_FGA_DATASTORE_URI; deploy creates that
 database when missing and runs OpenFGA's own migrations.
 
 Models are immutable: every deploy makes a new model id. The id is pinned on
-purpose, so switching models is a deliberate act: restart ledgerctl serve
-after a deploy.`,
+purpose, so switching models is a deliberate act: a serve already running
+keeps its model until it is restarted.`,
 		Example: "  ledgerctl fga deploy\n  ledgerctl fga deploy --json",
 		Args:    cobra.NoArgs,
 		RunE:    func(cmd *cobra.Command, _ []string) error { return fgaDeployRun(cmd.Context(), opts) },
@@ -248,7 +248,10 @@ func fgaDeployRun(ctx context.Context, opts *FGADeployOptions) error {
 		if len(same) > 0 {
 			note += " (" + strings.Join(same, ", ") + " unchanged)"
 		}
-		fmt.Fprintf(errw, "%s store %q of %s\n%s — restart ledgerctl serve to use it\n", verb, d.StoreName, authz.Where(s), note)
+		// Said so that it is true whether or not a serve is running (make
+		// run deploys before it starts one): a serve reads the pinned ids
+		// when it starts.
+		fmt.Fprintf(errw, "%s store %q of %s\n%s — serve uses it from its next start (a serve already running keeps its model until restarted)\n", verb, d.StoreName, authz.Where(s), note)
 	}
 	for name, v := range values {
 		if shell, ok := f.lookupEnv(name); ok && shell != "" && shell != v {

@@ -199,6 +199,11 @@ func TestFGADeployGrantRevokeThroughCLI(t *testing.T) {
 		if code != ExitOK {
 			t.Fatalf("deploy: exit %d: %s", code, errs)
 		}
+		// make run deploys before any serve exists: the note must hold
+		// with no serve running as well as with one.
+		if strings.Contains(errs, "wrote") && (strings.Contains(errs, "restart ledgerctl serve") || !strings.Contains(errs, "serve uses it from its next start")) {
+			t.Errorf("deploy's note on serve: %s", errs)
+		}
 		m := regexp.MustCompile(`^CAPTURE_LEDGER_FGA_STORE_ID=(\S+)\nCAPTURE_LEDGER_FGA_MODEL_ID=(\S+)\n$`).FindStringSubmatch(out)
 		if m == nil {
 			t.Fatalf("deploy stdout %q", out)
@@ -261,7 +266,7 @@ func TestFGADeployGrantRevokeThroughCLI(t *testing.T) {
 			"bob may not start crawls for contoso (deleted: user:bob submitter organization:contoso)",
 			"bob は contoso のクロールを始められません (消した: user:bob submitter organization:contoso)"},
 	}
-	// The same story twice: in English by default, then in the seed's
+	// The same story twice: in English by default, then in
 	// Japanese under LANG=ja_JP.UTF-8.
 	for _, round := range []struct {
 		name string

@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"log/slog"
-	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -76,7 +74,7 @@ func TestLoggerChoice(t *testing.T) {
 		t.Fatalf("text asked, not a terminal: %q", got)
 	}
 
-	tty := openTerminal(t)
+	tty := openPTY(t)
 	for i, tc := range []struct {
 		format string
 		env    func(string) (string, bool)
@@ -103,17 +101,4 @@ func TestLoggerChoice(t *testing.T) {
 	if !slog.New(newTextLogHandler(&b, slog.LevelWarn, false)).Enabled(context.Background(), slog.LevelWarn) {
 		t.Error("level")
 	}
-}
-
-// openTerminal is the follower side of a new pseudo-terminal.
-func openTerminal(t *testing.T) *os.File {
-	t.Helper()
-	f, err := openPTY(t)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) && os.Getenv("CI") != "true" {
-			t.Skipf("no pseudo-terminals here: %v", err)
-		}
-		t.Fatalf("a pseudo-terminal: %v", err)
-	}
-	return f
 }

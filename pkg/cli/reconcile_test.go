@@ -203,8 +203,7 @@ func containsPayload(all []ledger.OutboxPayload, want ledger.OutboxPayload) bool
 	return false
 }
 
-// TestReconcileBadRowsDoNotStarveTheRest is the attack of issue 8 item 5 and
-// issue 9 item 1: rows reconcile must not admit, or that used to stop it,
+// TestReconcileBadRowsDoNotStarveTheRest: rows reconcile must not admit, or that used to stop it,
 // sit before good ones. The first row's key has a ".." segment (it would
 // read another object than the one it spells); one manifest carries another
 // crawl's correlationId, another another task's id; one manifest's WACZ key

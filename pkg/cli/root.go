@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -69,12 +70,18 @@ Configuration comes from flags, then the shell, then .env.local, then .env
 }
 
 // markArgErrors makes the argument checks of c and every command below it
-// return usage errors (exit 2).
+// return usage errors (exit 2) in words (argsError), not cobra's
+// "requires at least 1 arg(s)". A group's own check (refuseUnknownSubcommands)
+// already says what is wrong and is kept as it is.
 func markArgErrors(c *cobra.Command) {
 	if check := c.Args; check != nil {
 		c.Args = func(cmd *cobra.Command, args []string) error {
 			if err := check(cmd, args); err != nil {
-				return usageError{err}
+				var usage usageError
+				if errors.As(err, &usage) {
+					return err
+				}
+				return argsError(cmd, args)
 			}
 			return nil
 		}
@@ -82,6 +89,69 @@ func markArgErrors(c *cobra.Command) {
 	for _, sub := range c.Commands() {
 		markArgErrors(sub)
 	}
+}
+
+// argsError is the usage error for arguments a command's check refused,
+// written from its Use line: the placeholders missing ("missing URL") or
+// the arguments it does not take, then the usage line and its first
+// example.
+func argsError(cmd *cobra.Command, args []string) error {
+	required, most := operands(cmd.Use)
+	var msg string
+	switch {
+	case len(args) < len(required):
+		missing := required[len(args):]
+		for i, m := range missing {
+			missing[i] = strings.TrimSuffix(m, "...")
+		}
+		msg = fmt.Sprintf("%s: missing %s", cmd.CommandPath(), strings.Join(missing, ", "))
+	case most == 0:
+		msg = fmt.Sprintf("%s takes no arguments (got %q)", cmd.CommandPath(), args[0])
+	case most > 0 && len(args) > most:
+		msg = fmt.Sprintf("%s takes at most %d argument(s), got %d: %q is one too many", cmd.CommandPath(), most, len(args), args[most])
+	default:
+		msg = fmt.Sprintf("%s: %d argument(s) are not what it takes", cmd.CommandPath(), len(args))
+	}
+	msg += "\nusage: " + cmd.UseLine()
+	for _, line := range strings.Split(cmd.Example, "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			msg += "\nfor example: " + line
+			break
+		}
+	}
+	return usageError{errors.New(msg)}
+}
+
+// operands reads the positional placeholders of a Use line ("capture URL...
+// --org ORG [--engine browser|http]"): required are those outside brackets
+// and parentheses, most is how many the line allows at all (-1: no limit,
+// a placeholder ending in "..."). A placeholder is an upper-case word not
+// following a flag (--org ORG names the flag's value).
+func operands(use string) (required []string, most int) {
+	words := strings.Fields(use)
+	depth := 0
+	for i, w := range words {
+		if i == 0 {
+			continue // the command's name
+		}
+		bare := strings.Trim(w, "[]()|")
+		open := depth + strings.Count(w, "[") + strings.Count(w, "(")
+		afterFlag := strings.HasPrefix(strings.Trim(words[i-1], "[("), "-")
+		if bare != "" && bare[0] >= 'A' && bare[0] <= 'Z' && !afterFlag {
+			switch {
+			case most < 0:
+			case strings.HasSuffix(bare, "..."):
+				most = -1
+			default:
+				most++
+			}
+			if open == 0 {
+				required = append(required, bare)
+			}
+		}
+		depth = open - strings.Count(w, "]") - strings.Count(w, ")")
+	}
+	return required, most
 }
 
 // refuseUnknownSubcommands makes every command group (one with subcommands

@@ -16,16 +16,19 @@ var (
 	date    = ""
 )
 
-// BuildInfo is what `ledgerctl version` reports.
+// BuildInfo is what `ledgerctl version` reports. Committed is the date of
+// the commit the binary was built from, not when it was built; Date carries
+// the same value under the name earlier versions printed.
 type BuildInfo struct {
-	Version string `json:"version"`
-	Commit  string `json:"commit,omitempty"`
-	Date    string `json:"date,omitempty"`
-	Go      string `json:"go"`
+	Version   string `json:"version"`
+	Commit    string `json:"commit,omitempty"`
+	Committed string `json:"committed,omitempty"`
+	Date      string `json:"date,omitempty"` // the same as committed, kept for scripts reading it
+	Go        string `json:"go"`
 }
 
 func buildInfo() BuildInfo {
-	b := BuildInfo{Version: version, Commit: commit, Date: date, Go: runtime.Version()}
+	b := BuildInfo{Version: version, Commit: commit, Committed: date, Go: runtime.Version()}
 	if b.Commit == "" {
 		if info, ok := debug.ReadBuildInfo(); ok {
 			for _, s := range info.Settings {
@@ -33,11 +36,12 @@ func buildInfo() BuildInfo {
 				case "vcs.revision":
 					b.Commit = s.Value
 				case "vcs.time":
-					b.Date = s.Value
+					b.Committed = s.Value
 				}
 			}
 		}
 	}
+	b.Date = b.Committed
 	return b
 }
 
@@ -46,7 +50,7 @@ func newCmdVersion(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "version",
 		Example: "  ledgerctl version\n  ledgerctl version --json",
-		Short:   "Print the version, commit and build date",
+		Short:   "Print the version, the commit and its date",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			b := buildInfo()
@@ -56,8 +60,8 @@ func newCmdVersion(f *Factory) *cobra.Command {
 			fmt.Fprintf(f.Streams.Out, "ledgerctl %s", b.Version)
 			if b.Commit != "" {
 				fmt.Fprintf(f.Streams.Out, " (commit %s", b.Commit)
-				if b.Date != "" {
-					fmt.Fprintf(f.Streams.Out, ", built %s", b.Date)
+				if b.Committed != "" {
+					fmt.Fprintf(f.Streams.Out, ", committed %s", b.Committed)
 				}
 				fmt.Fprint(f.Streams.Out, ")")
 			}

@@ -1,8 +1,6 @@
 package config
 
 import (
-	"github.com/capture-ledger/ledgerctl/pkg/replay"
-
 	"errors"
 	"fmt"
 	"net"
@@ -234,8 +232,9 @@ type Settings struct {
 	CrawlDelayMax, CrawlBackoffMax time.Duration
 	BrowserHiveEndpoints           []string
 	BrowserHiveDeadline            time.Duration
-	// ReplayDomain is CAPTURE_LEDGER_REPLAY_DOMAIN as given (checked by
-	// replay.ParseDomain).
+	// ReplayDomain is CAPTURE_LEDGER_REPLAY_DOMAIN as given; the commands
+	// that build replay links check it (replay.ParseDomain) before they
+	// touch anything.
 	ReplayDomain string
 	LogLevel     string
 	// LogFormat is CAPTURE_LEDGER_LOG_FORMAT: "text", "json", or "" (text
@@ -348,9 +347,6 @@ func (c *Config) Settings() (Settings, error) {
 	}
 	if e := c.Get("CAPTURE_LEDGER_CAPTURE_ENGINE"); e != "browser" && e != "http" {
 		bad("CAPTURE_LEDGER_CAPTURE_ENGINE", "must be browser or http")
-	}
-	if _, err := replay.ParseDomain(s.ReplayDomain, 0); err != nil {
-		bad("CAPTURE_LEDGER_REPLAY_DOMAIN", err.Error()[strings.Index(err.Error(), ": ")+2:])
 	}
 	for name, why := range Removed {
 		if c.removed[name] {

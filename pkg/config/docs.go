@@ -45,9 +45,11 @@ Generated from ` + "`pkg/config/spec.go`" + ` by ` + "`make generate`" + `; a te
 
 Values resolve once per command: **flags > shell > .env.local > .env > defaults**.
 An empty value at any layer counts as unset. ` + "`.env`" + ` is written by people
-(` + "`cp -n .env.example .env`" + `); tools write only ` + "`.env.local`" + `. Every command that
-reads configuration prints one line on stderr naming the files it read and the
-names ` + "`.env.local`" + ` overrides, never a value.
+(` + "`cp -n .env.example .env`" + `); tools write only ` + "`.env.local`" + `. One line on
+stderr names the files read and the names ` + "`.env.local`" + ` overrides, never a
+value: ` + "`serve`" + ` and ` + "`dev demo`" + ` print it at start-up, any command prints it
+when a required value is missing, and ` + "`-v`" + ` (` + "`--verbose`" + `) makes every
+command that reads configuration print it.
 
 A missing required value stops the command with one error naming all missing
 variables and where each comes from; a value that cannot be parsed stops it

@@ -20,8 +20,6 @@ func TestReplaySettings(t *testing.T) {
 		{"a short key", map[string]string{"CAPTURE_LEDGER_REPLAY_KEY": "hunter2-secret"}, "CAPTURE_LEDGER_REPLAY_KEY: is 14 bytes; it must be at least 32", "hunter2"},
 		{"origins", map[string]string{"CAPTURE_LEDGER_REPLAY_DOMAIN": "https://replay.example.org", "CAPTURE_LEDGER_API_URL": "http://127.0.0.1:7070/"}, "", ""},
 		{"a replay domain", map[string]string{"CAPTURE_LEDGER_REPLAY_DOMAIN": "replay.example.org"}, "", ""},
-		{"a replay domain with a path", map[string]string{"CAPTURE_LEDGER_REPLAY_DOMAIN": "https://replay.example.org/app"}, `"https://replay.example.org/app": want a domain`, ""},
-		{"a replay address", map[string]string{"CAPTURE_LEDGER_REPLAY_DOMAIN": "127.0.0.1"}, `an IP address or a bare name cannot have them`, ""},
 		{"the old viewer origin", map[string]string{"CAPTURE_LEDGER_REPLAY_ORIGIN": "https://viewer.example"}, `CAPTURE_LEDGER_REPLAY_ORIGIN: is no longer read`, ""},
 		{"an API URL with a query", map[string]string{"CAPTURE_LEDGER_API_URL": "https://ledger.example?x=1"}, "CAPTURE_LEDGER_API_URL=", ""},
 		{"not a URL", map[string]string{"CAPTURE_LEDGER_API_URL": "ledger.example"}, "must be an http(s) URL", ""},

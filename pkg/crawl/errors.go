@@ -111,7 +111,7 @@ func (e *RequestError) Unwrap() error { return e.Err }
 
 func badRequest(msg string) error { return &RequestError{Message: msg} }
 
-// The refusals of a crawl start that name no single field (reference §3.5).
+// The refusals of a crawl start that name no single field.
 const (
 	MsgSeedsXorTargets = "provide exactly one of seeds or fromTargets"
 	MsgNoSeeds         = "seeds must not be empty"
@@ -130,7 +130,7 @@ type ActiveCrawlError struct {
 func (e *ActiveCrawlError) Is(target error) bool { return target == ErrConflict }
 
 // NotRunningError refuses a level report for a crawl that is no longer
-// running (DESIGN.md §3.2): nothing was changed. It matches ErrConflict.
+// running (a 409): nothing was changed. It matches ErrConflict.
 type NotRunningError struct {
 	CrawlID string
 	State   string

@@ -39,7 +39,7 @@ import (
 // is not a pending page of this crawl at this depth, when its correlationId
 // is not the crawl's id, or when its manifest's taskId, correlationId (the
 // crawl id) or url does not agree with the result's page and crawl
-// (DESIGN.md §3.11). For the others:
+// (docs/security.md). For the others:
 //   - the reported pending pages of this depth are closed (matched by
 //     normalised URL): state, skip reason, task id, times, final URL; a
 //     pending page whose result was refused is closed failed with the
@@ -467,7 +467,7 @@ func planLevel(st ledger.LevelState, rep Report, pages []pageWork, now time.Time
 	var out levelOutcome
 
 	// A result is admitted only for a page of this crawl dispatched at this
-	// depth and still pending (DESIGN.md §3.11).
+	// depth and still pending, so no crawl can claim another's capture.
 	for i := range pages {
 		pw := &pages[i]
 		if _, ok := st.Pending[pw.rep.URL]; !ok && pw.refused == "" {

@@ -202,7 +202,7 @@ type LevelResult struct {
 	Next       []NextPage `json:"next"`
 	StopReason *string    `json:"stopReason"`
 	// Refused lists the results that were not admitted because they are
-	// not this crawl's to report (DESIGN.md §3.11); never nil.
+	// not this crawl's to report (docs/security.md); never nil.
 	Refused []Refusal `json:"refused"`
 	// Replayed says the same report had been accepted before: this is its
 	// answer again, and nothing changed.

@@ -171,7 +171,7 @@ func (s *Service) maySubmit(ctx context.Context, c Caller) (bool, error) {
 // mayTouch says whether the caller may read, report to or fail a crawl of
 // org requested by requestedBy: its requester may, and so may a caller
 // who claims org and has can_submit on that organization (not on any
-// other: DESIGN.md §3.11).
+// other: docs/security.md).
 func (s *Service) mayTouch(ctx context.Context, c Caller, org, requestedBy string) (bool, error) {
 	if c.Subject != "" && c.Subject == requestedBy {
 		return true, nil

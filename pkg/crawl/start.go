@@ -10,7 +10,7 @@ import (
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 )
 
-// Limits and defaults of a crawl (reference §3.5).
+// Limits and defaults of a crawl (POST /api/crawls, docs/crawling.md).
 const (
 	MaxDepthLimit          = 10
 	DefaultMaxDepth        = 2
@@ -119,7 +119,7 @@ func (s *Service) Start(ctx context.Context, c Caller, req StartRequest) (string
 		return "", err
 	}
 	// The crawl is attributed to the caller's first organization, so that
-	// is the one on which can_submit is asked (DESIGN.md §3.11).
+	// is the one on which can_submit is asked (docs/security.md).
 	if len(c.Orgs) == 0 {
 		return "", ledger.ErrNotFound
 	}

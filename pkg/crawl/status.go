@@ -270,7 +270,7 @@ func (s *Service) fail(ctx context.Context, id, reason, by string) (FailResult, 
 
 // CloseStalled closes as failed every running crawl with no progress (no
 // start, no accepted level report) for longer than timeout, so that a crawl
-// whose runner died does not block every later crawl (DESIGN.md §3.8). It
+// whose runner died is not left running forever. It
 // returns the ids it closed. It is an operator/worker action: no caller.
 func (s *Service) CloseStalled(ctx context.Context, timeout time.Duration) ([]string, error) {
 	if timeout <= 0 {

@@ -1,7 +1,7 @@
 // Package i18n chooses the reader's language: English by default, Japanese
 // when the browser's Accept-Language or the terminal's locale prefers it.
-// It only chooses; each caller keeps its own texts (the Japanese ones are
-// the seed's sentences). Standard library only.
+// It only chooses; each caller keeps its own texts (English and
+// Japanese). Standard library only.
 package i18n
 
 import (

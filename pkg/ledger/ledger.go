@@ -170,8 +170,8 @@ func jsonType(v any) string {
 	return "object"
 }
 
-// AdmissionTuples are the relations queued when an archive is admitted
-// (reference §5.3): the archive's parent job, the job's organization, and
+// AdmissionTuples are the relations queued, in the admitting transaction,
+// when an archive is admitted: the archive's parent job, the job's organization, and
 // its owner when a person asked for it.
 func AdmissionTuples(archiveID, taskID, orgID string, submittedBy *string) OutboxPayload {
 	p := OutboxPayload{Writes: []Tuple{

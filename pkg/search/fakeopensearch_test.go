@@ -156,7 +156,7 @@ func (f *fakeOpenSearch) create(w http.ResponseWriter, body []byte) {
 		f.fail(w, 400, "mapper_parsing_exception", "mapping %s", body)
 		return
 	}
-	// Reference §11: title and text with the built-in cjk analyzer.
+	// As the original mapping: title and text with the built-in cjk analyzer.
 	props := got.(map[string]any)["mappings"].(map[string]any)["properties"].(map[string]any)
 	for _, field := range []string{"title", "text"} {
 		if a := props[field].(map[string]any)["analyzer"]; a != "cjk" {

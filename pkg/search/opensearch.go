@@ -16,7 +16,7 @@ import (
 )
 
 // OpenSearch is the index in an OpenSearch cluster (CAPTURE_LEDGER_
-// OPENSEARCH_URL): the index and mapping of reference §11 — title and text
+// OPENSEARCH_URL): the index and mapping the original service used — title and text
 // with the built-in cjk analyzer — plus an english sub-field of each and two
 // fields for paging (page, docId). Writes are bulk requests; result pages
 // follow search_after on (score, docId).
@@ -76,8 +76,8 @@ func (o *OpenSearch) Name() string { return fmt.Sprintf("OpenSearch index %s at 
 // Close releases the client's connections.
 func (o *OpenSearch) Close() error { return o.client.Close() }
 
-// OpenSearchMapping is the body that creates the index: reference §11's
-// fields, an english sub-field of title and text (stems for Latin text),
+// OpenSearchMapping is the body that creates the index: the original
+// service's fields (docs/search.md), an english sub-field of title and text (stems for Latin text),
 // and page and docId, which order results and page through them.
 func OpenSearchMapping() map[string]any {
 	text := map[string]any{"type": "text", "analyzer": "cjk", "fields": map[string]any{"en": map[string]any{"type": "text", "analyzer": "english"}}}

@@ -1,6 +1,7 @@
 // Package ui prints what commands show people: tables, check marks and
-// progress bars, styled with lipgloss only when the output is a terminal.
-// It is the only package that imports lipgloss.
+// progress bars, styled with lipgloss only when the output is a terminal and
+// NO_COLOR is unset or empty (https://no-color.org). It is the only package
+// that imports lipgloss.
 package ui
 
 import (
@@ -13,17 +14,20 @@ import (
 	"unicode/utf8"
 
 	"github.com/charmbracelet/lipgloss"
+	"golang.org/x/term"
 )
 
-// IsTerminal reports whether w is a character device (a TTY).
-func IsTerminal(w io.Writer) bool {
+// IsTerminal reports whether w (or a reader: standard input) is a terminal.
+// A character device is not enough: /dev/null is one, and a prompt on it
+// reads end-of-file at once; the terminal's own ioctl has to answer.
+func IsTerminal(w any) bool {
 	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	return ok && f != nil && term.IsTerminal(int(f.Fd()))
 }
+
+// NoColor reports whether NO_COLOR asks for output without colour: set to
+// anything but the empty string.
+func NoColor() bool { return os.Getenv("NO_COLOR") != "" }
 
 // Printer writes human output to one stream, styled when that stream is a TTY.
 type Printer struct {
@@ -31,8 +35,9 @@ type Printer struct {
 	Color bool
 }
 
-// New returns a Printer for w.
-func New(w io.Writer) *Printer { return &Printer{W: w, Color: IsTerminal(w)} }
+// New returns a Printer for w, styled when w is a terminal and NO_COLOR is
+// not set.
+func New(w io.Writer) *Printer { return &Printer{W: w, Color: IsTerminal(w) && !NoColor()} }
 
 var (
 	okStyle   = lipgloss.NewStyle().Foreground(lipgloss.Color("2")).Bold(true)

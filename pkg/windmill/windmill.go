@@ -1,5 +1,5 @@
 // Package windmill runs crawl levels on the Windmill flow through its
-// webhook (reference §3.11): the distributed crawl loop, one of the two
+// webhook (docs/crawling.md): the distributed crawl loop, one of the two
 // crawl.Dispatcher implementations beside the embedded runner.
 package windmill
 
@@ -19,7 +19,7 @@ import (
 )
 
 // Dispatcher runs levels on the Windmill flow through its webhook
-// (reference §3.11): one POST per level, Bearer token, snake_case body.
+// (docs/crawling.md): one POST per level, Bearer token, snake_case body.
 type Dispatcher struct {
 	// URL is CAPTURE_LEDGER_CRAWL_WEBHOOK_URL; Token its bearer token.
 	URL   string

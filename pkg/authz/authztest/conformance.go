@@ -399,7 +399,7 @@ func RunConformance(t *testing.T, newClient func(t *testing.T) authz.Client) {
 	})
 }
 
-// fixture are the stored tuples of the model's assertions (reference §7.2).
+// fixture are the stored tuples of the model's assertions (fga/model.fga.yaml).
 var fixture = []authz.Tuple{
 	{User: "user:alice", Relation: "owner", Object: "capture_job:job-1"},
 	{User: "organization:acme", Relation: "parent", Object: "capture_job:job-1"},

@@ -1,5 +1,5 @@
-// Package browserhivetest serves BrowserHive's era-D capture API (reference
-// browserhive.md §1.4) on a local port for tests: POST /captures with the
+// Package browserhivetest serves BrowserHive's era-D capture API (v12+,
+// see package browserhive) on a local port for tests: POST /captures with the
 // request validated as the server validates it, one capture at a time (429
 // Busy while one runs), and the answer the test's CaptureFunc decides.
 package browserhivetest

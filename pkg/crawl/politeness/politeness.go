@@ -1,5 +1,5 @@
-// Package politeness answers, for one crawl, the seed's lag(finished_at)
-// question host by host: how many captures, the gaps between one capture's
+// Package politeness answers, for one crawl, the lag(finished_at)
+// question of docs/crawling.md host by host: how many captures, the gaps between one capture's
 // end and the next one's start (min, median), overlaps and gaps shorter
 // than the delay (both must be 0), the delay and where it came from, and
 // what robots.txt said (GET /api/crawls/{id}/politeness, `ledgerctl crawl
@@ -38,7 +38,7 @@ type Service struct {
 // of: the crawl's perHostDelayMs.
 const SourceSetting = "setting"
 
-// Report is the seed's lag(finished_at) question answered for one
+// Report is the lag(finished_at) question answered for one
 // crawl, host by host.
 type Report struct {
 	CrawlID        string `json:"crawlId"`

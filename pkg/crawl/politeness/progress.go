@@ -11,6 +11,7 @@ import (
 // implements it.
 type ProgressStore interface {
 	RunnerProgress(ctx context.Context, crawlID string) ([]postgres.HostProgress, error)
+	CrawlLevels(ctx context.Context, crawlID string) ([]postgres.LevelProgress, []postgres.FailureCount, error)
 }
 
 // Progress is a crawl's state and its current level, host by host (what
@@ -24,7 +25,26 @@ type Progress struct {
 	PagesDiscovered int             `json:"pagesDiscovered"`
 	Depth           int             `json:"depth"`
 	Hosts           []HostProgress  `json:"hosts"`
-	View            crawl.CrawlView `json:"-"`
+	// Levels is every level of the crawl so far, its pages by state;
+	// Failures the reasons pages failed for, commonest first.
+	Levels   []LevelProgress `json:"levels"`
+	Failures []Failure       `json:"failures"`
+	View     crawl.CrawlView `json:"-"`
+}
+
+// LevelProgress is one level of the crawl.
+type LevelProgress struct {
+	Depth    int `json:"depth"`
+	Captured int `json:"captured"`
+	Failed   int `json:"failed"`
+	Skipped  int `json:"skipped"`
+	Pending  int `json:"pending"`
+}
+
+// Failure is a reason pages failed for, and how many.
+type Failure struct {
+	Reason string `json:"reason"`
+	Pages  int    `json:"pages"`
 }
 
 // HostProgress is one host of the current level. A page whose capture the
@@ -70,6 +90,17 @@ func (p *ProgressService) Progress(ctx context.Context, c crawl.Caller, crawlID 
 			h.BackoffMs = *r.BackoffMs
 		}
 		out.Hosts[i] = h
+	}
+	levels, failures, err := p.Store.CrawlLevels(ctx, v.CrawlID)
+	if err != nil {
+		return Progress{}, err
+	}
+	out.Levels, out.Failures = make([]LevelProgress, len(levels)), make([]Failure, len(failures))
+	for i, l := range levels {
+		out.Levels[i] = LevelProgress{Depth: l.Depth, Captured: l.Captured, Failed: l.Failed, Skipped: l.Skipped, Pending: l.Pending}
+	}
+	for i, f := range failures {
+		out.Failures[i] = Failure{Reason: f.Reason, Pages: f.Pages}
 	}
 	return out, nil
 }

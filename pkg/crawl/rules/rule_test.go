@@ -16,7 +16,7 @@ func TestParseJSON(t *testing.T) {
 		want []Rule
 	}{
 		{"default", `[{"follow":"same-origin"}]`, Default()},
-		{"the seed's example", `[{"skip":"ads.example.com"},{"skip":"https://www.example.com/search"},{"follow":"same-site"},{"capture":"any"}]`,
+		{"skips, then follow and capture", `[{"skip":"ads.example.com"},{"skip":"https://www.example.com/search"},{"follow":"same-site"},{"capture":"any"}]`,
 			[]Rule{{Skip, "ads.example.com"}, {Skip, "https://www.example.com/search"}, {Follow, SameSite}, {Capture, Any}}},
 		{"pattern kept as written", `[{"skip":"HTTPS://WWW.EXAMPLE.COM"}]`, []Rule{{Skip, "HTTPS://WWW.EXAMPLE.COM"}}},
 		{"invalid pattern is not a shape error", `[{"follow":"not a pattern"}]`, []Rule{{Follow, "not a pattern"}}},

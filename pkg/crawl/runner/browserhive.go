@@ -25,7 +25,7 @@ var (
 func (b BrowserHive) Slots() int { return b.Client.Slots() }
 
 // Capture asks BrowserHive for one capture and turns its answer into the
-// page's outcome, as the capture-scheduler's flow does (reference §4.11):
+// page's outcome, as the capture-scheduler's Windmill flow does:
 //   - a 200 is a capture: its task id and manifest outcome are reported
 //     whatever its status; a success is captured (links file and final
 //     URL from the report); anything else failed with

@@ -69,7 +69,7 @@ func (r Robots) Allowed(u *url.URL) bool {
 }
 
 // ParseRobots reads a robots.txt answer for the product token agent:
-// a non-2xx status means no rules (reference §4.8); a 2xx body is parsed
+// a non-2xx status means no rules, as the Windmill flow reads it; a 2xx body is parsed
 // after dropping the lines a lenient reader ignores (rules before any
 // User-agent line, a Crawl-delay that is not a non-negative number), and
 // our group is the most specific one naming agent, else *.

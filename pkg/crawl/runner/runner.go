@@ -1,6 +1,6 @@
-// Package runner is the embedded crawl runner (DESIGN.md §4): it runs a
+// Package runner is the embedded crawl runner (docs/crawling.md): it runs a
 // crawl's levels inside this process, doing what the Windmill flow does for
-// each level (reference §4.7, §4.8, §4.11): group the frontier by host, read
+// each level: group the frontier by host, read
 // each host's robots.txt once per level, capture the pages of a host one at
 // a time with the delay measured from the previous capture's end (across
 // levels too), work on at most hostParallelism hosts at once, back a host

@@ -224,7 +224,8 @@ func TestCrawlThroughEmbeddedRunner(t *testing.T) {
 		t.Errorf("no decision says rule 1 skipped %s/p: %+v", site.c.URL, dec.Decisions)
 	}
 
-	// The politeness report, and the seed's own lag(finished_at) check.
+	// The politeness report, and the raw lag(finished_at) check of
+	// docs/crawling.md.
 	pol := &politeness.Service{Crawls: svc, Store: e.store}
 	rep, err := pol.Report(e.ctx, alice, id)
 	if err != nil {
@@ -256,7 +257,7 @@ func TestCrawlThroughEmbeddedRunner(t *testing.T) {
 	checkLag(t, e, id, delays)
 }
 
-// checkLag runs the seed's query and holds every gap to the host's delay:
+// checkLag runs the query of docs/crawling.md and holds every gap to the host's delay:
 // never negative (an overlap), never shorter than the delay.
 func checkLag(t *testing.T, e *env, id string, delays map[string]int) {
 	t.Helper()

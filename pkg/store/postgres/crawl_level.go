@@ -462,13 +462,26 @@ func (t *levelTx) insertPages(ctx context.Context, depth int, pages []ledger.New
 // progressed_at, and records the report in crawl_levels.
 func (t *levelTx) finishLevel(ctx context.Context, l ledger.LevelTotals) error {
 	b := &pgx.Batch{}
+	// A crawl that ends having captured nothing because pages failed ends
+	// failed, with its commonest failure as the reason: "succeeded" with
+	// nothing captured would hide what went wrong.
 	b.Queue(`
-		UPDATE crawls SET pages_captured = pages_captured + $2, pages_discovered = pages_discovered + $3,
-		       stop_reason = COALESCE(stop_reason, $4),
-		       state = CASE WHEN $5 THEN 'succeeded' ELSE state END,
-		       finished_at = CASE WHEN $5 THEN $6 ELSE finished_at END,
+		WITH failed AS (
+			SELECT coalesce(skip_reason, 'no reason recorded') AS reason, count(*) AS n, sum(count(*)) OVER () AS total
+			FROM crawl_pages WHERE crawl_id = $1 AND state = 'failed'
+			GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 1)
+		UPDATE crawls c SET pages_captured = c.pages_captured + $2, pages_discovered = c.pages_discovered + $3,
+		       stop_reason = CASE WHEN $5 AND c.pages_captured + $2 = 0 AND f.n IS NOT NULL THEN 'failed' ELSE COALESCE(c.stop_reason, $4) END,
+		       state = CASE WHEN NOT $5 THEN c.state
+		                    WHEN c.pages_captured + $2 = 0 AND f.n IS NOT NULL THEN 'failed'
+		                    ELSE 'succeeded' END,
+		       error = CASE WHEN $5 AND c.pages_captured + $2 = 0 AND f.n IS NOT NULL
+		                    THEN 'no page was captured: ' || f.total || ' failed, most (' || f.n || ') with: ' || f.reason
+		                    ELSE c.error END,
+		       finished_at = CASE WHEN $5 THEN $6 ELSE c.finished_at END,
 		       progressed_at = $6
-		WHERE id = $1`, t.crawlID, l.PagesCaptured, l.PagesDiscovered, l.CrawlStopReason, l.Done, l.Now)
+		FROM (SELECT 1) one LEFT JOIN failed f ON true
+		WHERE c.id = $1`, t.crawlID, l.PagesCaptured, l.PagesDiscovered, l.CrawlStopReason, l.Done, l.Now)
 	refused := l.Refused
 	if refused == nil {
 		refused = []byte("[]")

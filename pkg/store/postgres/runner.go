@@ -298,8 +298,8 @@ type PolitenessHost struct {
 }
 
 // Politeness reads, per host of a crawl, the gaps between one capture's
-// finish and the next one's start (ordered by submission, the seed's
-// lag(finished_at) question), with the pages of a level still running
+// finish and the next one's start (ordered by submission, the
+// lag(finished_at) question of docs/crawling.md), with the pages of a level still running
 // taken from the runner's results.
 func (s *Store) Politeness(ctx context.Context, crawlID string) ([]PolitenessHost, error) {
 	rows, err := s.Pool.Query(ctx, `
@@ -412,4 +412,52 @@ func (s *Store) RunnerProgress(ctx context.Context, crawlID string) ([]HostProgr
 		h.Captured, h.Failed, h.Skipped, h.Pending = int(c), int(f), int(sk), int(p)
 		return h, err
 	})
+}
+
+// LevelProgress is one level of a crawl, its pages by state.
+type LevelProgress struct {
+	Depth                              int
+	Captured, Failed, Skipped, Pending int
+}
+
+// FailureCount is one reason pages of a crawl failed for, and how many.
+type FailureCount struct {
+	Reason string
+	Pages  int
+}
+
+// CrawlLevels reads every level of a crawl (its pages by state) and its
+// failures grouped by reason, commonest first (at most five reasons).
+func (s *Store) CrawlLevels(ctx context.Context, crawlID string) ([]LevelProgress, []FailureCount, error) {
+	rows, err := s.Pool.Query(ctx, `
+		SELECT depth, count(*) FILTER (WHERE state = 'captured'), count(*) FILTER (WHERE state = 'failed'),
+		       count(*) FILTER (WHERE state = 'skipped'), count(*) FILTER (WHERE state = 'pending')
+		FROM crawl_pages WHERE crawl_id = $1 GROUP BY depth ORDER BY depth`, crawlID)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read the crawl's levels: %w", err)
+	}
+	levels, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (LevelProgress, error) {
+		var l LevelProgress
+		var c, f, sk, p int64
+		err := r.Scan(&l.Depth, &c, &f, &sk, &p)
+		l.Captured, l.Failed, l.Skipped, l.Pending = int(c), int(f), int(sk), int(p)
+		return l, err
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	rows, err = s.Pool.Query(ctx, `
+		SELECT coalesce(skip_reason, 'no reason recorded'), count(*) FROM crawl_pages
+		WHERE crawl_id = $1 AND state = 'failed' GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 5`, crawlID)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read the crawl's failures: %w", err)
+	}
+	failures, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (FailureCount, error) {
+		var f FailureCount
+		var n int64
+		err := r.Scan(&f.Reason, &n)
+		f.Pages = int(n)
+		return f, err
+	})
+	return levels, failures, err
 }

@@ -49,8 +49,8 @@ func (s *Store) UnindexedArchivesByID(ctx context.Context, ids []string) ([]ledg
 }
 
 // CrawlArchiveIDs returns the archives a crawl produced: those whose task
-// is one of the crawl's pages (reference §3.10: the join goes through
-// task_id, a recorded relationship).
+// is one of the crawl's pages (the join goes through task_id, a recorded
+// relationship).
 func (s *Store) CrawlArchiveIDs(ctx context.Context, crawlID string) ([]string, error) {
 	rows, err := s.Pool.Query(ctx, `
 		SELECT DISTINCT a.id::text FROM archives a
@@ -86,7 +86,7 @@ func (s *Store) RecordIndexFailure(ctx context.Context, id, reason string, retry
 	return err
 }
 
-// ClearIndexed is the rebuild (seed 002, 作り直すのは 1 文です): every
+// ClearIndexed is the rebuild, one statement (docs/search.md): every
 // archive's indexed_at back to NULL, and every failure due for a retry
 // now, in one statement. It returns how many archives were indexed.
 func (s *Store) ClearIndexed(ctx context.Context) (int64, error) {
