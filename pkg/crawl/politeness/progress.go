@@ -17,14 +17,14 @@ type ProgressStore interface {
 // Progress is a crawl's state and its current level, host by host (what
 // `ledgerctl crawl run` and `crawl status --watch` draw).
 type Progress struct {
-	CrawlID         string          `json:"crawlId"`
-	State           string          `json:"state"`
-	StopReason      *string         `json:"stopReason"`
-	Error           *string         `json:"error"`
-	PagesCaptured   int             `json:"pagesCaptured"`
-	PagesDiscovered int             `json:"pagesDiscovered"`
-	Depth           int             `json:"depth"`
-	Hosts           []HostProgress  `json:"hosts"`
+	CrawlID         string         `json:"crawlId"`
+	State           string         `json:"state"`
+	StopReason      *string        `json:"stopReason"`
+	Error           *string        `json:"error"`
+	PagesCaptured   int            `json:"pagesCaptured"`
+	PagesDiscovered int            `json:"pagesDiscovered"`
+	Depth           int            `json:"depth"`
+	Hosts           []HostProgress `json:"hosts"`
 	// Levels is every level of the crawl so far, its pages by state;
 	// Failures the reasons pages failed for, commonest first.
 	Levels   []LevelProgress `json:"levels"`
