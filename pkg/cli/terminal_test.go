@@ -3,37 +3,16 @@ package cli
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"golang.org/x/sys/unix"
+	"github.com/capture-ledger/ledgerctl/pkg/testenv"
 )
 
-// openPTY opens a pseudo-terminal and returns its terminal side.
-func openPTY(t *testing.T) *os.File {
-	t.Helper()
-	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR, 0)
-	if err != nil {
-		t.Fatalf("no pseudo-terminal on this machine: %v", err)
-	}
-	t.Cleanup(func() { master.Close() })
-	if err := unix.IoctlSetPointerInt(int(master.Fd()), unix.TIOCSPTLCK, 0); err != nil {
-		t.Fatalf("unlock pty: %v", err)
-	}
-	n, err := unix.IoctlGetInt(int(master.Fd()), unix.TIOCGPTN)
-	if err != nil {
-		t.Fatalf("pty number: %v", err)
-	}
-	tty, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		t.Fatalf("open pty: %v", err)
-	}
-	t.Cleanup(func() { tty.Close() })
-	return tty
-}
+// openPTY is a pseudo-terminal's terminal side (testenv.OpenPTY).
+func openPTY(t *testing.T) *os.File { return testenv.OpenPTY(t) }
 
 // TestArchivesDeleteDevNullIsNoTerminal: with /dev/null on standard input
 // and a terminal on stderr (`ledgerctl archives delete … </dev/null` typed

@@ -197,28 +197,8 @@ func (s *Service) Mint(ctx context.Context, who Caller, archiveID string, ttl ti
 // does not exist, or of which the caller may view nothing, is
 // ledger.ErrNotFound alike: the same queries run either way.
 func (s *Service) MintCrawl(ctx context.Context, who Caller, crawlID string, ttl time.Duration) (Session, error) {
-	c, err := s.session(who, ttl)
-	if err != nil {
-		return Session{}, err
-	}
-	ids, err := s.Catalog.CrawlArchives(ctx, crawlID, MaxCollection)
-	if err != nil {
-		return Session{}, err
-	}
-	visible, err := s.visible(ctx, c, ids)
-	if err != nil {
-		return Session{}, err
-	}
-	if len(visible) == 0 {
-		s.logger().Info("Denied", "crawlId", crawlID)
-		return Session{}, ledger.ErrNotFound
-	}
-	c.CrawlID = crawlID
-	m, err := s.sign(c, len(visible))
-	if err == nil {
-		s.logger().Info("Replay link issued", "crawlId", crawlID, "archives", len(visible), "expiresAt", m.ExpiresAt.UTC().Format(time.RFC3339))
-	}
-	return m, err
+	return s.mintCollection(ctx, who, ttl, func(c *Claims, _ []string) { c.CrawlID = crawlID }, "crawlId", crawlID,
+		func() ([]string, error) { return s.Catalog.CrawlArchives(ctx, crawlID, MaxCollection) })
 }
 
 // MintSet opens a session replaying, as one collection, those of ids (at
@@ -228,7 +208,20 @@ func (s *Service) MintSet(ctx context.Context, who Caller, ids []string, ttl tim
 	if len(ids) == 0 || len(ids) > MaxSet {
 		return Session{}, fmt.Errorf("a collection holds 1 to %d archives, not %d", MaxSet, len(ids))
 	}
+	return s.mintCollection(ctx, who, ttl, func(c *Claims, visible []string) { c.ArchiveIDs = visible }, "archives", len(ids),
+		func() ([]string, error) { return ids, nil })
+}
+
+// mintCollection opens a collection session of who over the archives
+// candidates lists, of which the caller may view at least one (else
+// ledger.ErrNotFound); scope names what the token opens, given those
+// visible. logKey and logValue say what was asked, in the log.
+func (s *Service) mintCollection(ctx context.Context, who Caller, ttl time.Duration, scope func(c *Claims, visible []string), logKey string, logValue any, candidates func() ([]string, error)) (Session, error) {
 	c, err := s.session(who, ttl)
+	if err != nil {
+		return Session{}, err
+	}
+	ids, err := candidates()
 	if err != nil {
 		return Session{}, err
 	}
@@ -237,13 +230,13 @@ func (s *Service) MintSet(ctx context.Context, who Caller, ids []string, ttl tim
 		return Session{}, err
 	}
 	if len(visible) == 0 {
-		s.logger().Info("Denied", "archives", len(ids))
+		s.logger().Info("Denied", logKey, logValue)
 		return Session{}, ledger.ErrNotFound
 	}
-	c.ArchiveIDs = visible
+	scope(&c, visible)
 	m, err := s.sign(c, len(visible))
 	if err == nil {
-		s.logger().Info("Replay link issued", "archives", len(visible), "expiresAt", m.ExpiresAt.UTC().Format(time.RFC3339))
+		s.logger().Info("Replay link issued", logKey, logValue, "archives", len(visible), "expiresAt", m.ExpiresAt.UTC().Format(time.RFC3339))
 	}
 	return m, err
 }

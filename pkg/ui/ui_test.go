@@ -2,37 +2,15 @@ package ui
 
 import (
 	"bytes"
-	"fmt"
 	"os"
 	"strings"
 	"testing"
 
-	"golang.org/x/sys/unix"
+	"github.com/capture-ledger/ledgerctl/pkg/testenv"
 )
 
-// openPTY opens a pseudo-terminal and returns its terminal side, so the
-// tests can tell a real terminal from other character devices.
-func openPTY(t *testing.T) *os.File {
-	t.Helper()
-	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR, 0)
-	if err != nil {
-		t.Fatalf("no pseudo-terminal on this machine: %v", err)
-	}
-	t.Cleanup(func() { master.Close() })
-	if err := unix.IoctlSetPointerInt(int(master.Fd()), unix.TIOCSPTLCK, 0); err != nil {
-		t.Fatalf("unlock pty: %v", err)
-	}
-	n, err := unix.IoctlGetInt(int(master.Fd()), unix.TIOCGPTN)
-	if err != nil {
-		t.Fatalf("pty number: %v", err)
-	}
-	tty, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		t.Fatalf("open pty: %v", err)
-	}
-	t.Cleanup(func() { tty.Close() })
-	return tty
-}
+// openPTY is a pseudo-terminal's terminal side (testenv.OpenPTY).
+func openPTY(t *testing.T) *os.File { return testenv.OpenPTY(t) }
 
 // TestIsTerminal: /dev/null is a character device but no terminal (a prompt
 // on it would read end-of-file at once); a pseudo-terminal is one.
