@@ -7,9 +7,6 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -19,6 +16,7 @@ import (
 
 	"github.com/capture-ledger/ledgerctl/pkg/authz"
 	"github.com/capture-ledger/ledgerctl/pkg/replay"
+	"github.com/capture-ledger/ledgerctl/pkg/testenv"
 	"github.com/capture-ledger/ledgerctl/pkg/wacz"
 )
 
@@ -31,43 +29,14 @@ const (
 )
 
 // needBrowser returns Chromium's path and the folder of ReplayWeb.page's
-// files (`make replay-viewer`), or stops the test: fatally under CI, where
-// `make test` installs both.
+// files, or stops the test (testenv: fatally under CI).
 func needBrowser(t *testing.T) (chromium, viewer string) {
 	t.Helper()
-	chromium = needChromium(t)
-	viewer = os.Getenv("LEDGER_TEST_REPLAY_VIEWER_DIR")
-	if viewer == "" {
-		viewer, _ = filepath.Abs(filepath.Join("..", "..", ".state", "replay", "replaywebpage-2.5.3"))
-	}
-	if !replay.ViewerInstalled(viewer) {
-		stopf(t)("ReplayWeb.page is not in %s: run `make replay-viewer` (or set LEDGER_TEST_REPLAY_VIEWER_DIR)", viewer)
-	}
-	return chromium, viewer
+	return testenv.Chromium(t), testenv.ReplayViewer(t)
 }
 
-// stopf is how a test stops when something make test installs is missing:
-// fatally under CI, else a skip.
-func stopf(t *testing.T) func(string, ...any) {
-	if os.Getenv("CI") == "true" {
-		return t.Fatalf
-	}
-	return t.Skipf
-}
-
-// needChromium returns Chromium's path (CAPTURE_LEDGER_CHROMIUM_PATH, else
-// chromium on PATH), or stops the test.
-func needChromium(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv("CAPTURE_LEDGER_CHROMIUM_PATH"); p != "" {
-		return p
-	}
-	p, err := exec.LookPath("chromium")
-	if err != nil {
-		stopf(t)("no Chromium (apt-get install -y chromium, or set CAPTURE_LEDGER_CHROMIUM_PATH)")
-	}
-	return p
-}
+// needChromium returns Chromium's path, or stops the test.
+func needChromium(t *testing.T) string { return testenv.Chromium(t) }
 
 // browserTab starts a headless Chromium at path for the test, with extra
 // options, and returns a tab whose context ends after timeout.
@@ -167,27 +136,8 @@ func (w *waczReads) since(n int) []int {
 func (w *waczReads) count() int { w.mu.Lock(); defer w.mu.Unlock(); return len(w.status) }
 
 // replayedTextJS reads the text of every archived page ReplayWeb.page shows
-// in the tab: its frames are on this origin, nested in open shadow roots.
-const replayedTextJS = `(function () {
-  var out = [];
-  function walk(root) {
-    var els = root.querySelectorAll("*");
-    for (var i = 0; i < els.length; i++) {
-      var e = els[i];
-      if (e.shadowRoot) { walk(e.shadowRoot); }
-      if (e.tagName === "IFRAME") {
-        try {
-          var d = e.contentDocument;
-          if (!d) { continue; }
-          if (String(d.location).indexOf("mp_/") >= 0 && d.body) { out.push(d.body.innerText); }
-          walk(d);
-        } catch (x) {}
-      }
-    }
-  }
-  walk(document);
-  return out.join("\n");
-})()`
+// in the tab.
+const replayedTextJS = testenv.ReplayedFramesJS + `(function (d) { return d.body.innerText; })`
 
 // poll runs check every 250 ms until it reports done or ctx ends; the
 // deadline only bounds a failing test, it asserts no speed.

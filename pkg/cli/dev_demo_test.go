@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -22,7 +21,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/capture-ledger/ledgerctl/pkg/crawl"
-	"github.com/capture-ledger/ledgerctl/pkg/replay"
+	"github.com/capture-ledger/ledgerctl/pkg/testenv"
 )
 
 // syncBuffer is a bytes.Buffer the command writes from its goroutine while
@@ -210,55 +209,14 @@ func site(summary, host string) string {
 }
 
 // needReplayBrowser returns Chromium's path and the folder of
-// ReplayWeb.page's files (`make replay-viewer`), or stops the test:
-// fatally under CI, where make test installs both.
+// ReplayWeb.page's files, or stops the test (testenv: fatally under CI).
 func needReplayBrowser(t *testing.T) (chromium, viewer string) {
 	t.Helper()
-	stop := t.Skipf
-	if os.Getenv("CI") == "true" {
-		stop = t.Fatalf
-	}
-	chromium = os.Getenv("CAPTURE_LEDGER_CHROMIUM_PATH")
-	if chromium == "" {
-		p, err := exec.LookPath("chromium")
-		if err != nil {
-			stop("no Chromium (apt-get install -y chromium, or set CAPTURE_LEDGER_CHROMIUM_PATH)")
-		}
-		chromium = p
-	}
-	viewer = os.Getenv("LEDGER_TEST_REPLAY_VIEWER_DIR")
-	if viewer == "" {
-		viewer, _ = filepath.Abs(filepath.Join("..", "..", ".state", "replay", "replaywebpage-2.5.3"))
-	}
-	if !replay.ViewerInstalled(viewer) {
-		stop("ReplayWeb.page is not in %s: run `make replay-viewer`", viewer)
-	}
-	return chromium, viewer
+	return testenv.Chromium(t), testenv.ReplayViewer(t)
 }
 
-// replayedFramesJS runs body (a function of the document of each archived
-// page ReplayWeb.page shows: same-origin frames inside open shadow roots)
-// and joins what it returns.
-const replayedFramesJS = `(function (each) {
-  var out = [];
-  function walk(root) {
-    var els = root.querySelectorAll("*");
-    for (var i = 0; i < els.length; i++) {
-      var e = els[i];
-      if (e.shadowRoot) { walk(e.shadowRoot); }
-      if (e.tagName === "IFRAME") {
-        try {
-          var d = e.contentDocument;
-          if (!d) { continue; }
-          if (String(d.location).indexOf("mp_/") >= 0 && d.body) { out.push(each(d)); }
-          walk(d);
-        } catch (x) {}
-      }
-    }
-  }
-  walk(document);
-  return out.join("\n");
-})`
+// replayedFramesJS runs a function on each archived page the viewer shows.
+const replayedFramesJS = testenv.ReplayedFramesJS
 
 // demoReplaysAsOneCollection: in Chromium, alice opens the picker, asks to
 // replay the demo crawl, and the collection opens on a replay origin of
