@@ -30,6 +30,12 @@ type Submitters interface {
 	MaySubmit(ctx context.Context, subject string, orgs []string) (bool, error)
 }
 
+// Pages is the web console: it adds its routes (pages and assets, never
+// under /api/) and says whether it serves "/".
+type Pages interface {
+	Register(mux *http.ServeMux) (home bool)
+}
+
 // Server holds what the handlers need.
 type Server struct {
 	Access *archive.Access
@@ -38,7 +44,10 @@ type Server struct {
 	Identity   identity.Resolver
 	Submitters Submitters
 	Picker     PickerConfig
-	Log        *slog.Logger
+	// Pages, when set, adds the web console's routes; when it serves "/"
+	// the picker is not served.
+	Pages Pages
+	Log   *slog.Logger
 
 	// Readiness answers /readyz; nil answers 503 (not ready).
 	Readiness Readiness
@@ -89,7 +98,9 @@ func (s *Server) Handler() http.Handler {
 		if s.Captures != nil {
 			s.captureRoutes()
 		}
-		s.mux.HandleFunc("GET /{$}", s.picker)
+		if s.Pages == nil || !s.Pages.Register(s.mux) {
+			s.mux.HandleFunc("GET /{$}", s.picker)
+		}
 		if s.Replay != nil {
 			s.replayMux = s.replayOriginHandler()
 		}

@@ -38,19 +38,11 @@ func needBrowser(t *testing.T) (chromium, viewer string) {
 // needChromium returns Chromium's path, or stops the test.
 func needChromium(t *testing.T) string { return testenv.Chromium(t) }
 
-// browserTab starts a headless Chromium at path for the test, with extra
-// options, and returns a tab whose context ends after timeout.
-func browserTab(t *testing.T, path string, timeout time.Duration, extra ...chromedp.ExecAllocatorOption) context.Context {
+// browserTab is a headless Chromium tab for the test (path is
+// testenv.Chromium's) whose context ends after timeout.
+func browserTab(t *testing.T, _ string, timeout time.Duration, extra ...chromedp.ExecAllocatorOption) context.Context {
 	t.Helper()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(path), chromedp.UserDataDir(t.TempDir()), chromedp.NoSandbox, chromedp.DisableGPU)
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), append(opts, extra...)...)
-	t.Cleanup(cancelAlloc)
-	ctx, cancelTime := context.WithTimeout(alloc, timeout)
-	t.Cleanup(cancelTime)
-	tab, cancelTab := chromedp.NewContext(ctx)
-	t.Cleanup(cancelTab)
-	return tab
+	return testenv.BrowserTab(t, timeout, extra...)
 }
 
 // gardenWACZ is a WACZ of two pages as the built-in capturer records them

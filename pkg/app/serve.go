@@ -20,6 +20,7 @@ import (
 	"github.com/capture-ledger/ledgerctl/pkg/identity"
 	"github.com/capture-ledger/ledgerctl/pkg/outbox"
 	"github.com/capture-ledger/ledgerctl/pkg/replay"
+	"github.com/capture-ledger/ledgerctl/pkg/web"
 )
 
 // ServeOptions are what `serve` is told beyond the settings.
@@ -142,6 +143,12 @@ func (a *App) Server(ctx context.Context, o ServeOptions) (*Server, error) {
 		return nil, err
 	}
 	srv.work(func(ctx context.Context) { drainLoop(ctx, a, s.DrainInterval, log) })
+	apiSrv.Pages = &web.Console{Log: log, Config: web.Config{
+		Who: web.Who(pickerView(mode)), Issuer: s.OIDCIssuer, Host: s.APIHost, Port: s.APIPort,
+		Why: access.Source == archive.SourceCandidates,
+		Features: web.Features{Crawls: apiSrv.Crawls != nil, Search: apiSrv.Search != nil, Replay: apiSrv.Replay != nil,
+			Captures: apiSrv.Captures != nil, Shares: apiSrv.Shares != nil, Delete: apiSrv.Deleter != nil},
+	}}
 	srv.api = apiSrv
 	return srv, nil
 }

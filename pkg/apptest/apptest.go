@@ -30,6 +30,13 @@ type Env struct {
 // New builds an Env whose resources are released when the test ends.
 func New(t testing.TB) *Env {
 	t.Helper()
+	return NewWith(t, nil)
+}
+
+// NewWith is New with the settings changed by tweak (when not nil) before
+// the application is built from them.
+func NewWith(t testing.TB, tweak func(*config.Settings)) *Env {
+	t.Helper()
 	ctx := context.Background()
 	dsn := testenv.Database(t)
 	bc, bucket, s3 := testenv.Bucket(t)
@@ -43,6 +50,9 @@ func New(t testing.TB) *Env {
 		OIDCAudience: "capture-ledger", APIHost: "127.0.0.1",
 		DrainInterval: time.Second, OutboxMaxAttempts: 10,
 		CaptureFormats: map[string]bool{"wacz": true}, LogLevel: "info",
+	}
+	if tweak != nil {
+		tweak(&s)
 	}
 	a := app.New(s, nil)
 	a.SetAuthz(fgaClient)

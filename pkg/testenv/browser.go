@@ -1,11 +1,15 @@
 package testenv
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
 
 	"github.com/capture-ledger/ledgerctl/pkg/replay"
 )
@@ -76,3 +80,18 @@ const ReplayedFramesJS = `(function (each) {
   walk(document);
   return out.join("\n");
 })`
+
+// BrowserTab starts a headless Chromium (Chromium(t)) for the test, with
+// extra options, and returns a tab whose context ends after timeout.
+func BrowserTab(t testing.TB, timeout time.Duration, extra ...chromedp.ExecAllocatorOption) context.Context {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(Chromium(t)), chromedp.UserDataDir(t.TempDir()), chromedp.NoSandbox, chromedp.DisableGPU)
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), append(opts, extra...)...)
+	t.Cleanup(cancelAlloc)
+	ctx, cancelTime := context.WithTimeout(alloc, timeout)
+	t.Cleanup(cancelTime)
+	tab, cancelTab := chromedp.NewContext(ctx)
+	t.Cleanup(cancelTab)
+	return tab
+}

@@ -1,0 +1,29 @@
+package web
+
+// Texts every page carries: the frame (navigation, language switch,
+// identity form) and what every script says the same way.
+func init() {
+	addCommon(texts{
+		"product":       {"capture-ledger", "capture-ledger"},
+		"skip":          {"Skip to content", "本文へ移動"},
+		"navLabel":      {"Main", "メイン"},
+		"langSwitch":    {"日本語", "English"},
+		"langSwitchTip": {"Show this console in Japanese", "このコンソールを英語で表示"},
+		"subject":       {"Subject", "ユーザー"},
+		"orgs":          {"Organizations", "組織"},
+		"token":         {"Token", "トークン"},
+		"useIdentity":   {"Use", "使う"},
+		"whoLabel":      {"Who is asking", "利用者"},
+		"noneNotice": {"This server accepts nobody: start it with an OIDC issuer (CAPTURE_LEDGER_OIDC_ISSUER) or, on loopback, the dev identity (CAPTURE_LEDGER_DEV_IDENTITY=1).",
+			"このサーバーは誰も受け付けません。OIDC 発行者（CAPTURE_LEDGER_OIDC_ISSUER）か、ループバックでは開発用の身元（CAPTURE_LEDGER_DEV_IDENTITY=1）を設定して起動してください。"},
+		"warnNames": {"The dev identity trusts whoever can reach this address: keep it on loopback.",
+			"開発用の身元は、このアドレスに届く誰でも信用します。ループバックだけで使ってください。"},
+		"unauthorized": {"Say who you are first (above).", "先に利用者を入力してください（上）。"},
+		"gone":         {"Not found, or not yours to see.", "見つからないか、閲覧できません。"},
+		"failed":       {"The server answered {n}.", "サーバーが {n} を返しました。"},
+		"unavailable":  {"Temporarily unavailable: try again in {s} s.", "一時的に利用できません。{s} 秒後に再試行してください。"},
+		"tooMany":      {"Too many at once: try again in {s} s.", "同時実行が多すぎます。{s} 秒後に再試行してください。"},
+		"loading":      {"Loading…", "読み込み中…"},
+		"dateLanguage": {"en", "ja"},
+	})
+}
