@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/capture-ledger/ledgerctl/pkg/blob"
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 )
 
@@ -199,7 +198,7 @@ func (d *Deleter) finish(ctx context.Context, t ledger.Tombstone) Deletion {
 		return out
 	}
 	for _, key := range t.ObjectKeys {
-		if err := d.Objects.Delete(ctx, t.Bucket, key); err != nil && !errors.Is(err, blob.ErrNotFound) {
+		if err := d.Objects.Delete(ctx, t.Bucket, key); err != nil && !errors.Is(err, ledger.ErrNoObject) {
 			return fail(err.Error())
 		}
 	}
