@@ -87,13 +87,8 @@ var exceptions = []exception{
 	{"pkg/crawl/runner", "pkg/browserhive", "the BrowserHive capturer adapter lives in the runner"},
 	{"pkg/crawl/politeness", "pkg/store/postgres", "politeness reads postgres row types"},
 	{"pkg/search", "pkg/archive", "search borrows the list's sealed cursor until both share one pagination package"},
-	{"pkg/api", "pkg/blob", "api uses blob vocabulary"},
 	{"pkg/api", "pkg/health", "/readyz uses health's result type"},
-	{"pkg/archive", "pkg/blob", "archive uses blob vocabulary"},
 	{"pkg/archive", "pkg/identity", "archive checks ids with identity"},
-	{"pkg/crawl", "pkg/blob", "crawl uses blob vocabulary"},
-	{"pkg/replay", "pkg/blob", "replay uses blob vocabulary"},
-	{"pkg/outbox", "pkg/store/postgres", "the outbox's port is in postgres row types"},
 	{"pkg/authz", "pkg/store/postgres", "authz borrows postgres' error helper"},
 }
 

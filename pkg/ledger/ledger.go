@@ -53,6 +53,14 @@ type OutboxPayload struct {
 	Deletes []Tuple `json:"deletes,omitempty"`
 }
 
+// OutboxRow is one claimed fga_outbox row, as the store hands it to the
+// outbox's drain: the payload is parsed by ParseOutboxPayload.
+type OutboxRow struct {
+	ID       int64
+	Payload  []byte
+	Attempts int
+}
+
 // MalformedPayloadError says an outbox payload can never be delivered.
 type MalformedPayloadError struct{ Reason string }
 
