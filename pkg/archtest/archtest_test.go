@@ -89,7 +89,6 @@ var exceptions = []exception{
 	{"pkg/search", "pkg/archive", "search borrows the list's sealed cursor until both share one pagination package"},
 	{"pkg/api", "pkg/health", "/readyz uses health's result type"},
 	{"pkg/archive", "pkg/identity", "archive checks ids with identity"},
-	{"pkg/authz", "pkg/store/postgres", "authz borrows postgres' error helper"},
 }
 
 // pkgInfo is what the test reads of `go list -deps -json`.
