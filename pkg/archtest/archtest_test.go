@@ -88,7 +88,6 @@ var exceptions = []exception{
 	{"pkg/crawl/politeness", "pkg/store/postgres", "politeness reads postgres row types"},
 	{"pkg/search", "pkg/archive", "search borrows the list's sealed cursor until both share one pagination package"},
 	{"pkg/api", "pkg/health", "/readyz uses health's result type"},
-	{"pkg/archive", "pkg/identity", "archive checks ids with identity"},
 }
 
 // pkgInfo is what the test reads of `go list -deps -json`.
