@@ -16,7 +16,6 @@ import (
 
 	"github.com/capture-ledger/ledgerctl/pkg/api"
 	"github.com/capture-ledger/ledgerctl/pkg/archive"
-	"github.com/capture-ledger/ledgerctl/pkg/health"
 	"github.com/capture-ledger/ledgerctl/pkg/identity"
 	"github.com/capture-ledger/ledgerctl/pkg/outbox"
 	"github.com/capture-ledger/ledgerctl/pkg/replay"
@@ -102,7 +101,7 @@ func (a *App) Server(ctx context.Context, o ServeOptions) (*Server, error) {
 	srv := &Server{Mode: mode, Crawls: a.CrawlsEnabled(), ReplayKeyEphemeral: replayKeyEphemeral, app: a}
 	apiSrv := &api.Server{
 		Access: access, Identity: resolver, Submitters: subs, Log: log,
-		Readiness: &health.Checker{App: a},
+		Readiness: a.Readiness(),
 		Picker: api.PickerConfig{View: pickerView(mode), Issuer: s.OIDCIssuer, Host: s.APIHost, Port: s.APIPort,
 			Why: access.Source == archive.SourceCandidates},
 	}

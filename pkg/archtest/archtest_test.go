@@ -87,7 +87,6 @@ var exceptions = []exception{
 	{"pkg/crawl/runner", "pkg/browserhive", "the BrowserHive capturer adapter lives in the runner"},
 	{"pkg/crawl/politeness", "pkg/store/postgres", "politeness reads postgres row types"},
 	{"pkg/search", "pkg/archive", "search borrows the list's sealed cursor until both share one pagination package"},
-	{"pkg/api", "pkg/health", "/readyz uses health's result type"},
 }
 
 // pkgInfo is what the test reads of `go list -deps -json`.
