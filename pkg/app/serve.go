@@ -98,7 +98,7 @@ func (a *App) Server(ctx context.Context, o ServeOptions) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	srv := &Server{Mode: mode, Crawls: a.CrawlsEnabled(), ReplayKeyEphemeral: replayKeyEphemeral, app: a}
+	srv := &Server{Mode: mode, ReplayKeyEphemeral: replayKeyEphemeral, app: a}
 	apiSrv := &api.Server{
 		Access: access, Identity: resolver, Submitters: subs, Log: log,
 		Readiness: a.Readiness(),
@@ -108,23 +108,8 @@ func (a *App) Server(ctx context.Context, o ServeOptions) (*Server, error) {
 	if mode == identity.ModeHeader {
 		apiSrv.AllowedHosts = DevHosts(s.APIHost, s.APIURL)
 	}
-	if srv.Crawls {
-		// The Windmill flow when its webhook is set, else the embedded
-		// runner (nil crawls: it cannot capture here, and said why).
-		crawls, run, err := a.CrawlRunner(ctx, "ledgerctl "+o.Version)
-		if err != nil {
-			return nil, err
-		}
-		srv.Crawls = crawls != nil
-		if crawls != nil {
-			apiSrv.Crawls = crawls
-			if run != nil {
-				srv.work(func(ctx context.Context) { _ = run.Run(ctx) })
-			}
-			if s.CrawlStallTimeout > 0 { // unset only in hand-built settings
-				srv.work(func(ctx context.Context) { stallLoop(ctx, crawls, s.CrawlStallTimeout, log) })
-			}
-		}
+	if err := a.serveCrawls(ctx, srv, apiSrv, "ledgerctl "+o.Version); err != nil {
+		return nil, err
 	}
 	replaySvc, err := a.Replay(ctx, replayKey)
 	if err != nil {
