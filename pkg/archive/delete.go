@@ -154,7 +154,7 @@ func (d *Deleter) plan(a ledger.DeletingArchive) (ledger.DeletePlan, error) {
 	if s := a.Submission; s != nil && s.ManifestKey != nil && a.Bucket == d.Bucket {
 		add(*s.ManifestKey)
 	}
-	p.Tuples = append(p.Tuples, ledger.Tuple{User: "capture_job:" + a.TaskID, Relation: "parent", Object: "archive:" + a.ID})
+	p.Tuples = append(p.Tuples, ledger.Tuple{User: ledger.CaptureJobEntity(a.TaskID), Relation: "parent", Object: ledger.ArchiveEntity(a.ID)})
 	for _, sh := range a.Shares {
 		p.Tuples = append(p.Tuples, ledger.ShareTupleKey(a.ID, sh.Grantee))
 	}
