@@ -31,6 +31,7 @@ build:
 
 vet:
 	go vet ./...
+	go test -count=1 -run 'TestImportDirection|TestCheckCatchesWrongArrows' ./pkg/archtest
 	@test -z "$$(gofmt -l cmd pkg migrations fga)" || { echo "gofmt needed:"; gofmt -l cmd pkg migrations fga; exit 1; }
 
 tools: $(VERSITYGW) $(GOTESTSUM)

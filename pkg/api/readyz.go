@@ -5,13 +5,25 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-
-	"github.com/capture-ledger/ledgerctl/pkg/health"
 )
 
-// Readiness runs the dependency checks /readyz answers (health.Checker).
+// Readiness runs the dependency checks /readyz answers (app.App.Readiness
+// adapts the health checks to it).
 type Readiness interface {
-	Ready(ctx context.Context) []health.Result
+	Ready(ctx context.Context) []ReadyCheck
+}
+
+// ReadyCheck is one dependency check as /readyz reports it.
+type ReadyCheck struct {
+	// Name is the dependency: "postgres", "openfga", "s3".
+	Name string
+	// Failed says the dependency is not ready; any other verdict is "ok".
+	Failed bool
+	// Reason is the short phrase shown for a failure: fixed words, never an
+	// address, a key or an error text.
+	Reason string
+	// Detail is what was found, for the log only.
+	Detail string
 }
 
 // readyz answers whether PostgreSQL, OpenFGA and S3 answer: 200
@@ -26,15 +38,16 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rs := s.Readiness.Ready(r.Context())
-	ready := health.Ready(rs)
+	ready := true
+	for _, res := range rs {
+		if res.Failed {
+			ready = false
+			s.logger().Warn("not ready", "check", res.Name, "detail", res.Detail)
+		}
+	}
 	status := http.StatusOK
 	if !ready {
 		status = http.StatusServiceUnavailable
-		for _, res := range rs {
-			if res.Status == health.Fail {
-				s.logger().Warn("not ready", "check", res.Check, "detail", res.Detail)
-			}
-		}
 	}
 	writeJSON(w, status, readyBody{Ready: ready, Checks: rs})
 }
@@ -42,7 +55,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 // readyBody keeps the checks in the order they were run.
 type readyBody struct {
 	Ready  bool
-	Checks []health.Result
+	Checks []ReadyCheck
 }
 
 func (b readyBody) MarshalJSON() ([]byte, error) {
@@ -58,11 +71,11 @@ func (b readyBody) MarshalJSON() ([]byte, error) {
 		if i > 0 {
 			buf.WriteByte(',')
 		}
-		word := string(health.OK)
-		if r.Status == health.Fail {
+		word := "ok"
+		if r.Failed {
 			word = r.Reason
 		}
-		k, _ := json.Marshal(r.Check)
+		k, _ := json.Marshal(r.Name)
 		v, _ := json.Marshal(word)
 		buf.Write(k)
 		buf.WriteByte(':')

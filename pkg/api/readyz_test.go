@@ -11,12 +11,11 @@ import (
 	"github.com/capture-ledger/ledgerctl/pkg/api"
 	"github.com/capture-ledger/ledgerctl/pkg/app"
 	"github.com/capture-ledger/ledgerctl/pkg/apptest"
-	"github.com/capture-ledger/ledgerctl/pkg/health"
 )
 
 func getReadyz(t *testing.T, a *app.App) (int, string) {
 	t.Helper()
-	srv := httptest.NewServer((&api.Server{Readiness: &health.Checker{App: a}}).Handler())
+	srv := httptest.NewServer((&api.Server{Readiness: a.Readiness()}).Handler())
 	defer srv.Close()
 	res, err := http.Get(srv.URL + "/readyz")
 	if err != nil {
@@ -61,7 +60,7 @@ func TestReadyz(t *testing.T) {
 	}
 
 	// /healthz stays the liveness answer, whatever the dependencies say.
-	srv := httptest.NewServer((&api.Server{Readiness: &health.Checker{App: bad}}).Handler())
+	srv := httptest.NewServer((&api.Server{Readiness: bad.Readiness()}).Handler())
 	defer srv.Close()
 	res, err := http.Get(srv.URL + "/healthz")
 	if err != nil {

@@ -17,7 +17,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/capture-ledger/ledgerctl/pkg/blob"
 	"github.com/capture-ledger/ledgerctl/pkg/i18n"
 	"github.com/capture-ledger/ledgerctl/pkg/identity"
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
@@ -286,7 +285,7 @@ func (s *Server) replayRead(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	var rng *blob.Range
+	var rng *ledger.Range
 	if hs := r.Header.Values("Range"); len(hs) == 1 {
 		if parsed, ok := replay.ParseRange(hs[0]); ok {
 			rng = &parsed
@@ -297,7 +296,7 @@ func (s *Server) replayRead(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	part, err := s.Replay.Service.Open(ctx, g, rng)
-	if errors.Is(err, blob.ErrUnsatisfiable) {
+	if errors.Is(err, ledger.ErrUnsatisfiable) {
 		s.unsatisfiable(w, r, g)
 		return
 	}
@@ -337,7 +336,7 @@ var copyBuffers = sync.Pool{New: func() any { b := make([]byte, 64<<10); return 
 
 // replayHead answers HEAD from the object's metadata, with or without a
 // range.
-func (s *Server) replayHead(w http.ResponseWriter, r *http.Request, g replay.Grant, rng *blob.Range) {
+func (s *Server) replayHead(w http.ResponseWriter, r *http.Request, g replay.Grant, rng *ledger.Range) {
 	info, err := s.Replay.Service.Stat(r.Context(), g)
 	if err != nil {
 		s.objectFailed(w, r, g.ArchiveID, err)
@@ -381,7 +380,7 @@ func (s *Server) unsatisfiableSize(w http.ResponseWriter, size int64) {
 // objectFailed answers a read whose object S3 could not give: a row whose
 // object is gone is "not found" like any refusal (and worth a warning).
 func (s *Server) objectFailed(w http.ResponseWriter, r *http.Request, id string, err error) {
-	if errors.Is(err, blob.ErrNotFound) {
+	if errors.Is(err, ledger.ErrNoObject) {
 		s.logger().Warn("The ledger has an archive whose object S3 does not", "archiveId", id)
 		err = ledger.ErrNotFound
 	}
@@ -392,7 +391,7 @@ func (s *Server) objectFailed(w http.ResponseWriter, r *http.Request, id string,
 // its validators, that ranges are served, and that it is data to read,
 // never a page to render or a response to keep (a cached copy would
 // outlive a revocation).
-func objectHeaders(w http.ResponseWriter, id string, info blob.ObjectInfo) {
+func objectHeaders(w http.ResponseWriter, id string, info ledger.ObjectInfo) {
 	h := w.Header()
 	h.Set("Content-Type", "application/wacz")
 	h.Set("Content-Disposition", `attachment; filename="`+id+`.wacz"`)
@@ -412,7 +411,7 @@ func objectHeaders(w http.ResponseWriter, id string, info blob.ObjectInfo) {
 // ifRangeHolds says whether a range may be served under If-Range (RFC 9110
 // §13.1.5): no header, the object's strong ETag, or exactly its
 // Last-Modified date.
-func ifRangeHolds(h string, info blob.ObjectInfo) bool {
+func ifRangeHolds(h string, info ledger.ObjectInfo) bool {
 	h = strings.TrimSpace(h)
 	switch {
 	case h == "":

@@ -26,6 +26,8 @@ type App struct {
 	blob    *blob.Client
 	authz   authz.Client
 	closers []func()
+	// searchState holds the search backend (search.go).
+	searchState *searchState
 	// quota bounds the captures of this process (CaptureQuota).
 	quota *archive.CaptureQuota
 	// background is the work started for a request that outlives it (a

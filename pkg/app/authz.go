@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"errors"
-	"time"
 
 	"github.com/capture-ledger/ledgerctl/pkg/archive"
 	"github.com/capture-ledger/ledgerctl/pkg/authz"
@@ -50,65 +49,11 @@ func (a *App) SetAuthz(c authz.Client) {
 	a.authz = c
 }
 
-// Permissions answers archive questions through OpenFGA.
-type Permissions struct {
-	Client authz.Client
-	Now    func() time.Time
-}
+// Permissions is authz.Permissions, the OpenFGA permission adapter (kept
+// under this name for the callers that build one by hand).
+type Permissions = authz.Permissions
 
-var _ archive.Permissions = Permissions{}
-
-func (p Permissions) now() time.Time {
-	if p.Now != nil {
-		return p.Now()
-	}
-	return time.Now()
-}
-
-// CanView asks can_view with HIGHER_CONSISTENCY, the caller's organizations
-// as contextual member tuples and the server's clock as current_time.
-func (p Permissions) CanView(ctx context.Context, subject string, orgs []string, id string) (bool, error) {
-	return p.Client.Check(ctx, authz.ArchiveCheck(subject, orgs, id, p.now()))
-}
-
-// CanViewMany asks the same question for many archives in batches.
-func (p Permissions) CanViewMany(ctx context.Context, subject string, orgs []string, ids []string) ([]bool, error) {
-	now := p.now()
-	reqs := make([]authz.CheckRequest, len(ids))
-	for i, id := range ids {
-		reqs[i] = authz.ArchiveCheck(subject, orgs, id, now)
-	}
-	return p.Client.BatchCheck(ctx, reqs)
-}
-
-// ConfirmReasons asks, in one BatchCheck, whether each recorded reason of
-// each candidate holds (authz.ReasonCheck), in order.
-func (p Permissions) ConfirmReasons(ctx context.Context, subject string, cands []ledger.Candidate) ([][]bool, error) {
-	now := p.now()
-	var reqs []authz.CheckRequest
-	for _, c := range cands {
-		for _, r := range c.Reasons {
-			reqs = append(reqs, authz.ReasonCheck(subject, r, c.ID, c.TaskID, now))
-		}
-	}
-	out := make([][]bool, len(cands))
-	if len(reqs) == 0 {
-		return out, nil
-	}
-	ok, err := p.Client.BatchCheck(ctx, reqs)
-	if err != nil {
-		return nil, err
-	}
-	for i, c := range cands {
-		out[i], ok = ok[:len(c.Reasons)], ok[len(c.Reasons):]
-	}
-	return out, nil
-}
-
-// MaySubmit is can_submit on any of the caller's organizations.
-func (p Permissions) MaySubmit(ctx context.Context, subject string, orgs []string) (bool, error) {
-	return authz.MaySubmit(ctx, p.Client, subject, orgs)
-}
+var _ archive.Permissions = authz.Permissions{}
 
 // Permissions returns the OpenFGA-backed permissions.
 func (a *App) Permissions(ctx context.Context) (Permissions, error) {

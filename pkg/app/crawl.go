@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/capture-ledger/ledgerctl/pkg/api"
 	"github.com/capture-ledger/ledgerctl/pkg/browserhive"
 	"github.com/capture-ledger/ledgerctl/pkg/capture"
 	"github.com/capture-ledger/ledgerctl/pkg/crawl"
@@ -15,10 +16,28 @@ import (
 	"github.com/capture-ledger/ledgerctl/pkg/windmill"
 )
 
-// CrawlsEnabled says whether crawls can run: always, on the Windmill flow
-// when its webhook is configured, else on the embedded runner (serve runs
-// it; see CrawlRunner).
-func (a *App) CrawlsEnabled() bool { return true }
+// serveCrawls serves the crawl routes on the Windmill flow when its webhook
+// is set, else on the embedded runner, with its worker and the stalled-crawl
+// closer (nil crawls: the runner cannot capture here, and said why; serve
+// then runs without crawls, and srv.Crawls says so).
+func (a *App) serveCrawls(ctx context.Context, srv *Server, apiSrv *api.Server, version string) error {
+	crawls, run, err := a.CrawlRunner(ctx, version)
+	if err != nil {
+		return err
+	}
+	srv.Crawls = crawls != nil
+	if crawls == nil {
+		return nil
+	}
+	apiSrv.Crawls = crawls
+	if run != nil {
+		srv.work(func(ctx context.Context) { _ = run.Run(ctx) })
+	}
+	if t := a.Settings.CrawlStallTimeout; t > 0 { // unset only in hand-built settings
+		srv.work(func(ctx context.Context) { stallLoop(ctx, crawls, t, a.Log) })
+	}
+	return nil
+}
 
 // Windmill says crawls run on the Windmill flow (the webhook is set).
 func (a *App) Windmill() bool { return a.Settings.WebhookURL != "" }

@@ -18,11 +18,15 @@ type searchState struct {
 	backend search.Backend
 }
 
-var searchStates sync.Map // *App → *searchState
-
+// search is the App's search state, made on first use; Close drops it, so
+// a later SearchBackend opens the index again.
 func (a *App) search() *searchState {
-	s, _ := searchStates.LoadOrStore(a, &searchState{})
-	return s.(*searchState)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.searchState == nil {
+		a.searchState = &searchState{}
+	}
+	return a.searchState
 }
 
 // SearchBackend opens the full-text index on first use: OpenSearch when
@@ -53,7 +57,7 @@ func (a *App) SearchBackend(ctx context.Context) (search.Backend, error) {
 	st.backend = b
 	a.mu.Lock()
 	a.closers = append(a.closers, func() {
-		searchStates.Delete(a)
+		a.searchState = nil // Close holds a.mu
 		_ = b.Close()
 	})
 	a.mu.Unlock()

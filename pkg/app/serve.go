@@ -16,7 +16,6 @@ import (
 
 	"github.com/capture-ledger/ledgerctl/pkg/api"
 	"github.com/capture-ledger/ledgerctl/pkg/archive"
-	"github.com/capture-ledger/ledgerctl/pkg/health"
 	"github.com/capture-ledger/ledgerctl/pkg/identity"
 	"github.com/capture-ledger/ledgerctl/pkg/outbox"
 	"github.com/capture-ledger/ledgerctl/pkg/replay"
@@ -100,33 +99,18 @@ func (a *App) Server(ctx context.Context, o ServeOptions) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	srv := &Server{Mode: mode, Crawls: a.CrawlsEnabled(), ReplayKeyEphemeral: replayKeyEphemeral, app: a}
+	srv := &Server{Mode: mode, ReplayKeyEphemeral: replayKeyEphemeral, app: a}
 	apiSrv := &api.Server{
 		Access: access, Identity: resolver, Submitters: subs, Log: log,
-		Readiness: &health.Checker{App: a},
+		Readiness: a.Readiness(),
 		Picker: api.PickerConfig{View: pickerView(mode), Issuer: s.OIDCIssuer, Host: s.APIHost, Port: s.APIPort,
 			Why: access.Source == archive.SourceCandidates},
 	}
 	if mode == identity.ModeHeader {
 		apiSrv.AllowedHosts = DevHosts(s.APIHost, s.APIURL)
 	}
-	if srv.Crawls {
-		// The Windmill flow when its webhook is set, else the embedded
-		// runner (nil crawls: it cannot capture here, and said why).
-		crawls, run, err := a.CrawlRunner(ctx, "ledgerctl "+o.Version)
-		if err != nil {
-			return nil, err
-		}
-		srv.Crawls = crawls != nil
-		if crawls != nil {
-			apiSrv.Crawls = crawls
-			if run != nil {
-				srv.work(func(ctx context.Context) { _ = run.Run(ctx) })
-			}
-			if s.CrawlStallTimeout > 0 { // unset only in hand-built settings
-				srv.work(func(ctx context.Context) { stallLoop(ctx, crawls, s.CrawlStallTimeout, log) })
-			}
-		}
+	if err := a.serveCrawls(ctx, srv, apiSrv, "ledgerctl "+o.Version); err != nil {
+		return nil, err
 	}
 	replaySvc, err := a.Replay(ctx, replayKey)
 	if err != nil {

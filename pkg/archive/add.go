@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/capture-ledger/ledgerctl/pkg/blob"
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 	"github.com/capture-ledger/ledgerctl/pkg/manifest"
 )
@@ -241,10 +240,10 @@ func (a *Adder) one(ctx context.Context, given string, req AddRequest) (AddedMan
 	log := a.logger().With("key", key)
 	data, err := a.Objects.Get(ctx, a.Bucket, key)
 	switch {
-	case errors.Is(err, blob.ErrNotFound):
+	case errors.Is(err, ledger.ErrNoObject):
 		log.Warn("No manifest at this key")
 		return fail(AddMissing, errors.New("no such object"))
-	case errors.Is(err, blob.ErrRejected):
+	case errors.Is(err, ledger.ErrObjectRejected):
 		return fail(AddError, fmt.Errorf("read manifest: %w", err))
 	case err != nil:
 		return out, s3Err(fmt.Errorf("read manifest %s: %w", key, err))

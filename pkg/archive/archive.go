@@ -15,7 +15,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/capture-ledger/ledgerctl/pkg/blob"
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 	"github.com/capture-ledger/ledgerctl/pkg/manifest"
 )
@@ -228,11 +227,11 @@ func (r *Reconciler) one(ctx context.Context, sub ledger.Submission) (rowOutcome
 		return rowError(fmt.Errorf("manifest key: %w", err)), nil
 	}
 	data, err := r.Objects.Get(ctx, r.Admitter.Bucket, sub.ManifestKey)
-	if errors.Is(err, blob.ErrNotFound) {
+	if errors.Is(err, ledger.ErrNoObject) {
 		return rowOutcome{outcome: outcomeMissing}, nil
 	}
 	if err != nil {
-		if errors.Is(err, blob.ErrRejected) {
+		if errors.Is(err, ledger.ErrObjectRejected) {
 			return rowError(fmt.Errorf("read manifest: %w", err)), nil
 		}
 		return rowOutcome{}, s3Err(fmt.Errorf("read manifest %s: %w", sub.ManifestKey, err))

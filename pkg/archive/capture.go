@@ -11,7 +11,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/capture-ledger/ledgerctl/pkg/identity"
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 )
 
@@ -150,8 +149,8 @@ func checkOrgID(org string) error {
 	if org == "" {
 		return &ledger.FieldError{Field: "organization", Reason: "is required"}
 	}
-	var bad *identity.IDError
-	if err := identity.CheckOrganization(org); errors.As(err, &bad) {
+	var bad *ledger.IDError
+	if err := ledger.CheckOrganization(org); errors.As(err, &bad) {
 		return &ledger.FieldError{Field: "organization", Reason: bad.Reason, Err: err}
 	} else if err != nil {
 		return err

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/capture-ledger/ledgerctl/pkg/blob"
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 )
 
@@ -155,7 +154,7 @@ func (d *Deleter) plan(a ledger.DeletingArchive) (ledger.DeletePlan, error) {
 	if s := a.Submission; s != nil && s.ManifestKey != nil && a.Bucket == d.Bucket {
 		add(*s.ManifestKey)
 	}
-	p.Tuples = append(p.Tuples, ledger.Tuple{User: "capture_job:" + a.TaskID, Relation: "parent", Object: "archive:" + a.ID})
+	p.Tuples = append(p.Tuples, ledger.Tuple{User: ledger.CaptureJobEntity(a.TaskID), Relation: "parent", Object: ledger.ArchiveEntity(a.ID)})
 	for _, sh := range a.Shares {
 		p.Tuples = append(p.Tuples, ledger.ShareTupleKey(a.ID, sh.Grantee))
 	}
@@ -199,7 +198,7 @@ func (d *Deleter) finish(ctx context.Context, t ledger.Tombstone) Deletion {
 		return out
 	}
 	for _, key := range t.ObjectKeys {
-		if err := d.Objects.Delete(ctx, t.Bucket, key); err != nil && !errors.Is(err, blob.ErrNotFound) {
+		if err := d.Objects.Delete(ctx, t.Bucket, key); err != nil && !errors.Is(err, ledger.ErrNoObject) {
 			return fail(err.Error())
 		}
 	}

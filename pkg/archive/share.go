@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/capture-ledger/ledgerctl/pkg/identity"
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 )
 
@@ -104,7 +103,7 @@ type ShareRequest struct {
 }
 
 // Parse checks the request (identity rules for the grantee, see
-// identity.CheckSubject and CheckOrganization; ParseShareDuration for the
+// ledger.CheckSubject and CheckOrganization; ParseShareDuration for the
 // duration) and returns whom it is to and for how long. Every error is a
 // *ledger.FieldError naming user, organization or duration.
 func (r ShareRequest) Parse(max time.Duration) (ledger.Grantee, time.Duration, error) {
@@ -113,12 +112,12 @@ func (r ShareRequest) Parse(max time.Duration) (ledger.Grantee, time.Duration, e
 	case r.User != nil && r.Organization != nil:
 		return g, 0, &ledger.FieldError{Field: "user", Reason: "and organization are both given: a share is to one user or to one organization's members"}
 	case r.User != nil:
-		if err := identity.CheckSubject(*r.User); err != nil {
+		if err := ledger.CheckSubject(*r.User); err != nil {
 			return g, 0, &ledger.FieldError{Field: "user", Reason: idReason(err)}
 		}
 		g = ledger.Grantee{Type: ledger.GranteeUser, ID: *r.User}
 	case r.Organization != nil:
-		if err := identity.CheckOrganization(*r.Organization); err != nil {
+		if err := ledger.CheckOrganization(*r.Organization); err != nil {
 			return g, 0, &ledger.FieldError{Field: "organization", Reason: idReason(err)}
 		}
 		g = ledger.Grantee{Type: ledger.GranteeOrganization, ID: *r.Organization}
@@ -135,7 +134,7 @@ func (r ShareRequest) Parse(max time.Duration) (ledger.Grantee, time.Duration, e
 // idReason is why an identity string was refused, without repeating it
 // (it may be anything a caller sent).
 func idReason(err error) string {
-	var ie *identity.IDError
+	var ie *ledger.IDError
 	if errors.As(err, &ie) {
 		return ie.Reason
 	}

@@ -96,11 +96,12 @@ type Client interface {
 	Close() error
 }
 
-// Entity helpers build the object strings of the model.
-func User(subject string) string    { return "user:" + subject }
-func Organization(id string) string { return "organization:" + id }
-func Archive(id string) string      { return "archive:" + id }
-func CaptureJob(id string) string   { return "capture_job:" + id }
+// Entity helpers build the object strings of the model: the centre's tuple
+// grammar (pkg/ledger/tuples.go).
+func User(subject string) string    { return ledger.UserEntity(subject) }
+func Organization(id string) string { return ledger.OrganizationEntity(id) }
+func Archive(id string) string      { return ledger.ArchiveEntity(id) }
+func CaptureJob(id string) string   { return ledger.CaptureJobEntity(id) }
 
 // MembershipTuples are the contextual tuples saying subject is a member of
 // each of orgs, as the identity token claims. Membership is never stored.

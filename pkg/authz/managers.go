@@ -77,7 +77,7 @@ func ReasonCheck(subject string, r ledger.Reason, archiveID, taskID string, now 
 	// it), or to the user with no membership at all.
 	user := User(subject)
 	if r.Organization != "" {
-		user = Organization(r.Organization) + "#member"
+		user = ledger.OrganizationMembers(r.Organization)
 	}
 	return CheckRequest{User: user, Relation: "viewer", Object: Archive(archiveID),
 		Context: map[string]any{"current_time": now.UTC().Format(time.RFC3339)}}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"strings"
 	"sync"
@@ -14,8 +15,6 @@ import (
 	"github.com/openfga/openfga/pkg/storage/migrate"
 	"github.com/openfga/openfga/pkg/storage/postgres"
 	"github.com/openfga/openfga/pkg/storage/sqlcommon"
-
-	ledgerpg "github.com/capture-ledger/ledgerctl/pkg/store/postgres"
 )
 
 // DatastoreMaxOpenConns is the connection limit of the embedded Postgres
@@ -38,7 +37,7 @@ func NewPostgres(ctx context.Context, uri string, opts Options) (*Embedded, erro
 		sqlcommon.WithPingRetryMaxElapsedTime(10*time.Second),
 	))
 	if err != nil {
-		return nil, &UnreachableError{What: "the OpenFGA datastore (PostgreSQL)", Where: pgHost(uri), Err: ledgerpg.Cause(err)}
+		return nil, &UnreachableError{What: "the OpenFGA datastore (PostgreSQL)", Where: pgHost(uri), Err: pgCause(err)}
 	}
 	st, err := ds.IsReady(ctx)
 	if err != nil || !st.IsReady {
@@ -86,7 +85,7 @@ func PreparePostgres(ctx context.Context, uri string) error {
 		PingTimeout: 5 * time.Second, // zero fails at once with "context deadline exceeded"
 	})
 	if err != nil {
-		return fmt.Errorf("migrate the OpenFGA datastore at %s: %w", pgHost(uri), ledgerpg.Cause(err))
+		return fmt.Errorf("migrate the OpenFGA datastore at %s: %w", pgHost(uri), pgCause(err))
 	}
 	return nil
 }
@@ -108,7 +107,7 @@ func createDatabase(ctx context.Context, u *url.URL, name string) error {
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("create the OpenFGA datastore database %q: %w", name, ledgerpg.Cause(err))
+			return fmt.Errorf("create the OpenFGA datastore database %q: %w", name, pgCause(err))
 		}
 		return nil
 	}
@@ -118,7 +117,7 @@ func createDatabase(ctx context.Context, u *url.URL, name string) error {
 func connect(ctx context.Context, uri string) (*pgx.Conn, error) {
 	cfg, err := pgx.ParseConfig(uri)
 	if err != nil {
-		return nil, fmt.Errorf("the OpenFGA datastore URL does not parse: %w", ledgerpg.Cause(err))
+		return nil, fmt.Errorf("the OpenFGA datastore URL does not parse: %w", pgCause(err))
 	}
 	cfg.ConnectTimeout = 5 * time.Second
 	conn, err := pgx.ConnectConfig(ctx, cfg)
@@ -133,7 +132,7 @@ func connect(ctx context.Context, uri string) (*pgx.Conn, error) {
 			}
 			return nil, fmt.Errorf("the OpenFGA datastore at %s refused the connection: %s", pgHost(uri), pgErr.Message)
 		}
-		return nil, &UnreachableError{What: "the OpenFGA datastore (PostgreSQL)", Where: pgHost(uri), Err: ledgerpg.Cause(err)}
+		return nil, &UnreachableError{What: "the OpenFGA datastore (PostgreSQL)", Where: pgHost(uri), Err: pgCause(err)}
 	}
 	return conn, nil
 }
@@ -147,4 +146,31 @@ func pingPostgres(ctx context.Context, uri string) error {
 }
 
 // pgHost is host:port of a PostgreSQL URL, for messages (never a password).
-func pgHost(uri string) string { return ledgerpg.HostOf(uri) }
+func pgHost(uri string) string {
+	cfg, err := pgconn.ParseConfig(uri)
+	if err != nil {
+		if u, uerr := url.Parse(uri); uerr == nil && u.Host != "" {
+			return u.Host
+		}
+		return "(unparsable CAPTURE_LEDGER_FGA_DATASTORE_URI)"
+	}
+	if strings.HasPrefix(cfg.Host, "/") {
+		return fmt.Sprintf("%s (socket, port %d)", cfg.Host, cfg.Port)
+	}
+	return net.JoinHostPort(cfg.Host, fmt.Sprint(cfg.Port))
+}
+
+// pgCause is the part of a driver error worth showing: PostgreSQL's own
+// message, or the network error under a failed dial. (The ledger's store
+// has its own; an adapter does not import another.)
+func pgCause(err error) error {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return errors.New(pgErr.Message)
+	}
+	var opErr *net.OpError
+	if errors.As(err, &opErr) {
+		return opErr.Err
+	}
+	return err
+}

@@ -21,15 +21,12 @@ import (
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 )
 
-// ErrNotFound is returned when the object (or bucket) does not exist.
-var ErrNotFound = errors.New("no such object")
+// ErrNotFound is ledger.ErrNoObject: the object (or bucket) does not exist.
+var ErrNotFound = ledger.ErrNoObject
 
-// ErrRejected is an answer of the S3 server refusing one request (a key it
-// will not take, access denied, …: a 4xx other than 408 and 429, or a
-// 500/501): the server is up, and the failure belongs to that object, not
-// to the whole run. No answer, 502-504, 408 and 429 say the service is not
-// there for anyone, and are not ErrRejected.
-var ErrRejected = errors.New("the S3 server refused the request")
+// ErrRejected is ledger.ErrObjectRejected: the S3 server refused one
+// request (a 4xx other than 408 and 429, or a 500/501).
+var ErrRejected = ledger.ErrObjectRejected
 
 // Config says how to reach the S3 API.
 type Config struct {

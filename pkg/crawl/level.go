@@ -12,7 +12,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/capture-ledger/ledgerctl/pkg/blob"
 	"github.com/capture-ledger/ledgerctl/pkg/crawl/rules"
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 	"github.com/capture-ledger/ledgerctl/pkg/manifest"
@@ -349,10 +348,10 @@ func (s *Service) readPage(ctx context.Context, cr ledger.Crawl, set *rules.Set,
 	}
 	data, err := s.Objects.Get(ctx, s.Bucket, key)
 	switch {
-	case errors.Is(err, blob.ErrNotFound):
+	case errors.Is(err, ledger.ErrNoObject):
 		log.Warn("links file is not where the capture reported writing it; its links are not followed", "key", key)
 		return nil
-	case errors.Is(err, blob.ErrRejected):
+	case errors.Is(err, ledger.ErrObjectRejected):
 		// S3 answered and refused this key: that page's problem, not the
 		// level's (failing the report would fail every resend too).
 		log.Warn("S3 refused to read the links file; its links are not followed", "key", key, "error", err.Error())
@@ -394,7 +393,7 @@ func (s *Service) readManifest(ctx context.Context, log interface {
 	Warn(string, ...any)
 }, pw *pageWork) (manifest.Manifest, bool) {
 	data, err := s.Objects.Get(ctx, s.Bucket, pw.outcome.Key)
-	if errors.Is(err, blob.ErrNotFound) {
+	if errors.Is(err, ledger.ErrNoObject) {
 		log.Debug("no manifest yet; leaving it to reconcile", "key", pw.outcome.Key)
 		return manifest.Manifest{}, false
 	}

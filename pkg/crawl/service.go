@@ -39,7 +39,7 @@ type TargetStore interface {
 	DeleteTarget(ctx context.Context, org string, id int64) error
 }
 
-// Objects reads objects from S3; a missing object is blob.ErrNotFound.
+// Objects reads objects from S3; a missing object is ledger.ErrNoObject.
 type Objects interface {
 	Get(ctx context.Context, bucket, key string) ([]byte, error)
 }

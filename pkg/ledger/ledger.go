@@ -53,6 +53,14 @@ type OutboxPayload struct {
 	Deletes []Tuple `json:"deletes,omitempty"`
 }
 
+// OutboxRow is one claimed fga_outbox row, as the store hands it to the
+// outbox's drain: the payload is parsed by ParseOutboxPayload.
+type OutboxRow struct {
+	ID       int64
+	Payload  []byte
+	Attempts int
+}
+
 // MalformedPayloadError says an outbox payload can never be delivered.
 type MalformedPayloadError struct{ Reason string }
 
@@ -175,11 +183,11 @@ func jsonType(v any) string {
 // its owner when a person asked for it.
 func AdmissionTuples(archiveID, taskID, orgID string, submittedBy *string) OutboxPayload {
 	p := OutboxPayload{Writes: []Tuple{
-		{User: "capture_job:" + taskID, Relation: "parent", Object: "archive:" + archiveID},
-		{User: "organization:" + orgID, Relation: "parent", Object: "capture_job:" + taskID},
+		{User: CaptureJobEntity(taskID), Relation: "parent", Object: ArchiveEntity(archiveID)},
+		{User: OrganizationEntity(orgID), Relation: "parent", Object: CaptureJobEntity(taskID)},
 	}}
 	if submittedBy != nil && *submittedBy != "" {
-		p.Writes = append(p.Writes, Tuple{User: "user:" + *submittedBy, Relation: "owner", Object: "capture_job:" + taskID})
+		p.Writes = append(p.Writes, Tuple{User: UserEntity(*submittedBy), Relation: "owner", Object: CaptureJobEntity(taskID)})
 	}
 	return p
 }

@@ -27,9 +27,9 @@ type Grantee struct {
 // organization:<id>#member.
 func (g Grantee) FGAUser() string {
 	if g.Type == GranteeOrganization {
-		return "organization:" + g.ID + "#member"
+		return OrganizationMembers(g.ID)
 	}
-	return "user:" + g.ID
+	return UserEntity(g.ID)
 }
 
 func (g Grantee) String() string { return string(g.Type) + " " + g.ID }
@@ -53,7 +53,7 @@ func ShareTuple(archiveID string, g Grantee, grantedAt time.Time, d time.Duratio
 // ShareTupleKey is a share's tuple without its condition: what a delete
 // names (OpenFGA keys a tuple by user, relation and object).
 func ShareTupleKey(archiveID string, g Grantee) Tuple {
-	return Tuple{User: g.FGAUser(), Relation: "viewer", Object: "archive:" + archiveID}
+	return Tuple{User: g.FGAUser(), Relation: "viewer", Object: ArchiveEntity(archiveID)}
 }
 
 // NewShare is a share to record.

@@ -23,12 +23,11 @@ import (
 	"time"
 
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
-	"github.com/capture-ledger/ledgerctl/pkg/store/postgres"
 )
 
 // Store is the outbox table.
 type Store interface {
-	ClaimOutbox(ctx context.Context, after int64, n int, lease time.Duration) ([]postgres.OutboxRow, error)
+	ClaimOutbox(ctx context.Context, after int64, n int, lease time.Duration) ([]ledger.OutboxRow, error)
 	MarkDelivered(ctx context.Context, ids []int64) error
 	MarkFailed(ctx context.Context, id int64, msg string, backoff time.Duration, dead bool) error
 	ReleaseOutbox(ctx context.Context, ids []int64) error
@@ -150,14 +149,14 @@ func Drain(ctx context.Context, st Store, w Writer, o Options) (Result, error) {
 }
 
 type parsed struct {
-	row     postgres.OutboxRow
+	row     ledger.OutboxRow
 	payload ledger.OutboxPayload
 }
 
 // deliverBatch delivers leased rows oldest first. Rows that only write are
 // grouped into calls of up to MaxTuples distinct tuples; a row that deletes
 // goes alone, so a later revoke is never merged with an earlier grant.
-func deliverBatch(ctx context.Context, st Store, w Writer, o Options, rows []postgres.OutboxRow, res *Result) (stop bool, err error) {
+func deliverBatch(ctx context.Context, st Store, w Writer, o Options, rows []ledger.OutboxRow, res *Result) (stop bool, err error) {
 	var delivered []int64
 	failed := map[int64]bool{} // rows already marked failed or dead this batch
 	var group []parsed
@@ -282,7 +281,7 @@ func deliverBatch(ctx context.Context, st Store, w Writer, o Options, rows []pos
 	return finish(nil)
 }
 
-func fail(ctx context.Context, st Store, o Options, r postgres.OutboxRow, cause error, res *Result) error {
+func fail(ctx context.Context, st Store, o Options, r ledger.OutboxRow, cause error, res *Result) error {
 	dead := r.Attempts+1 >= o.MaxAttempts
 	if err := st.MarkFailed(ctx, r.ID, cause.Error(), Backoff(r.Attempts, o.BaseBackoff, o.MaxBackoff), dead); err != nil {
 		return fmt.Errorf("mark failed: %w", err)

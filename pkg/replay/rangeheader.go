@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/capture-ledger/ledgerctl/pkg/blob"
+	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 )
 
 // ParseRange reads an HTTP Range header asking for one byte range:
@@ -15,35 +15,35 @@ import (
 // ignore the header and send the whole object. Positions too large for an
 // int64 are kept as the largest one (a first byte past any object, a last
 // byte or suffix covering all of it).
-func ParseRange(h string) (r blob.Range, ok bool) {
+func ParseRange(h string) (r ledger.Range, ok bool) {
 	unit, spec, found := strings.Cut(strings.TrimSpace(h), "=")
 	if !found || !strings.EqualFold(strings.TrimSpace(unit), "bytes") {
-		return blob.Range{}, false
+		return ledger.Range{}, false
 	}
 	spec = strings.TrimSpace(spec)
 	a, b, found := strings.Cut(spec, "-")
 	if !found || strings.ContainsAny(spec, ",") {
-		return blob.Range{}, false
+		return ledger.Range{}, false
 	}
 	if a == "" {
 		n, ok := position(b)
 		if !ok {
-			return blob.Range{}, false
+			return ledger.Range{}, false
 		}
-		return blob.Range{First: -1, Last: -1, Suffix: n}, true
+		return ledger.Range{First: -1, Last: -1, Suffix: n}, true
 	}
 	first, ok := position(a)
 	if !ok {
-		return blob.Range{}, false
+		return ledger.Range{}, false
 	}
 	if b == "" {
-		return blob.Range{First: first, Last: -1}, true
+		return ledger.Range{First: first, Last: -1}, true
 	}
 	last, ok := position(b)
 	if !ok || last < first {
-		return blob.Range{}, false
+		return ledger.Range{}, false
 	}
-	return blob.Range{First: first, Last: last}, true
+	return ledger.Range{First: first, Last: last}, true
 }
 
 // position reads a run of ASCII digits (nothing else: no sign, no space).

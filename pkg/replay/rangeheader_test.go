@@ -4,35 +4,35 @@ import (
 	"math"
 	"testing"
 
-	"github.com/capture-ledger/ledgerctl/pkg/blob"
+	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 )
 
 func TestParseRange(t *testing.T) {
 	for _, tc := range []struct {
 		h    string
-		want blob.Range
+		want ledger.Range
 		ok   bool
 	}{
-		{"bytes=0-99", blob.Range{First: 0, Last: 99}, true},
-		{"bytes=100-", blob.Range{First: 100, Last: -1}, true},
-		{"bytes=-100", blob.Range{First: -1, Last: -1, Suffix: 100}, true},
-		{"bytes=-0", blob.Range{First: -1, Last: -1, Suffix: 0}, true}, // unsatisfiable, not ignored
-		{"Bytes = 5-5 ", blob.Range{First: 5, Last: 5}, true},
-		{"bytes=99999999999999999999-", blob.Range{First: math.MaxInt64, Last: -1}, true},
-		{"bytes=0-99999999999999999999", blob.Range{First: 0, Last: math.MaxInt64}, true},
-		{"", blob.Range{}, false},
-		{"bytes", blob.Range{}, false},
-		{"bytes=", blob.Range{}, false},
-		{"bytes=-", blob.Range{}, false},
-		{"bytes=5-4", blob.Range{}, false},
-		{"bytes=0-1,5-6", blob.Range{}, false},
-		{"items=0-1", blob.Range{}, false},
-		{"bytes=+1-2", blob.Range{}, false},
-		{"bytes=1 -2", blob.Range{}, false},
-		{"bytes=0x10-", blob.Range{}, false},
-		{"bytes=1-2-3", blob.Range{}, false},
-		{"bytes=\x001-2", blob.Range{}, false},
-		{"bytes=１-2", blob.Range{}, false}, // full-width digit
+		{"bytes=0-99", ledger.Range{First: 0, Last: 99}, true},
+		{"bytes=100-", ledger.Range{First: 100, Last: -1}, true},
+		{"bytes=-100", ledger.Range{First: -1, Last: -1, Suffix: 100}, true},
+		{"bytes=-0", ledger.Range{First: -1, Last: -1, Suffix: 0}, true}, // unsatisfiable, not ignored
+		{"Bytes = 5-5 ", ledger.Range{First: 5, Last: 5}, true},
+		{"bytes=99999999999999999999-", ledger.Range{First: math.MaxInt64, Last: -1}, true},
+		{"bytes=0-99999999999999999999", ledger.Range{First: 0, Last: math.MaxInt64}, true},
+		{"", ledger.Range{}, false},
+		{"bytes", ledger.Range{}, false},
+		{"bytes=", ledger.Range{}, false},
+		{"bytes=-", ledger.Range{}, false},
+		{"bytes=5-4", ledger.Range{}, false},
+		{"bytes=0-1,5-6", ledger.Range{}, false},
+		{"items=0-1", ledger.Range{}, false},
+		{"bytes=+1-2", ledger.Range{}, false},
+		{"bytes=1 -2", ledger.Range{}, false},
+		{"bytes=0x10-", ledger.Range{}, false},
+		{"bytes=1-2-3", ledger.Range{}, false},
+		{"bytes=\x001-2", ledger.Range{}, false},
+		{"bytes=１-2", ledger.Range{}, false}, // full-width digit
 	} {
 		got, ok := ParseRange(tc.h)
 		if ok != tc.ok || (ok && got != tc.want) {

@@ -12,7 +12,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/capture-ledger/ledgerctl/pkg/blob"
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 )
 
@@ -35,8 +34,8 @@ type Catalog interface {
 
 // Objects reads objects and ranges of them from S3, streaming.
 type Objects interface {
-	Stat(ctx context.Context, bucket, key string) (blob.ObjectInfo, error)
-	Open(ctx context.Context, bucket, key string, r *blob.Range) (*blob.Part, error)
+	Stat(ctx context.Context, bucket, key string) (ledger.ObjectInfo, error)
+	Open(ctx context.Context, bucket, key string, r *ledger.Range) (*ledger.Part, error)
 }
 
 // MaxCollection bounds the archives one collection lists (a crawl's
@@ -400,12 +399,12 @@ func (s *Service) check(ctx context.Context, c Claims) (cached, error) {
 }
 
 // Stat is the archive's object's size, ETag and Last-Modified.
-func (s *Service) Stat(ctx context.Context, g Grant) (blob.ObjectInfo, error) {
+func (s *Service) Stat(ctx context.Context, g Grant) (ledger.ObjectInfo, error) {
 	return s.Objects.Stat(ctx, g.Bucket, g.Key)
 }
 
 // Open starts reading the archive's object, or the range r of it.
-func (s *Service) Open(ctx context.Context, g Grant, r *blob.Range) (*blob.Part, error) {
+func (s *Service) Open(ctx context.Context, g Grant, r *ledger.Range) (*ledger.Part, error) {
 	return s.Objects.Open(ctx, g.Bucket, g.Key, r)
 }
 

@@ -5,14 +5,9 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-)
 
-// OutboxRow is one claimed fga_outbox row.
-type OutboxRow struct {
-	ID       int64
-	Payload  []byte
-	Attempts int
-}
+	"github.com/capture-ledger/ledgerctl/pkg/ledger"
+)
 
 // ClaimOutbox leases up to n due rows for lease: they stay pending but are
 // invisible to other drainers until the lease ends, so two drainers never
@@ -27,7 +22,7 @@ type OutboxRow struct {
 // flight: an older intent, superseded since), and each row comes back
 // without the tuples a newer row has superseded, so an older intent is
 // never sent after a newer one.
-func (s *Store) ClaimOutbox(ctx context.Context, after int64, n int, lease time.Duration) ([]OutboxRow, error) {
+func (s *Store) ClaimOutbox(ctx context.Context, after int64, n int, lease time.Duration) ([]ledger.OutboxRow, error) {
 	rows, err := s.Pool.Query(ctx, `
 		UPDATE fga_outbox o SET next_attempt_at = now() + $2::interval, leased_until = now() + $2::interval
 		FROM (SELECT id FROM fga_outbox c
@@ -40,7 +35,7 @@ func (s *Store) ClaimOutbox(ctx context.Context, after int64, n int, lease time.
 	if err != nil {
 		return nil, err
 	}
-	out, err := pgx.CollectRows(rows, pgx.RowToStructByPos[OutboxRow])
+	out, err := pgx.CollectRows(rows, pgx.RowToStructByPos[ledger.OutboxRow])
 	if err != nil {
 		return nil, err
 	}

@@ -29,16 +29,11 @@ func jobSources(payloads []ledger.OutboxPayload) []jobSource {
 	var out []jobSource
 	for _, p := range payloads {
 		for _, t := range p.Writes {
-			task, ok := strings.CutPrefix(t.Object, "capture_job:")
+			task, kind, principal, ok := ledger.JobGrant(t)
 			if !ok || uuid.Validate(task) != nil {
 				continue
 			}
-			switch {
-			case t.Relation == "parent" && strings.HasPrefix(t.User, "organization:"):
-				out = append(out, jobSource{task, ledger.ReasonOrganization, strings.TrimPrefix(t.User, "organization:")})
-			case t.Relation == "owner" && strings.HasPrefix(t.User, "user:"):
-				out = append(out, jobSource{task, ledger.ReasonOwner, strings.TrimPrefix(t.User, "user:")})
-			}
+			out = append(out, jobSource{task, kind, principal})
 		}
 	}
 	return out
