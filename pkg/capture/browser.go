@@ -437,6 +437,34 @@ func (c *browserCapture) run(u *url.URL) {
 	if err == nil && len(png) > 0 {
 		res.Capture.Screenshot = &wacz.Screenshot{PageURL: res.FinalURL, Date: time.Now(), PNG: png}
 	}
+	if th := c.thumbnail(capCtx); th != nil {
+		th.PageURL = res.FinalURL
+		res.Capture.Thumbnail = th
+	}
+}
+
+// ThumbnailWidth is the width of the thumbnail the browser engine stores
+// with each page (its height keeps the viewport's proportions).
+const ThumbnailWidth = 400
+
+// thumbnail has Chromium render the viewport again at ThumbnailWidth
+// pixels wide as a JPEG (its own scaling: no image code of ours touches
+// the page's pixels). nil when it fails or is not a valid JPEG.
+func (c *browserCapture) thumbnail(ctx context.Context) *wacz.Thumbnail {
+	cfg := c.b.cfg
+	scale := min(1, float64(ThumbnailWidth)/float64(cfg.ViewportWidth))
+	shot, err := chromedp.Call(ctx, page.CaptureScreenshot, page.CaptureScreenshotParams{
+		Format: page.CaptureScreenshotFormatJpeg, Quality: new(int64(75)),
+		Clip: &page.Viewport{Width: float64(cfg.ViewportWidth), Height: float64(cfg.ViewportHeight), Scale: scale},
+	})
+	if err != nil {
+		return nil
+	}
+	data := shot.Data
+	if _, err := wacz.CheckImage(data, "image/jpeg"); err != nil {
+		return nil
+	}
+	return &wacz.Thumbnail{Date: time.Now(), Mime: "image/jpeg", Data: data}
 }
 
 // setup turns on what the capture listens to.
