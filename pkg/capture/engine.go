@@ -85,6 +85,10 @@ type Result struct {
 
 	// Failure is non-nil when the page itself could not be captured.
 	Failure *Failure
+
+	// Behaviors is what the browser engine did to the page after it loaded
+	// (nil for the http engine, or when no time was left for them).
+	Behaviors *Behaviors
 }
 
 // OK reports whether the page was captured (no Failure).
@@ -243,5 +247,8 @@ func (r *Result) finish(end time.Time) {
 			URL: r.URL, FinalURL: r.FinalURL, Date: r.Started,
 			Title: r.Title, Text: r.Text, Links: r.Links,
 		}}
+		if r.Behaviors != nil {
+			r.Capture.Pages[0].Behaviors = r.Behaviors
+		}
 	}
 }

@@ -64,6 +64,10 @@ type Page struct {
 	// no-archive, deny, unattributed); Write then omits both.
 	TextWithheld string
 	Links        []Link
+	// Behaviors, when not nil, is what the capturer did to the page after
+	// it loaded and what that added; it is written as the page line's
+	// "behaviors" member (any JSON value).
+	Behaviors any
 }
 
 // Link is one link found on a page.
