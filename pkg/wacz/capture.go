@@ -68,6 +68,10 @@ type Page struct {
 	// it loaded and what that added; it is written as the page line's
 	// "behaviors" member (any JSON value).
 	Behaviors any
+	// NeedsJS, when not "", says why the page seems to need JavaScript to
+	// show its content (a capturer that ran none); written as the page
+	// line's "needsJavaScript".
+	NeedsJS string
 }
 
 // Link is one link found on a page.

@@ -26,6 +26,7 @@ type pageLine struct {
 	TextTruncated bool    `json:"textTruncated,omitempty"`
 	TextWithheld  string  `json:"textWithheld,omitempty"`
 	Behaviors     any     `json:"behaviors,omitempty"`
+	NeedsJS       string  `json:"needsJavaScript,omitempty"`
 }
 
 // PageEntry is one page line read back from pages/pages.jsonl.
@@ -129,6 +130,7 @@ func encodePages(c Capture) ([]byte, error) {
 			URL:       p.URL,
 			TS:        formatTS(p.Date),
 			Behaviors: p.Behaviors,
+			NeedsJS:   p.NeedsJS,
 		}
 		if p.TextWithheld != "" {
 			line.TextWithheld = p.TextWithheld
