@@ -44,7 +44,7 @@ type ScrollReport struct {
 
 // FetchReport is the fetch behaviour: the URLs the page names but a
 // browser loads only on demand — every srcset candidate of img and picture
-// sources, lazy-loading attributes (data-src, data-srcset, data-lazy-src,
+// sources and each picture's fallback img, lazy-loading attributes (data-src, data-srcset, data-lazy-src,
 // data-original), and media sources, posters and tracks whatever their
 // preload — asked for from the page (so they are recorded as the page's
 // own requests), those the page had not requested yet.
@@ -90,6 +90,8 @@ const collectJS = `(() => {
 	for (const el of document.querySelectorAll('img[srcset], source[srcset]')) {
 		for (const u of candidates(el.getAttribute('srcset'))) add('srcset', u);
 	}
+	// A <picture>'s fallback, which a browser that matched a source skips.
+	for (const el of document.querySelectorAll('picture img[src]')) add('srcset', el.getAttribute('src'));
 	for (const el of document.querySelectorAll('[data-src], [data-lazy-src], [data-original], [data-srcset]')) {
 		for (const name of ['data-src', 'data-lazy-src', 'data-original']) {
 			const v = el.getAttribute(name);
