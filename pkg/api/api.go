@@ -84,6 +84,7 @@ func (s *Server) Handler() http.Handler {
 		s.mux.HandleFunc("GET /readyz", s.readyz)
 		s.mux.HandleFunc("GET /api/me", s.me)
 		s.mux.HandleFunc("POST /api/archives/{id}/url", s.archiveURL())
+		s.mux.HandleFunc("GET /api/archives/{id}/thumbnail", s.thumbnail())
 		s.mux.HandleFunc("GET /api/archives", s.listArchives())
 		s.mux.HandleFunc("GET /api/crawl-rules/check", s.rulesCheck())
 		if s.Crawls != nil {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/capture-ledger/ledgerctl/pkg/archive"
 	"github.com/capture-ledger/ledgerctl/pkg/authz"
+	"github.com/capture-ledger/ledgerctl/pkg/blob"
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 	"github.com/capture-ledger/ledgerctl/pkg/outbox"
 )
@@ -82,7 +83,7 @@ func (a *App) Access(ctx context.Context) (*archive.Access, error) {
 		return nil, err
 	}
 	return &archive.Access{
-		Perms: perms, Catalog: st, Signer: a.Blob(), Log: a.Log, Source: source,
+		Perms: perms, Catalog: st, Signer: a.Blob(), Ranges: archiveObjects{a.Blob()}, Log: a.Log, Source: source,
 		ScanLimit: a.Settings.ListCheckBudget, TimeBudget: a.Settings.ListTimeBudget,
 		Gate: archive.NewScanGate(archive.GateBounds{Lists: a.Settings.ListConcurrency, PerCaller: a.Settings.ListPerCaller, Checks: a.Settings.ListChecks}),
 	}, nil
@@ -166,4 +167,11 @@ func (a *App) OutboxDeps(ctx context.Context) (outbox.Store, outbox.Writer, erro
 		return nil, nil, err
 	}
 	return st, OutboxWriter{Client: c}, nil
+}
+
+// archiveObjects opens bucket objects for ranged reads of thumbnails.
+type archiveObjects struct{ c *blob.Client }
+
+func (o archiveObjects) OpenObject(ctx context.Context, bucket, key string) (archive.Object, error) {
+	return o.c.OpenReaderAt(ctx, bucket, key)
 }

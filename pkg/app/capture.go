@@ -23,7 +23,7 @@ func (a *App) CaptureConfig() (capture.Config, error) {
 	return capture.FromEnv(get)
 }
 
-// CaptureEngine starts the built-in capturer's engine (browser or http;
+// CaptureEngine starts the built-in capturer's engine (browser, http or auto;
 // "" is the configured one). The caller closes it.
 func (a *App) CaptureEngine(name string) (capture.Engine, error) {
 	cfg, err := a.CaptureConfig()

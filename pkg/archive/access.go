@@ -121,7 +121,10 @@ type Access struct {
 	Perms   Permissions
 	Catalog Catalog
 	Signer  Presigner
-	Log     *slog.Logger
+	// Ranges reads archives in place for their thumbnails; nil answers
+	// every thumbnail ErrNoThumbnail.
+	Ranges RangeObjects
+	Log    *slog.Logger
 	// PageSize is how many visible rows a page holds (default 50).
 	PageSize int
 	// ScanLimit is a list request's check budget: how many rows it may ask

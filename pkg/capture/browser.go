@@ -70,7 +70,9 @@ func FindChromium(path string) (string, error) {
 // the document and its redirect hops, stylesheets, scripts, images (the
 // srcset candidate Chromium picks), fonts, XHR and fetch — with their
 // bodies, waits for the load event and for the network to go quiet (both
-// bounded), scrolls once through the page so lazy content loads, then reads
+// bounded), runs its behaviours (scrolls until the page stops growing,
+// fetches every srcset candidate, lazy-loading URL and media source; see
+// Behaviors), then reads
 // document.title, document.body.innerText and the links, and takes a PNG
 // screenshot of the viewport.
 //
@@ -291,24 +293,6 @@ type browserCapture struct {
 	loadedOnce   sync.Once
 }
 
-// The JavaScript run in the page. scroll moves one viewport at a time to the
-// bottom (bounded by ms), waiting briefly at each step so lazy content can
-// ask for its resources, then returns to the top.
-const scrollJS = `(async (ms) => {
-	const end = Date.now() + ms;
-	let y = 0;
-	while (Date.now() < end) {
-		const h = Math.max(document.documentElement ? document.documentElement.scrollHeight : 0,
-			document.body ? document.body.scrollHeight : 0);
-		if (y + innerHeight >= h) break;
-		y += innerHeight;
-		scrollTo(0, y);
-		await new Promise(r => setTimeout(r, 100));
-	}
-	scrollTo(0, 0);
-	return y;
-})(%d)`
-
 // extractJS reads the page as BrowserHive does: title, body innerText, and
 // a[href] links of the main frame (href resolved with its fragment, http(s)
 // only, first of each href, text trimmed and cut at 200 UTF-16 units, rel
@@ -412,11 +396,10 @@ func (c *browserCapture) run(u *url.URL) {
 
 	settleStart := time.Now()
 	c.waitIdle(navCtx, cfg.IdleTime, cfg.SettleTimeout)
-	if left := time.Until(navEnd); left > time.Second {
-		scrollCtx, cancelScroll := context.WithTimeout(capCtx, min(cfg.ScrollTimeout+time.Second, left))
-		chromedp.Run(scrollCtx, chromedp.Evaluate[chromedp.Void](fmt.Sprintf(scrollJS, min(cfg.ScrollTimeout, left-time.Second).Milliseconds()), chromedp.EvalAwaitPromise))
-		cancelScroll()
-		c.waitIdle(navCtx, cfg.IdleTime, cfg.SettleTimeout)
+	if left := time.Until(navEnd); left > 2*time.Second {
+		// The behaviours (behaviors.go) keep to their budget and to what
+		// is left before the time reserved for reading the page.
+		res.Behaviors = c.behave(navCtx, min(cfg.ScrollTimeout, left-2*time.Second))
 	}
 	res.Timings.Settle = time.Since(settleStart)
 
@@ -437,6 +420,34 @@ func (c *browserCapture) run(u *url.URL) {
 	if err == nil && len(png) > 0 {
 		res.Capture.Screenshot = &wacz.Screenshot{PageURL: res.FinalURL, Date: time.Now(), PNG: png}
 	}
+	if th := c.thumbnail(capCtx); th != nil {
+		th.PageURL = res.FinalURL
+		res.Capture.Thumbnail = th
+	}
+}
+
+// ThumbnailWidth is the width of the thumbnail the browser engine stores
+// with each page (its height keeps the viewport's proportions).
+const ThumbnailWidth = 400
+
+// thumbnail has Chromium render the viewport again at ThumbnailWidth
+// pixels wide as a JPEG (its own scaling: no image code of ours touches
+// the page's pixels). nil when it fails or is not a valid JPEG.
+func (c *browserCapture) thumbnail(ctx context.Context) *wacz.Thumbnail {
+	cfg := c.b.cfg
+	scale := min(1, float64(ThumbnailWidth)/float64(cfg.ViewportWidth))
+	shot, err := chromedp.Call(ctx, page.CaptureScreenshot, page.CaptureScreenshotParams{
+		Format: page.CaptureScreenshotFormatJpeg, Quality: new(int64(75)),
+		Clip: &page.Viewport{Width: float64(cfg.ViewportWidth), Height: float64(cfg.ViewportHeight), Scale: scale},
+	})
+	if err != nil {
+		return nil
+	}
+	data := shot.Data
+	if _, err := wacz.CheckImage(data, "image/jpeg"); err != nil {
+		return nil
+	}
+	return &wacz.Thumbnail{Date: time.Now(), Mime: "image/jpeg", Data: data}
 }
 
 // setup turns on what the capture listens to.

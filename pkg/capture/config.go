@@ -69,9 +69,21 @@ type Config struct {
 	IdleTime time.Duration
 	// SettleTimeout bounds each wait for network idle (10 s when zero).
 	SettleTimeout time.Duration
-	// ScrollTimeout bounds the scroll through the page (5 s when zero).
+	// ScrollTimeout is the browser's behaviours' time budget per page:
+	// scrolling until the page stops growing, then fetching what the page
+	// names for later (DefaultBehaviorTimeout when zero).
 	ScrollTimeout time.Duration
+	// ScrollMaxSteps is their step budget: viewports scrolled per page
+	// (DefaultBehaviorSteps when zero).
+	ScrollMaxSteps int
 }
+
+// The default budgets of the browser's behaviours per page. An infinite
+// feed whose batches take 300 ms each gets about twenty batches.
+const (
+	DefaultBehaviorTimeout = 20 * time.Second
+	DefaultBehaviorSteps   = 200
+)
 
 // DefaultUserAgent is the http engine's User-Agent.
 const DefaultUserAgent = "Mozilla/5.0 (compatible; ledgerctl capture; +https://github.com/capture-ledger/ledgerctl)"
@@ -166,7 +178,10 @@ func (c Config) withDefaults() Config {
 		c.SettleTimeout = 10 * time.Second
 	}
 	if c.ScrollTimeout <= 0 {
-		c.ScrollTimeout = 5 * time.Second
+		c.ScrollTimeout = DefaultBehaviorTimeout
+	}
+	if c.ScrollMaxSteps <= 0 {
+		c.ScrollMaxSteps = DefaultBehaviorSteps
 	}
 	return c
 }

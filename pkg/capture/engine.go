@@ -20,7 +20,7 @@ import (
 // Engines are safe for concurrent use.
 type Engine interface {
 	Capture(ctx context.Context, url string) (*Result, error)
-	// Name is "browser" or "http".
+	// Name is "browser", "http" or "auto".
 	Name() string
 	// Close releases what the engine holds (the browser process).
 	Close() error
@@ -30,10 +30,13 @@ type Engine interface {
 const (
 	EngineBrowser = "browser"
 	EngineHTTP    = "http"
+	// EngineAuto is http first, the browser for a page that needs
+	// JavaScript (Auto).
+	EngineAuto = "auto"
 )
 
 // Engines lists the engine names, the default first.
-var Engines = []string{EngineBrowser, EngineHTTP}
+var Engines = []string{EngineBrowser, EngineHTTP, EngineAuto}
 
 // New returns the engine called name ("" is the default, browser).
 func New(name string, cfg Config) (Engine, error) {
@@ -42,6 +45,8 @@ func New(name string, cfg Config) (Engine, error) {
 		return NewBrowser(cfg)
 	case EngineHTTP:
 		return NewHTTP(cfg), nil
+	case EngineAuto:
+		return NewAuto(cfg)
 	}
 	return nil, fmt.Errorf("capture: unknown engine %q (known: %s)", name, strings.Join(Engines, ", "))
 }
@@ -85,6 +90,19 @@ type Result struct {
 
 	// Failure is non-nil when the page itself could not be captured.
 	Failure *Failure
+
+	// NeedsJS, from the http engine, says why the page seems to need
+	// JavaScript to show its content (NeedsJSEmpty, NeedsJSNoscript), or
+	// is "". The auto engine recaptures such a page with the browser.
+	NeedsJS string
+	// AutoReason, from the auto engine, is the http capture's NeedsJS
+	// that made it capture the page with the browser instead ("" when the
+	// http capture was kept or another engine ran).
+	AutoReason string
+
+	// Behaviors is what the browser engine did to the page after it loaded
+	// (nil for the http engine, or when no time was left for them).
+	Behaviors *Behaviors
 }
 
 // OK reports whether the page was captured (no Failure).
@@ -243,5 +261,54 @@ func (r *Result) finish(end time.Time) {
 			URL: r.URL, FinalURL: r.FinalURL, Date: r.Started,
 			Title: r.Title, Text: r.Text, Links: r.Links,
 		}}
+		if r.Behaviors != nil {
+			r.Capture.Pages[0].Behaviors = r.Behaviors
+		}
+		r.Capture.Pages[0].NeedsJS = r.NeedsJS
 	}
 }
+
+// Auto is the auto engine: it captures a page with the http engine, and
+// again with the browser engine when the http capture says the page needs
+// JavaScript (Result.NeedsJS). The browser's capture is then the result,
+// and its AutoReason says why it was made. A page the http engine could not
+// capture is not retried. Chromium is started only when a page needs it.
+type Auto struct {
+	HTTP    *HTTP
+	Browser *Browser
+}
+
+var _ Engine = (*Auto)(nil)
+
+// NewAuto returns the auto engine; it needs Chromium as the browser engine
+// does (a *ChromiumError otherwise).
+func NewAuto(cfg Config) (*Auto, error) {
+	b, err := NewBrowser(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Auto{HTTP: NewHTTP(cfg), Browser: b}, nil
+}
+
+// Name returns "auto".
+func (a *Auto) Name() string { return EngineAuto }
+
+// Capture captures raw with http, then with the browser if needed.
+func (a *Auto) Capture(ctx context.Context, raw string) (*Result, error) {
+	res, err := a.HTTP.Capture(ctx, raw)
+	if err != nil || res.Failure != nil || res.NeedsJS == "" {
+		return res, err
+	}
+	b, err := a.Browser.Capture(ctx, raw)
+	if err != nil {
+		return nil, err
+	}
+	b.AutoReason = res.NeedsJS
+	if b.Capture.Pages != nil {
+		b.Capture.Pages[0].NeedsJS = res.NeedsJS
+	}
+	return b, nil
+}
+
+// Close closes both engines.
+func (a *Auto) Close() error { return errors.Join(a.HTTP.Close(), a.Browser.Close()) }

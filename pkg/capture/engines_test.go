@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"image"
+	"image/jpeg"
+	"image/png"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -129,9 +132,10 @@ func TestSiteCapture(t *testing.T) {
 		if e.Name() == EngineBrowser {
 			sc := res.Capture.Screenshot
 			if sc == nil || !bytes.HasPrefix(sc.PNG, []byte("\x89PNG\r\n\x1a\n")) {
-				t.Errorf("screenshot is not a PNG")
+				t.Fatalf("screenshot is not a PNG")
 			}
-		} else if res.Capture.Screenshot != nil {
+			checkThumbnail(t, res)
+		} else if res.Capture.Screenshot != nil || res.Capture.Thumbnail != nil {
 			t.Errorf("the http engine took a screenshot?")
 		}
 		if res.Stats.Recorded != len(res.Capture.Exchanges) || res.Stats.BodyBytes == 0 {
@@ -516,4 +520,52 @@ func TestBrowserRecordsCrossSiteIframe(t *testing.T) {
 			t.Errorf("the iframe's %s was not recorded:\n%s", p, strings.Join(urlsOf(res), "\n"))
 		}
 	}
+}
+
+// checkThumbnail: the browser's thumbnail is a JPEG ThumbnailWidth pixels
+// wide in the viewport's proportions, and shows what the screenshot shows
+// (the same average colour, within JPEG's error).
+func checkThumbnail(t *testing.T, res *Result) {
+	t.Helper()
+	th := res.Capture.Thumbnail
+	if th == nil {
+		t.Fatal("no thumbnail")
+	}
+	img, err := wacz.CheckImage(th.Data, "image/jpeg")
+	if err != nil || th.Mime != "image/jpeg" || th.PageURL != res.FinalURL {
+		t.Fatalf("thumbnail %s of %s: %v", th.Mime, th.PageURL, err)
+	}
+	if img.Width != ThumbnailWidth || img.Height != ThumbnailWidth*800/1280 {
+		t.Errorf("thumbnail is %d×%d, want %d×%d", img.Width, img.Height, ThumbnailWidth, ThumbnailWidth*800/1280)
+	}
+	small, err := jpeg.Decode(bytes.NewReader(th.Data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	big, err := png.Decode(bytes.NewReader(res.Capture.Screenshot.PNG))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := meanColour(small), meanColour(big)
+	for i := range a {
+		if d := a[i] - b[i]; d > 6 || d < -6 {
+			t.Errorf("thumbnail's mean colour %v differs from the screenshot's %v", a, b)
+			break
+		}
+	}
+}
+
+func meanColour(img image.Image) [3]float64 {
+	var sum [3]float64
+	r := img.Bounds()
+	for y := r.Min.Y; y < r.Max.Y; y++ {
+		for x := r.Min.X; x < r.Max.X; x++ {
+			cr, cg, cb, _ := img.At(x, y).RGBA()
+			sum[0] += float64(cr >> 8)
+			sum[1] += float64(cg >> 8)
+			sum[2] += float64(cb >> 8)
+		}
+	}
+	n := float64(r.Dx() * r.Dy())
+	return [3]float64{sum[0] / n, sum[1] / n, sum[2] / n}
 }

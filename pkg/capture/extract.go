@@ -28,6 +28,9 @@ const (
 	kindImage
 	kindFont
 	kindMedia
+	// kindFrame is an iframe's, object's or embed's document: when it is
+	// HTML, what it names is fetched too.
+	kindFrame
 )
 
 // resource is a subresource named by a page or a stylesheet.
@@ -42,6 +45,50 @@ type document struct {
 	Text      string
 	Links     []wacz.Link
 	Resources []resource
+	// NeedsJS says why the page seems to need JavaScript to show its
+	// content ("" when it does not): NeedsJSEmpty or NeedsJSNoscript.
+	NeedsJS string
+}
+
+// Why a page seems to need JavaScript (Result.NeedsJS).
+const (
+	// NeedsJSEmpty: the body has no visible text, and scripts.
+	NeedsJSEmpty = "empty-with-scripts"
+	// NeedsJSNoscript: a <noscript> in the body speaks of JavaScript.
+	NeedsJSNoscript = "noscript-warning"
+)
+
+// needsJS judges the parsed page: no visible text but scripts, or a
+// <noscript> in the body that mentions JavaScript (as "Please enable
+// JavaScript" notices do, in any language that writes the word).
+func needsJS(root, body *html.Node, text string) string {
+	scripts, warning := 0, false
+	walk(root, func(n *html.Node) {
+		if n.Type != html.ElementNode || n.Namespace != "" {
+			return
+		}
+		switch n.DataAtom {
+		case atom.Script:
+			switch strings.ToLower(strings.TrimSpace(attr(n, "type"))) {
+			case "application/ld+json", "application/json", "importmap", "speculationrules", "text/template":
+			default:
+				scripts++
+			}
+		}
+	})
+	walk(body, func(n *html.Node) {
+		if n.Type == html.ElementNode && n.DataAtom == atom.Noscript && n.Namespace == "" &&
+			strings.Contains(strings.ToLower(textContent(n)), "javascript") {
+			warning = true
+		}
+	})
+	switch {
+	case strings.TrimSpace(text) == "" && scripts > 0:
+		return NeedsJSEmpty
+	case warning:
+		return NeedsJSNoscript
+	}
+	return ""
 }
 
 // MaxLinkTextUnits is the longest link text kept, in UTF-16 code units, as
@@ -106,6 +153,7 @@ func parseHTML(body []byte, contentType string, docURL *url.URL) document {
 		body0 = root
 	}
 	d.Text = innerText(body0)
+	d.NeedsJS = needsJS(root, body0, d.Text)
 	d.Links = links(root, base)
 	d.Resources = resources(root, base)
 	return d
@@ -303,7 +351,9 @@ func links(root *html.Node, base *url.URL) []wacz.Link {
 // resources lists the subresources a page names, in document order, each
 // once: stylesheets (and @import/url() in <style> and style attributes),
 // icons, preloads, scripts, images (src and every srcset candidate), media
-// sources and posters. Iframes are not followed.
+// sources and posters, lazy-loading attributes of images (data-src,
+// data-srcset, data-lazy-src), and the documents of iframes, objects and
+// embeds (kindFrame).
 func resources(root *html.Node, base *url.URL) []resource {
 	var out []resource
 	seen := map[string]bool{}
@@ -395,6 +445,15 @@ func resources(root *html.Node, base *url.URL) []resource {
 		case atom.Img:
 			add(attr(n, "src"), kindImage)
 			addSrcset(attr(n, "srcset"), kindImage)
+			add(attr(n, "data-src"), kindImage)
+			add(attr(n, "data-lazy-src"), kindImage)
+			addSrcset(attr(n, "data-srcset"), kindImage)
+		case atom.Iframe:
+			add(attr(n, "src"), kindFrame)
+		case atom.Object:
+			add(attr(n, "data"), kindFrame)
+		case atom.Embed:
+			add(attr(n, "src"), kindFrame)
 		case atom.Source:
 			kind := kindImage
 			if p := n.Parent; p != nil && (p.DataAtom == atom.Video || p.DataAtom == atom.Audio) {
@@ -402,6 +461,9 @@ func resources(root *html.Node, base *url.URL) []resource {
 			}
 			add(attr(n, "src"), kind)
 			addSrcset(attr(n, "srcset"), kind)
+			addSrcset(attr(n, "data-srcset"), kind)
+		case atom.Track:
+			add(attr(n, "src"), kindMedia)
 		case atom.Video:
 			add(attr(n, "poster"), kindImage)
 			add(attr(n, "src"), kindMedia)

@@ -196,7 +196,7 @@ func TestParseHTMLResourcesAndLinks(t *testing.T) {
 	want := []string{
 		"/base/s.css", "/favicon.ico", "/base/f.woff2", "/base/m.js", "/base/p1.png", "/base/p2.png", "/base/p.png",
 		"/base/bg.png", "/base/app.js", "/base/legacy.gif", "/base/inline.png", "/base/i.png", "/base/i2.png", "/base/i3.png",
-		"/base/w.webp", "/base/fallback.jpg", "/base/poster.jpg", "/base/v.mp4", "/base/button.png", "/base/svg.png",
+		"/base/w.webp", "/base/fallback.jpg", "/base/poster.jpg", "/base/v.mp4", "/base/button.png", "/base/frame.html", "/base/svg.png",
 	}
 	if !sameSet(got, want) {
 		t.Errorf("Resources =\n%q\nwant (any order)\n%q", got, want)

@@ -23,7 +23,8 @@ import (
 // for each subresource (browsers allow 20; pages needing more are broken).
 const maxRedirects = 10
 
-// maxCSSDepth bounds @import chains (a stylesheet importing a stylesheet…).
+// maxCSSDepth bounds @import chains (a stylesheet importing a stylesheet…)
+// and frames within frames together.
 const maxCSSDepth = 4
 
 // httpWorkers is how many subresources the http engine fetches at once, as
@@ -161,6 +162,7 @@ var accept = map[resourceKind]string{
 	kindImage:      "image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8",
 	kindFont:       "*/*",
 	kindMedia:      "*/*",
+	kindFrame:      acceptDocument,
 }
 
 const acceptDocument = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
@@ -274,6 +276,7 @@ func (c *httpCapture) run(ctx, parent context.Context, u *url.URL) {
 	}
 	doc := parseHTML(last.Body, last.Header.Get("Content-Type"), final)
 	res.Title, res.Text, res.Links = doc.Title, doc.Text, doc.Links
+	res.NeedsJS = doc.NeedsJS
 
 	queue := doc.Resources
 	for depth := 0; len(queue) > 0 && depth <= maxCSSDepth; depth++ {
@@ -340,11 +343,19 @@ func (c *httpCapture) fetchAll(ctx context.Context, list []resource, referer str
 			continue
 		}
 		last := o.hops[len(o.hops)-1].ex
-		if last.Status >= 300 || !isCSS(r.Kind, last.Header.Get("Content-Type")) {
+		if last.Status >= 300 {
 			continue
 		}
 		base, err := url.Parse(last.URL)
 		if err != nil {
+			continue
+		}
+		if r.Kind == kindFrame && isHTML(last.Header.Get("Content-Type"), last.Body) {
+			// A framed document: what it names, in the same scope.
+			next = append(next, parseHTML(last.Body, last.Header.Get("Content-Type"), base).Resources...)
+			continue
+		}
+		if !isCSS(r.Kind, last.Header.Get("Content-Type")) {
 			continue
 		}
 		for _, ref := range CSSURLs(decodeCSS(last.Body)) {

@@ -56,7 +56,7 @@ recorded with its manifest and no archive; the command then exits 3.`,
 	}
 	cmd.Flags().StringVar(&opts.As, "as", "", "the subject the captures are submitted by (their owner)")
 	cmd.Flags().StringSliceVar(&opts.Orgs, "org", nil, "the organization the archives belong to (exactly one)")
-	cmd.Flags().StringVar(&opts.Engine, "engine", "", "capture engine: browser or http (default: CAPTURE_LEDGER_CAPTURE_ENGINE, else browser)")
+	cmd.Flags().StringVar(&opts.Engine, "engine", "", "capture engine: browser, http or auto (default: CAPTURE_LEDGER_CAPTURE_ENGINE, else browser)")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print one JSON object per URL")
 	return cmd
 }

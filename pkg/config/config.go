@@ -243,7 +243,7 @@ type Settings struct {
 	// APIURL is CAPTURE_LEDGER_API_URL without a trailing slash.
 	APIURL                     string
 	ReplayKey, ReplayViewerDir string
-	// CaptureEngine is the built-in capturer's engine (browser or http).
+	// CaptureEngine is the built-in capturer's engine (browser, http or auto).
 	CaptureEngine string
 	// ListSource is where the archive list takes its rows: candidates (the
 	// archives the ledger recorded a grantee of for the caller) or scan.
@@ -345,8 +345,8 @@ func (c *Config) Settings() (Settings, error) {
 	if e := c.Get("CAPTURE_LEDGER_LIST_SOURCE"); e != "candidates" && e != "scan" {
 		bad("CAPTURE_LEDGER_LIST_SOURCE", "must be candidates or scan")
 	}
-	if e := c.Get("CAPTURE_LEDGER_CAPTURE_ENGINE"); e != "browser" && e != "http" {
-		bad("CAPTURE_LEDGER_CAPTURE_ENGINE", "must be browser or http")
+	if e := c.Get("CAPTURE_LEDGER_CAPTURE_ENGINE"); e != "browser" && e != "http" && e != "auto" {
+		bad("CAPTURE_LEDGER_CAPTURE_ENGINE", "must be browser, http or auto")
 	}
 	for name, why := range Removed {
 		if c.removed[name] {

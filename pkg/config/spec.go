@@ -66,7 +66,7 @@ var Variables = []Var{
 
 	{Name: "CAPTURE_LEDGER_CAPTURE_FORMATS", Default: "wacz", Help: "comma list of png,webp,html,links,mhtml,wacz"},
 	{Name: "CAPTURE_LEDGER_CAPTURE_SIGNING", Help: "\"1\" asks for signed WACZ (needs wacz in the formats)"},
-	{Name: "CAPTURE_LEDGER_CAPTURE_ENGINE", Default: "browser", Help: "engine of the built-in capturer: browser (headless Chromium) or http (no JavaScript)"},
+	{Name: "CAPTURE_LEDGER_CAPTURE_ENGINE", Default: "browser", Help: "engine of the built-in capturer: browser (headless Chromium), http (no JavaScript) or auto (http, then the browser for a page that needs JavaScript)"},
 	{Name: "CAPTURE_LEDGER_CAPTURE_TIMEOUT_MS", Default: "60000", Help: "the longest one built-in capture may take, in milliseconds"},
 	{Name: "CAPTURE_LEDGER_CAPTURE_MAX_BODY_BYTES", Default: "20971520", Help: "the most bytes one response body is recorded with; past it the archive is marked incomplete"},
 	{Name: "CAPTURE_LEDGER_CAPTURE_MAX_PAGE_BYTES", Default: "209715200", Help: "the most bytes of bodies one capture records in all; past it the archive is marked incomplete"},

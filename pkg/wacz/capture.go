@@ -22,6 +22,8 @@ type Capture struct {
 	Pages []Page
 	// Screenshot is a PNG of the first page, or nil.
 	Screenshot *Screenshot
+	// Thumbnail is a small image of the first page (PNG or JPEG), or nil.
+	Thumbnail *Thumbnail
 	// Created is when the capture finished (datapackage "created").
 	Created time.Time
 	// Software names the writer, e.g. "ledgerctl v1.2.3".
@@ -62,6 +64,14 @@ type Page struct {
 	// no-archive, deny, unattributed); Write then omits both.
 	TextWithheld string
 	Links        []Link
+	// Behaviors, when not nil, is what the capturer did to the page after
+	// it loaded and what that added; it is written as the page line's
+	// "behaviors" member (any JSON value).
+	Behaviors any
+	// NeedsJS, when not "", says why the page seems to need JavaScript to
+	// show its content (a capturer that ran none); written as the page
+	// line's "needsJavaScript".
+	NeedsJS string
 }
 
 // Link is one link found on a page.
@@ -76,6 +86,17 @@ type Screenshot struct {
 	PageURL string // the page it shows
 	Date    time.Time
 	PNG     []byte
+}
+
+// Thumbnail is a small picture of a page (a scaled-down screenshot),
+// written as a `urn:thumbnail:<page>` resource record, as Browsertrix does.
+type Thumbnail struct {
+	PageURL string // the page it shows
+	Date    time.Time
+	// Mime is "image/jpeg" or "image/png"; Data must be an image of that
+	// type (Write checks).
+	Mime string
+	Data []byte
 }
 
 // MaxTextRunes is the most page text pages.jsonl holds for one page; past

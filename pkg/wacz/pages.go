@@ -25,6 +25,8 @@ type pageLine struct {
 	Text          *string `json:"text,omitempty"`
 	TextTruncated bool    `json:"textTruncated,omitempty"`
 	TextWithheld  string  `json:"textWithheld,omitempty"`
+	Behaviors     any     `json:"behaviors,omitempty"`
+	NeedsJS       string  `json:"needsJavaScript,omitempty"`
 }
 
 // PageEntry is one page line read back from pages/pages.jsonl.
@@ -124,9 +126,11 @@ func encodePages(c Capture) ([]byte, error) {
 	enc.SetEscapeHTML(false)
 	for i, p := range c.Pages {
 		line := pageLine{
-			ID:  pageID(c.Created, i, p.URL),
-			URL: p.URL,
-			TS:  formatTS(p.Date),
+			ID:        pageID(c.Created, i, p.URL),
+			URL:       p.URL,
+			TS:        formatTS(p.Date),
+			Behaviors: p.Behaviors,
+			NeedsJS:   p.NeedsJS,
 		}
 		if p.TextWithheld != "" {
 			line.TextWithheld = p.TextWithheld

@@ -61,8 +61,8 @@ func (s Summary) Complete() bool { return len(s.TruncatedURLs) == 0 && len(s.Bod
 var recordNS = uuid.NewSHA1(uuid.NameSpaceURL, []byte("https://github.com/capture-ledger/ledgerctl/pkg/wacz"))
 
 // Write writes c as a WACZ 1.1.1 file to w: archive/data.warc.gz (warcinfo,
-// then a response and a request record per exchange, then the screenshot as
-// a resource record), indexes/index.cdxj, pages/pages.jsonl,
+// then a response and a request record per exchange, then the screenshot and
+// the thumbnail as resource records), indexes/index.cdxj, pages/pages.jsonl,
 // datapackage.json and datapackage-digest.json. The WARC and the index are
 // STORED so viewers can range-read them in place. The same Capture always
 // gives the same bytes.
@@ -152,6 +152,17 @@ func validate(c Capture) error {
 			return bad("screenshot.date %v is not a date between years 1000 and 9999", s.Date)
 		}
 	}
+	if th := c.Thumbnail; th != nil {
+		if _, err := httpURL(th.PageURL); err != nil {
+			return bad("thumbnail.pageUrl: %v", err)
+		}
+		if !validTime(th.Date) {
+			return bad("thumbnail.date %v is not a date between years 1000 and 9999", th.Date)
+		}
+		if _, err := CheckImage(th.Data, th.Mime); err != nil {
+			return bad("thumbnail.data: %v", err)
+		}
+	}
 	return nil
 }
 
@@ -182,6 +193,9 @@ func buildWARC(c Capture) (*warcWriter, []byte, error) {
 	}
 	if c.Screenshot != nil {
 		hint += len(c.Screenshot.PNG) + 1<<10
+	}
+	if c.Thumbnail != nil {
+		hint += len(c.Thumbnail.Data) + 1<<10
 	}
 	ww := newWARCWriter(hint)
 	created := c.Created.UTC()
@@ -252,28 +266,39 @@ func buildWARC(c Capture) (*warcWriter, []byte, error) {
 		}
 	}
 
-	if s := c.Screenshot; s != nil {
-		// urn:view:<page> is how Browsertrix and ArchiveWeb.page name the
-		// screenshot of a page's viewport.
-		uri := "urn:view:" + s.PageURL
-		digest := sha256Digest(s.PNG)
+	// urn:view:<page> and urn:thumbnail:<page> are how Browsertrix and
+	// ArchiveWeb.page name the screenshot of a page's viewport and its
+	// small picture: resource records whose block is the image.
+	addImage := func(seq int, uri string, at time.Time, mime string, data []byte) error {
+		digest := sha256Digest(data)
 		m, err := ww.add([]warcField{
 			{"WARC-Type", "resource"},
-			{"WARC-Record-ID", recordID(created, 2*len(c.Exchanges)+1, "resource", []byte(uri+"\n"+digest))},
-			{"WARC-Date", warcDate(s.Date)},
+			{"WARC-Record-ID", recordID(created, seq, "resource", []byte(uri+"\n"+digest))},
+			{"WARC-Date", warcDate(at)},
 			{"WARC-Target-URI", uri},
-			{"Content-Type", screenshotMime},
+			{"Content-Type", mime},
 			{"WARC-Payload-Digest", digest},
 			{"WARC-Block-Digest", digest},
-		}, s.PNG)
+		}, data)
 		if err != nil {
-			return nil, nil, err
+			return err
 		}
 		index = append(index, CDXJEntry{
-			Key: SURT(uri), Timestamp: cdxjTimestamp(s.Date), URL: uri,
-			Mime: screenshotMime, Status: http.StatusOK, Digest: digest,
+			Key: SURT(uri), Timestamp: cdxjTimestamp(at), URL: uri,
+			Mime: mime, Status: http.StatusOK, Digest: digest,
 			Offset: m.offset, Length: m.length, Filename: warcFilename,
 		})
+		return nil
+	}
+	if s := c.Screenshot; s != nil {
+		if err := addImage(2*len(c.Exchanges)+1, ViewPrefix+s.PageURL, s.Date, screenshotMime, s.PNG); err != nil {
+			return nil, nil, err
+		}
+	}
+	if th := c.Thumbnail; th != nil {
+		if err := addImage(2*len(c.Exchanges)+2, ThumbnailPrefix+th.PageURL, th.Date, th.Mime, th.Data); err != nil {
+			return nil, nil, err
+		}
 	}
 
 	sort.SliceStable(index, func(i, j int) bool { return index[i].sortKey() < index[j].sortKey() })
