@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
+	"github.com/capture-ledger/ledgerctl/pkg/visible"
 )
 
 // URLTTL is how long a presigned URL lives. A signed URL cannot be revoked,
@@ -112,10 +113,6 @@ func (s ListSource) String() string {
 	return "candidates"
 }
 
-// checkChunk is how many archives one BatchCheck call of the list asks
-// about (OpenFGA splits it further into batches of its own limit).
-const checkChunk = 100
-
 // Access hands out URLs and lists archives to the people allowed to see them.
 type Access struct {
 	Perms   Permissions
@@ -137,9 +134,9 @@ type Access struct {
 	Source ListSource
 	// Now is the clock shares expire by (default time.Now).
 	Now func() time.Time
-	// Gate bounds how many lists run at once and how many of their checks
-	// are in flight (nil: no bound, checks in chunks of 100). It is shared
-	// by every request of a server.
+	// Gate bounds how many lists and searches run at once and how many of
+	// their checks are in flight (nil: no bound, checks in chunks of 100).
+	// It is shared by every request of a server.
 	Gate *ScanGate
 
 	// standIn is what an absent archive's check asks about instead.
@@ -148,10 +145,25 @@ type Access struct {
 
 // DefaultCheckBudget is how many rows a list request may ask OpenFGA about
 // when no ScanLimit is set.
-const DefaultCheckBudget = 5000
+const DefaultCheckBudget = visible.DefaultCheckBudget
 
 // DefaultTimeBudget is a list request's time budget when none is set.
-const DefaultTimeBudget = 2 * time.Second
+const DefaultTimeBudget = visible.DefaultTimeBudget
+
+// ScanGate is the server-wide guard of lists and searches (visible.Gate).
+type ScanGate = visible.Gate
+
+// GateBounds are a ScanGate's limits (visible.GateBounds).
+type GateBounds = visible.GateBounds
+
+// BusyError is a list or search refused by the gate (visible.BusyError).
+type BusyError = visible.BusyError
+
+// DefaultGateBounds are the gate's bounds when none is set.
+var DefaultGateBounds = visible.DefaultGateBounds
+
+// NewScanGate returns a gate with the given bounds.
+func NewScanGate(b GateBounds) *ScanGate { return visible.NewGate(b) }
 
 // SignedURL is a presigned GET for one archive.
 type SignedURL struct {
@@ -222,19 +234,7 @@ func (a *Access) List(ctx context.Context, subject string, orgs []string, cursor
 }
 
 func (a *Access) list(ctx context.Context, subject string, orgs []string, cursor *Cursor, why bool) (Page, error) {
-	budget := a.TimeBudget
-	if budget <= 0 {
-		budget = DefaultTimeBudget
-	}
-	if a.Gate != nil {
-		leave, busy := a.Gate.enter(subject)
-		if busy != nil {
-			busy.RetryAfter = budget
-			return Page{}, busy
-		}
-		defer leave()
-	}
-	page, err := a.scan(ctx, subject, orgs, cursor, time.Now().Add(budget), why)
+	page, err := a.scan(ctx, subject, orgs, cursor, why)
 	if err != nil {
 		return Page{}, err
 	}
@@ -249,84 +249,55 @@ func (a *Access) list(ctx context.Context, subject string, orgs []string, cursor
 	return page, nil
 }
 
-// scan is List's work, ending by deadline at the latest chunk boundary.
-func (a *Access) scan(ctx context.Context, subject string, orgs []string, cursor *Cursor, deadline time.Time, why bool) (Page, error) {
-	size, limit := a.PageSize, a.ScanLimit
+// scan is List's work: the shared filtered pagination (visible.Scan) over
+// the rows of Source, one archive per row.
+func (a *Access) scan(ctx context.Context, subject string, orgs []string, cursor *Cursor, why bool) (Page, error) {
+	size := a.PageSize
 	if size <= 0 {
 		size = 50
 	}
-	if limit <= 0 {
-		limit = DefaultCheckBudget
+	var start *ledger.Candidate
+	if cursor != nil {
+		start = &ledger.Candidate{Archive: ledger.Archive{ID: cursor.ID, CapturedAt: cursor.CapturedAt}}
 	}
-	chunkSize := checkChunk
-	if a.Gate != nil {
-		chunkSize = a.Gate.bounds.Checks
+	sc := visible.Scan[ledger.Candidate]{
+		Caller: subject, What: "archive lists", Start: start,
+		Fetch: func(ctx context.Context, after *ledger.Candidate, n int) ([]ledger.Candidate, error) {
+			var pos *Cursor
+			if after != nil {
+				pos = &Cursor{CapturedAt: after.CapturedAt, ID: after.ID}
+			}
+			return a.rowsBefore(ctx, subject, orgs, pos, n)
+		},
+		Archive: func(c ledger.Candidate) string { return c.ID },
+		Check: func(ctx context.Context, ids []string) ([]bool, error) {
+			return a.Perms.CanViewMany(ctx, subject, orgs, ids)
+		},
+		Size: size, OnePerArchive: true,
+		CheckBudget: a.ScanLimit, TimeBudget: a.TimeBudget, Gate: a.Gate,
 	}
-	page := Page{Archives: []ledger.Archive{}}
-	pos := cursor
-	visible := 0
-	for {
-		need := size - len(page.Archives)
-		batch := need
-		if page.Scanned > 0 {
-			// Expect the visibility seen so far; never below 1/64 so one
-			// batch stays bounded, and a quarter extra to avoid a short tail.
-			ratio := max(float64(visible)/float64(page.Scanned), 1.0/64)
-			batch = int(float64(need)/ratio*1.25) + 1
-		}
-		batch = min(max(batch, need), 1000, limit-page.Scanned)
-		rows, err := a.rowsBefore(ctx, subject, orgs, pos, batch)
-		if err != nil {
-			return Page{}, err
-		}
-		if len(rows) == 0 {
-			return page, a.explain(ctx, subject, &page) // exhausted: Next stays nil
-		}
-		// Check the batch in chunks, in order, and stop once the page is
-		// full: a batch sized from a small sample can be far larger than
-		// what the page still needs. Behind a gate, chunks are as small as
-		// its check lane and wait their turn in it.
-		for start := 0; start < len(rows); start += chunkSize {
-			chunk := rows[start:min(start+chunkSize, len(rows))]
-			ids := make([]string, len(chunk))
-			for i, r := range chunk {
-				ids[i] = r.ID
-			}
-			ask := func() ([]bool, error) { return a.Perms.CanViewMany(ctx, subject, orgs, ids) }
-			var allowed []bool
-			if a.Gate != nil {
-				allowed, err = a.Gate.check(ctx, ask)
-			} else {
-				allowed, err = ask()
-			}
-			if err != nil {
-				return Page{}, fmt.Errorf("batch check can_view: %w", err)
-			}
-			for i, r := range chunk {
-				page.Scanned++
-				pos = &Cursor{CapturedAt: r.CapturedAt, ID: r.ID}
-				if !allowed[i] {
-					continue
-				}
-				visible++
-				page.Archives = append(page.Archives, r.Archive)
-				if why {
-					page.reasons = append(page.reasons, r)
-				}
-				if len(page.Archives) == size {
-					page.Next = pos
-					return page, a.explain(ctx, subject, &page)
-				}
-			}
-			if start+chunkSize >= len(rows) && len(rows) < batch {
-				return page, a.explain(ctx, subject, &page) // the ledger ended inside this batch
-			}
-			if page.Scanned >= limit || !time.Now().Before(deadline) {
-				page.Truncated, page.Next = true, pos
-				return page, a.explain(ctx, subject, &page)
-			}
+	r, err := sc.Run(ctx)
+	if err != nil {
+		return Page{}, err
+	}
+	page := Page{Archives: make([]ledger.Archive, 0, len(r.Chosen)), Truncated: r.Truncated, Scanned: r.Examined}
+	for _, c := range r.Chosen {
+		page.Archives = append(page.Archives, c.Archive)
+		if why {
+			page.reasons = append(page.reasons, c)
 		}
 	}
+	var next *ledger.Candidate
+	switch {
+	case r.Full:
+		next = r.LastChosen
+	case r.Truncated:
+		next = r.Last
+	}
+	if next != nil {
+		page.Next = &Cursor{CapturedAt: next.CapturedAt, ID: next.ID}
+	}
+	return page, a.explain(ctx, subject, &page)
 }
 
 // whyNeedsCandidates is why --why is refused on the full scan, which knows

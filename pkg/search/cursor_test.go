@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -54,7 +55,7 @@ func TestSearchCursor(t *testing.T) {
 			if _, err := seal.Open("alice", orgs, token); err == nil {
 				t.Fatal("a search cursor opens as an archive list cursor")
 			}
-			list, _ := seal.Seal("alice", orgs, positionAsCursor(p))
+			list, _ := seal.Seal("alice", orgs, &archive.Cursor{CapturedAt: time.Unix(int64(page), 0), ID: p.ArchiveID})
 			if _, err := s.openCursor(ctx, "alice", orgs, q, list); !errors.Is(err, ErrBadCursor) {
 				t.Fatalf("a list cursor opens as a search cursor: %v", err)
 			}
