@@ -114,7 +114,7 @@ func (a *App) Searcher(ctx context.Context) (*search.Searcher, error) {
 	s := &search.Searcher{
 		Backend: b, Perms: perms, Keys: st, Log: a.Log,
 		CheckBudget: a.Settings.ListCheckBudget, TimeBudget: a.Settings.ListTimeBudget,
-		Gate: a.ScanGate(),
+		Gate: a.ScanGate(), Matching: st, Captures: st,
 	}
 	if source == archive.SourceCandidates {
 		// The ledger's record of grantees narrows the search: inside the

@@ -33,13 +33,14 @@ type Explainer interface {
 // Catalog reads ledger rows.
 type Catalog interface {
 	ArchiveLocation(ctx context.Context, id string) (bucket, key string, err error)
-	// ArchivesBefore is every archive after cursor, newest first (the full
-	// scan).
-	ArchivesBefore(ctx context.Context, cursor *ledger.ArchiveCursor, limit int) ([]ledger.Archive, error)
-	// CandidatesBefore is the archives after cursor, newest first, that the
-	// ledger recorded a grantee of for v (its organizations, itself, active
-	// shares at now), each with those reasons.
-	CandidatesBefore(ctx context.Context, v ledger.Viewer, cursor *ledger.ArchiveCursor, limit int, now time.Time) ([]ledger.Candidate, error)
+	// ArchivesBefore is every archive after cursor that passes f, newest
+	// first (the full scan).
+	ArchivesBefore(ctx context.Context, f ledger.ArchiveFilter, cursor *ledger.ArchiveCursor, limit int) ([]ledger.Archive, error)
+	// CandidatesBefore is the archives after cursor that pass f, newest
+	// first, that the ledger recorded a grantee of for v (its
+	// organizations, itself, active shares at now), each with those
+	// reasons.
+	CandidatesBefore(ctx context.Context, v ledger.Viewer, f ledger.ArchiveFilter, cursor *ledger.ArchiveCursor, limit int, now time.Time) ([]ledger.Candidate, error)
 	// ListCursorKey is the key resume tokens are sealed with (32 bytes).
 	ListCursorKey(ctx context.Context) ([]byte, error)
 }
@@ -230,11 +231,11 @@ type Page struct {
 // budget is spent. It first passes the Gate (a *BusyError when full, before
 // any check), and seals Next into Token for this caller.
 func (a *Access) List(ctx context.Context, subject string, orgs []string, cursor *Cursor) (Page, error) {
-	return a.list(ctx, subject, orgs, cursor, false)
+	return a.list(ctx, subject, orgs, ledger.ArchiveFilter{}, cursor, false)
 }
 
-func (a *Access) list(ctx context.Context, subject string, orgs []string, cursor *Cursor, why bool) (Page, error) {
-	page, err := a.scan(ctx, subject, orgs, cursor, why)
+func (a *Access) list(ctx context.Context, subject string, orgs []string, f ledger.ArchiveFilter, cursor *Cursor, why bool) (Page, error) {
+	page, err := a.scan(ctx, subject, orgs, f, cursor, why)
 	if err != nil {
 		return Page{}, err
 	}
@@ -242,7 +243,7 @@ func (a *Access) list(ctx context.Context, subject string, orgs []string, cursor
 		return Page{}, err
 	}
 	if page.Next != nil {
-		if page.Token, err = a.SealCursor(ctx, subject, orgs, page.Next); err != nil {
+		if page.Token, err = a.sealCursor(ctx, subject, orgs, f.Key(), page.Next); err != nil {
 			return Page{}, err
 		}
 	}
@@ -251,7 +252,7 @@ func (a *Access) list(ctx context.Context, subject string, orgs []string, cursor
 
 // scan is List's work: the shared filtered pagination (visible.Scan) over
 // the rows of Source, one archive per row.
-func (a *Access) scan(ctx context.Context, subject string, orgs []string, cursor *Cursor, why bool) (Page, error) {
+func (a *Access) scan(ctx context.Context, subject string, orgs []string, f ledger.ArchiveFilter, cursor *Cursor, why bool) (Page, error) {
 	size := a.PageSize
 	if size <= 0 {
 		size = 50
@@ -267,7 +268,7 @@ func (a *Access) scan(ctx context.Context, subject string, orgs []string, cursor
 			if after != nil {
 				pos = &Cursor{CapturedAt: after.CapturedAt, ID: after.ID}
 			}
-			return a.rowsBefore(ctx, subject, orgs, pos, n)
+			return a.rowsBefore(ctx, subject, orgs, f, pos, n)
 		},
 		Archive: func(c ledger.Candidate) string { return c.ID },
 		Check: func(ctx context.Context, ids []string) ([]bool, error) {
@@ -308,9 +309,9 @@ const whyNeedsCandidates = "is known only with the candidate list (CAPTURE_LEDGE
 var ErrWhyNeedsCandidates = errors.New(FieldWhy + " " + whyNeedsCandidates)
 
 // rowsBefore is the next rows to ask OpenFGA about, from Source.
-func (a *Access) rowsBefore(ctx context.Context, subject string, orgs []string, pos *Cursor, limit int) ([]ledger.Candidate, error) {
+func (a *Access) rowsBefore(ctx context.Context, subject string, orgs []string, f ledger.ArchiveFilter, pos *Cursor, limit int) ([]ledger.Candidate, error) {
 	if a.Source == SourceScan {
-		rows, err := a.Catalog.ArchivesBefore(ctx, pos, limit)
+		rows, err := a.Catalog.ArchivesBefore(ctx, f, pos, limit)
 		out := make([]ledger.Candidate, len(rows))
 		for i, r := range rows {
 			out[i].Archive = r
@@ -321,7 +322,7 @@ func (a *Access) rowsBefore(ctx context.Context, subject string, orgs []string, 
 	if a.Now != nil {
 		now = a.Now
 	}
-	return a.Catalog.CandidatesBefore(ctx, ledger.Viewer{Subject: subject, Orgs: orgs}, pos, limit, now())
+	return a.Catalog.CandidatesBefore(ctx, ledger.Viewer{Subject: subject, Orgs: orgs}, f, pos, limit, now())
 }
 
 // explain confirms the recorded reasons of the page's rows, when it keeps

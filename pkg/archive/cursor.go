@@ -46,16 +46,26 @@ func CheckCursorToken(raw string) error {
 // SealCursor turns a position into the caller's resume token, under the
 // key the Catalog keeps.
 func (a *Access) SealCursor(ctx context.Context, subject string, orgs []string, c *Cursor) (string, error) {
+	return a.sealCursor(ctx, subject, orgs, "", c)
+}
+
+// sealCursor seals c for this caller and filter (its Key; "" for none).
+func (a *Access) sealCursor(ctx context.Context, subject string, orgs []string, filter string, c *Cursor) (string, error) {
 	s, err := a.cursorSeal(ctx)
 	if err != nil {
 		return "", err
 	}
-	return s.Seal(subject, orgs, c)
+	return s.seal.Seal(subject, orgs, filter, s.encode(c))
 }
 
 // OpenCursor reads back a token SealCursor handed to this caller. Any token
 // that is not one is ErrBadCursor, whatever is wrong with it.
 func (a *Access) OpenCursor(ctx context.Context, subject string, orgs []string, token string) (*Cursor, error) {
+	return a.openCursor(ctx, subject, orgs, "", token)
+}
+
+// openCursor opens a token sealed for this caller and filter.
+func (a *Access) openCursor(ctx context.Context, subject string, orgs []string, filter string, token string) (*Cursor, error) {
 	if err := CheckCursorToken(token); err != nil {
 		return nil, err // no key needed to refuse a malformed token
 	}
@@ -63,7 +73,7 @@ func (a *Access) OpenCursor(ctx context.Context, subject string, orgs []string, 
 	if err != nil {
 		return nil, err
 	}
-	return s.Open(subject, orgs, token)
+	return s.open(subject, orgs, filter, token)
 }
 
 func (a *Access) cursorSeal(ctx context.Context) (*CursorSeal, error) {
@@ -92,21 +102,29 @@ func NewCursorSeal(key []byte) (*CursorSeal, error) {
 // Seal returns the token of position c for this caller. Every call draws a
 // fresh nonce, so two tokens of one position differ.
 func (s *CursorSeal) Seal(subject string, orgs []string, c *Cursor) (string, error) {
-	id, err := uuid.Parse(c.ID)
-	if err != nil {
+	if _, err := uuid.Parse(c.ID); err != nil {
 		return "", fmt.Errorf("seal cursor: id %q: %w", c.ID, err)
 	}
+	return s.seal.Seal(subject, orgs, "", s.encode(c))
+}
+
+// encode is c as seconds[8] || nanos[4] || id[16] (c.ID a UUID).
+func (s *CursorSeal) encode(c *Cursor) []byte {
+	id, _ := uuid.Parse(c.ID)
 	plain := make([]byte, 0, cursorKind.Size)
 	plain = binary.BigEndian.AppendUint64(plain, uint64(c.CapturedAt.Unix()))
 	plain = binary.BigEndian.AppendUint32(plain, uint32(c.CapturedAt.Nanosecond()))
-	plain = append(plain, id[:]...)
-	return s.seal.Seal(subject, orgs, "", plain)
+	return append(plain, id[:]...)
 }
 
 // Open reads back a token Seal made for this caller; anything else is
 // ErrBadCursor.
 func (s *CursorSeal) Open(subject string, orgs []string, token string) (*Cursor, error) {
-	plain, err := s.seal.Open(subject, orgs, "", token)
+	return s.open(subject, orgs, "", token)
+}
+
+func (s *CursorSeal) open(subject string, orgs []string, filter, token string) (*Cursor, error) {
+	plain, err := s.seal.Open(subject, orgs, filter, token)
 	if err != nil {
 		return nil, ErrBadCursor
 	}

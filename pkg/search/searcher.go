@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -89,6 +91,11 @@ type Searcher struct {
 	// search passes it before asking anything, and its checks wait their
 	// turn in its lane.
 	Gate *visible.Gate
+	// Matching applies a request's Filter (required for one).
+	Matching Matching
+	// Captures, when set, finds each hit's other captures in the ledger
+	// (else only the page's own hits of one URL collapse together).
+	Captures Captures
 }
 
 // Limits of Request.Limit.
@@ -111,6 +118,10 @@ type Request struct {
 	Query  Query
 	Limit  int
 	Cursor string
+	// Filter keeps the hits of some archives only (crawl, host, capture
+	// time; its Text is not used here). A cursor opens only for the filter
+	// it was handed out with.
+	Filter ledger.ArchiveFilter
 }
 
 // Hit is one visible page that matches.
@@ -131,6 +142,34 @@ type Hit struct {
 	SourceURL     string    `json:"sourceUrl"`
 	Labels        []string  `json:"labels"`
 	CapturedAt    time.Time `json:"capturedAt"`
+	// OtherCaptures are the other captures of the same URL the caller may
+	// view, newest first (at most MaxOtherCaptures): the hits of this page
+	// of one URL collapse into the newest, and the ledger is asked for
+	// more captures of its source URL. OtherCapturesMore says there may be
+	// more than those listed.
+	OtherCaptures     []Capture `json:"otherCaptures"`
+	OtherCapturesMore bool      `json:"otherCapturesMore"`
+}
+
+// Capture is one capture of a URL: its archive and when.
+type Capture struct {
+	ArchiveID  string    `json:"archiveId"`
+	CapturedAt time.Time `json:"capturedAt"`
+}
+
+// MaxOtherCaptures is how many other captures a hit lists at most.
+const MaxOtherCaptures = 10
+
+// Captures finds the captures of URLs in the ledger (archives whose
+// source URL is one of urls), newest first, at most limit per URL.
+type Captures interface {
+	CapturesOf(ctx context.Context, urls []string, limit int) (map[string][]ledger.ArchiveRef, error)
+}
+
+// Matching says which archives pass a filter (the ledger's facts: crawl,
+// host, capture time).
+type Matching interface {
+	MatchingArchives(ctx context.Context, f ledger.ArchiveFilter, ids []string) (map[string]bool, error)
 }
 
 // Page is one page of visible hits, best first.
@@ -144,6 +183,9 @@ type Page struct {
 	// false, Total is a lower bound. Later pages have no total (null).
 	Total      *int `json:"total"`
 	TotalExact bool `json:"totalExact"`
+	// TotalIsLowerBound says, on the first page, that Total is "at least"
+	// (the opposite of TotalExact; false on later pages).
+	TotalIsLowerBound bool `json:"totalIsLowerBound"`
 	// Next resumes after this page (sealed for this caller and this
 	// query); nil when nothing visible is left.
 	Next *string `json:"next"`
@@ -174,7 +216,7 @@ func (s *Searcher) Search(ctx context.Context, subject string, orgs []string, re
 	limit = min(limit, MaxLimit)
 	var after *Position
 	if req.Cursor != "" {
-		p, err := s.openCursor(ctx, subject, orgs, req.Query, req.Cursor)
+		p, err := s.openCursor(ctx, subject, orgs, req.scope(), req.Cursor)
 		if err != nil {
 			return Page{}, err
 		}
@@ -202,11 +244,47 @@ func (s *Searcher) Search(ctx context.Context, subject string, orgs []string, re
 		Size: limit, Floor: floor, Chunk: visible.CheckChunk, WholeChunks: true,
 		CheckBudget: s.CheckBudget, TimeBudget: s.TimeBudget, Gate: s.Gate,
 	}
+	var narrow []func(ctx context.Context, ids []string) (map[string]bool, error)
 	if filter == nil && s.Recorded != nil {
 		// The index did not narrow: drop what the ledger recorded no
 		// grantee of for the caller before asking OpenFGA.
-		sc.Recorded = func(ctx context.Context, ids []string) (map[string]bool, error) {
+		narrow = append(narrow, func(ctx context.Context, ids []string) (map[string]bool, error) {
 			return s.Recorded.RecordedFor(ctx, ledger.Viewer{Subject: subject, Orgs: orgs}, ids, s.now())
+		})
+	}
+	if !req.Filter.IsZero() {
+		if s.Matching == nil {
+			return Page{}, errors.New("search: filters need the ledger (Searcher.Matching)")
+		}
+		// Archives the filter leaves out are not asked about.
+		narrow = append(narrow, func(ctx context.Context, ids []string) (map[string]bool, error) {
+			return s.Matching.MatchingArchives(ctx, req.Filter, ids)
+		})
+	}
+	if len(narrow) > 0 {
+		sc.Recorded = func(ctx context.Context, ids []string) (map[string]bool, error) {
+			var keep map[string]bool
+			for _, n := range narrow {
+				got, err := n(ctx, ids)
+				if err != nil {
+					return nil, err
+				}
+				ids = ids[:0:0]
+				for id, ok := range got {
+					if ok && (keep == nil || keep[id]) {
+						ids = append(ids, id)
+					}
+				}
+				keep = got
+				if len(ids) == 0 {
+					break
+				}
+			}
+			out := make(map[string]bool, len(ids))
+			for _, id := range ids {
+				out[id] = true
+			}
+			return out, nil
 		}
 	}
 	r, err := sc.Run(ctx)
@@ -218,6 +296,7 @@ func (s *Searcher) Search(ctx context.Context, subject string, orgs []string, re
 		n := r.Visible
 		page.Total = &n
 		page.TotalExact = r.All
+		page.TotalIsLowerBound = !r.All
 	}
 	var next *Position
 	switch {
@@ -227,14 +306,21 @@ func (s *Searcher) Search(ctx context.Context, subject string, orgs []string, re
 		next = r.LastChosen
 	}
 	if next != nil {
-		token, err := s.sealCursor(ctx, subject, orgs, req.Query, *next)
+		token, err := s.sealCursor(ctx, subject, orgs, req.scope(), *next)
 		if err != nil {
 			return Page{}, err
 		}
 		page.Next = &token
 	}
-	return page, s.fill(ctx, req.Query, r.Chosen, &page)
+	if err := s.fill(ctx, req.Query, r.Chosen, &page); err != nil {
+		return Page{}, err
+	}
+	return page, s.others(ctx, subject, orgs, &page)
 }
+
+// scope is what a cursor of the request is sealed with beside its caller:
+// the query and the filter.
+func (r Request) scope() string { return r.Query.String() + "\x00" + r.Filter.Key() }
 
 // filter is the index filter of a request: the caller's grantee keys and
 // Scope's archive ids; nil (no narrowing in the index) without Scope, when
@@ -293,6 +379,117 @@ func (s *Searcher) fill(ctx context.Context, q Query, chosen []Position, page *P
 			ObjectKey: d.ObjectKey, SourceURL: d.SourceURL, Labels: labels, CapturedAt: d.CapturedAt,
 		})
 	}
+	page.Hits = collapse(page.Hits)
+	return nil
+}
+
+// collapse folds the page's hits of one URL into one, in the place of the
+// best: the newest capture shows, the others are its OtherCaptures.
+func collapse(hits []Hit) []Hit {
+	out := make([]Hit, 0, len(hits))
+	at := map[string]int{}
+	for _, h := range hits {
+		h.OtherCaptures = []Capture{}
+		i, ok := at[h.URL]
+		if !ok {
+			at[h.URL] = len(out)
+			out = append(out, h)
+			continue
+		}
+		g := &out[i]
+		if h.CapturedAt.After(g.CapturedAt) {
+			h.OtherCaptures = append(g.OtherCaptures, Capture{ArchiveID: g.ArchiveID, CapturedAt: g.CapturedAt})
+			*g = h
+		} else {
+			g.OtherCaptures = append(g.OtherCaptures, Capture{ArchiveID: h.ArchiveID, CapturedAt: h.CapturedAt})
+		}
+	}
+	for i := range out {
+		sortCaptures(out[i].OtherCaptures)
+	}
+	return out
+}
+
+func sortCaptures(cs []Capture) {
+	slices.SortFunc(cs, func(a, b Capture) int {
+		if c := b.CapturedAt.Compare(a.CapturedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ArchiveID, b.ArchiveID)
+	})
+}
+
+// others adds to each hit the other captures of its URL the ledger holds
+// and the caller may view (each confirmed with can_view, like the hits), up
+// to MaxOtherCaptures, newest first.
+func (s *Searcher) others(ctx context.Context, subject string, orgs []string, page *Page) error {
+	if s.Captures == nil || len(page.Hits) == 0 {
+		return nil
+	}
+	urls := make([]string, 0, len(page.Hits))
+	shown := map[string]bool{}
+	group := 1
+	for _, h := range page.Hits {
+		urls = append(urls, h.SourceURL)
+		group = max(group, 1+len(h.OtherCaptures))
+		shown[h.ArchiveID] = true
+		for _, c := range h.OtherCaptures {
+			shown[c.ArchiveID] = true
+		}
+	}
+	limit := MaxOtherCaptures + group
+	found, err := s.Captures.CapturesOf(ctx, urls, limit)
+	if err != nil {
+		return fmt.Errorf("other captures: %w", err)
+	}
+	var ids []string
+	for _, refs := range found {
+		for _, r := range refs {
+			if !shown[r.ID] {
+				shown[r.ID] = true
+				ids = append(ids, r.ID)
+			}
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	allowed := map[string]bool{}
+	if s.Recorded != nil {
+		rec, err := s.Recorded.RecordedFor(ctx, ledger.Viewer{Subject: subject, Orgs: orgs}, ids, s.now())
+		if err != nil {
+			return err
+		}
+		ids = slices.DeleteFunc(ids, func(id string) bool { return !rec[id] })
+	}
+	for start := 0; start < len(ids); start += visible.CheckChunk {
+		part := ids[start:min(start+visible.CheckChunk, len(ids))]
+		ok, err := s.Gate.Check(ctx, func() ([]bool, error) { return s.Perms.CanViewMany(ctx, subject, orgs, part) })
+		if err != nil {
+			return fmt.Errorf("batch check can_view: %w", err)
+		}
+		if len(ok) != len(part) {
+			return fmt.Errorf("batch check can_view: %d answers for %d archives", len(ok), len(part))
+		}
+		for i, id := range part {
+			allowed[id] = ok[i]
+		}
+	}
+	for i := range page.Hits {
+		h := &page.Hits[i]
+		for _, r := range found[h.SourceURL] {
+			if allowed[r.ID] {
+				h.OtherCaptures = append(h.OtherCaptures, Capture{ArchiveID: r.ID, CapturedAt: r.CapturedAt})
+			}
+		}
+		sortCaptures(h.OtherCaptures)
+		if len(h.OtherCaptures) > MaxOtherCaptures {
+			h.OtherCaptures, h.OtherCapturesMore = h.OtherCaptures[:MaxOtherCaptures], true
+		}
+		if len(found[h.SourceURL]) == limit {
+			h.OtherCapturesMore = true
+		}
+	}
 	return nil
 }
 
@@ -338,7 +535,7 @@ func (s *Searcher) seal(ctx context.Context) (*visible.Seal, error) {
 	return visible.NewSeal(key, cursorKind)
 }
 
-func (s *Searcher) sealCursor(ctx context.Context, subject string, orgs []string, q Query, p Position) (string, error) {
+func (s *Searcher) sealCursor(ctx context.Context, subject string, orgs []string, scope string, p Position) (string, error) {
 	plain, err := encodePosition(p)
 	if err != nil {
 		return "", err
@@ -347,10 +544,10 @@ func (s *Searcher) sealCursor(ctx context.Context, subject string, orgs []string
 	if err != nil {
 		return "", err
 	}
-	return seal.Seal(subject, orgs, q.String(), plain)
+	return seal.Seal(subject, orgs, scope, plain)
 }
 
-func (s *Searcher) openCursor(ctx context.Context, subject string, orgs []string, q Query, token string) (*Position, error) {
+func (s *Searcher) openCursor(ctx context.Context, subject string, orgs []string, scope string, token string) (*Position, error) {
 	if err := CheckCursor(token); err != nil {
 		return nil, err
 	}
@@ -358,7 +555,7 @@ func (s *Searcher) openCursor(ctx context.Context, subject string, orgs []string
 	if err != nil {
 		return nil, err
 	}
-	plain, err := seal.Open(subject, orgs, q.String(), token)
+	plain, err := seal.Open(subject, orgs, scope, token)
 	if err != nil {
 		return nil, ErrBadCursor
 	}

@@ -101,6 +101,15 @@ func (g *Gate) Enter(caller string) (leave func(), err *BusyError) {
 	}, nil
 }
 
+// Check runs ask in the lane (directly when g is nil): for checks made
+// outside a Scan, such as a search's other captures.
+func (g *Gate) Check(ctx context.Context, ask func() ([]bool, error)) ([]bool, error) {
+	if g == nil {
+		return ask()
+	}
+	return g.check(ctx, ask)
+}
+
 // check runs ask — one chunk of at most Checks ids — in the lane: one chunk
 // at a time, server-wide, waiting in line (first come, first served).
 func (g *Gate) check(ctx context.Context, ask func() ([]bool, error)) ([]bool, error) {
