@@ -82,11 +82,11 @@ func ParseArchiveFilter(values map[string][]string, text bool) (ArchiveFilter, e
 			return f, err
 		}
 		// To is exclusive inside: a day keeps all of it, a date-time
-		// itself.
+		// itself (to the microsecond, the ledger's precision).
 		if day {
 			f.To = t.AddDate(0, 0, 1)
 		} else {
-			f.To = t.Add(time.Nanosecond)
+			f.To = t.Truncate(time.Microsecond).Add(time.Microsecond)
 		}
 		if !f.From.IsZero() && !f.From.Before(f.To) {
 			return f, &FieldError{Field: FieldTo, Reason: "must not be before from"}

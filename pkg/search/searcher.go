@@ -161,9 +161,10 @@ type Capture struct {
 const MaxOtherCaptures = 10
 
 // Captures finds the captures of URLs in the ledger (archives whose
-// source URL is one of urls), newest first, at most limit per URL.
+// source URL is one of urls and that pass f), newest first, at most limit
+// per URL.
 type Captures interface {
-	CapturesOf(ctx context.Context, urls []string, limit int) (map[string][]ledger.ArchiveRef, error)
+	CapturesOf(ctx context.Context, urls []string, f ledger.ArchiveFilter, limit int) (map[string][]ledger.ArchiveRef, error)
 }
 
 // Matching says which archives pass a filter (the ledger's facts: crawl,
@@ -315,7 +316,7 @@ func (s *Searcher) Search(ctx context.Context, subject string, orgs []string, re
 	if err := s.fill(ctx, req.Query, r.Chosen, &page); err != nil {
 		return Page{}, err
 	}
-	return page, s.others(ctx, subject, orgs, &page)
+	return page, s.others(ctx, subject, orgs, req.Filter, &page)
 }
 
 // scope is what a cursor of the request is sealed with beside its caller:
@@ -421,8 +422,9 @@ func sortCaptures(cs []Capture) {
 
 // others adds to each hit the other captures of its URL the ledger holds
 // and the caller may view (each confirmed with can_view, like the hits), up
-// to MaxOtherCaptures, newest first.
-func (s *Searcher) others(ctx context.Context, subject string, orgs []string, page *Page) error {
+// to MaxOtherCaptures, newest first; a filtered search lists only those
+// that pass its filter.
+func (s *Searcher) others(ctx context.Context, subject string, orgs []string, f ledger.ArchiveFilter, page *Page) error {
 	if s.Captures == nil || len(page.Hits) == 0 {
 		return nil
 	}
@@ -438,7 +440,7 @@ func (s *Searcher) others(ctx context.Context, subject string, orgs []string, pa
 		}
 	}
 	limit := MaxOtherCaptures + group
-	found, err := s.Captures.CapturesOf(ctx, urls, limit)
+	found, err := s.Captures.CapturesOf(ctx, urls, f, limit)
 	if err != nil {
 		return fmt.Errorf("other captures: %w", err)
 	}

@@ -72,13 +72,14 @@ func (s *Store) MarkIndexed(ctx context.Context, ids []string) error {
 }
 
 // CapturesOf is, for each of urls, up to limit archives whose source URL
-// it is, newest first.
-func (s *Store) CapturesOf(ctx context.Context, urls []string, limit int) (map[string][]ledger.ArchiveRef, error) {
+// it is and that pass f, newest first.
+func (s *Store) CapturesOf(ctx context.Context, urls []string, f ledger.ArchiveFilter, limit int) (map[string][]ledger.ArchiveRef, error) {
+	args := []any{urls, limit}
 	rows, err := s.Pool.Query(ctx, `
 		SELECT u.url, x.id::text, x.captured_at
 		FROM (SELECT DISTINCT url FROM unnest($1::text[]) AS url) u, LATERAL (
-			SELECT id, captured_at FROM archives WHERE source_url = u.url
-			ORDER BY captured_at DESC, id DESC LIMIT $2) x`, urls, limit)
+			SELECT a.id, a.captured_at FROM archives a WHERE a.source_url = u.url`+archiveFilterSQL(f, "a", &args)+`
+			ORDER BY a.captured_at DESC, a.id DESC LIMIT $2) x`, args...)
 	if err != nil {
 		return nil, err
 	}
