@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -282,4 +283,124 @@ func TestSearchFiltersAndCollapse(t *testing.T) {
 		}
 	}
 	_ = http.StatusOK
+}
+
+// TestSearchPassesListGate: searches and lists share one gate. Callers who
+// see nothing search (the index not narrowed, so each candidate costs a
+// check, as in the list's full scan) and hold their places: the same
+// caller's list and a third search are refused at once — 503, Retry-After,
+// before any check — minting is not held up, and the admitted searches
+// finish once OpenFGA answers.
+func TestSearchPassesListGate(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	env := apptest.New(t)
+	var archives []searchArchive
+	for i := range 30 {
+		org := "contoso"
+		if i == 0 {
+			org = "acme"
+		}
+		archives = append(archives, searchArchive{id: uuid.NewString(), task: uuid.NewString(), org: org, title: fmt.Sprintf("plum %d", i), text: "plum"})
+	}
+	addSearchArchives(t, env, archives)
+	b, err := search.OpenBleve(filepath.Join(t.TempDir(), "index"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Close() })
+	env.App.SetSearchBackend(b)
+	ix, err := env.App.Indexer(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := ix.IndexPending(ctx, nil); err != nil || res.Indexed != len(archives) {
+		t.Fatalf("index: %+v %v", res, err)
+	}
+	store, err := env.App.Store(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	perms := &pausingPerms{Permissions: app.Permissions{Client: env.FGA}, entered: make(chan string, 16), release: make(chan struct{})}
+	gate := archive.NewScanGate(archive.GateBounds{Lists: 2, PerCaller: 1})
+	searcher := &search.Searcher{Backend: b, Perms: perms, Keys: store, TimeBudget: 3 * time.Second, Gate: gate}
+	access := &archive.Access{Perms: perms, TimeBudget: 3 * time.Second, Gate: gate}
+	_ = listServer(t, env, access) // fills access's catalog and signer
+	srv := httptest.NewServer((&api.Server{Access: access, Identity: identity.Headers{}, Submitters: app.Permissions{Client: env.FGA}, Search: searcher}).Handler())
+	t.Cleanup(srv.Close)
+	base := srv.URL
+
+	type result struct {
+		who    string
+		status int
+		body   string
+	}
+	done := make(chan result, 2)
+	start := func(subject string) {
+		holding := gate.Running()
+		go func() {
+			status, body := searchCall(t, "GET", base+"/api/search?q=plum", subject, "nobody")
+			done <- result{subject, status, string(body)}
+		}()
+		for deadline := time.Now().Add(30 * time.Second); gate.Running() == holding; time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s's search never entered the gate", subject)
+			}
+		}
+	}
+	start("mallory")
+	select {
+	case s := <-perms.entered:
+		if s != "mallory" {
+			t.Fatalf("%s is checking", s)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("mallory's search never asked OpenFGA")
+	}
+	// Her list waits for her search's place: refused at once.
+	callerBusy := `{"error":"server busy: too many of your archive lists are running at once (limit 1); retry after 3 s"}`
+	if a := getList(t, base, "", "mallory", "nobody"); a.status != 503 || a.header.Get("Retry-After") != "3" || a.body != callerBusy {
+		t.Errorf("mallory's list beside her search: %d Retry-After=%q %s, want 503 %s", a.status, a.header.Get("Retry-After"), a.body, callerBusy)
+	}
+	start("oscar")
+	serverBusy := `{"error":"server busy: too many searches are running at once (limit 2); retry after 3 s"}`
+	for _, who := range []string{"trudy", "bob"} {
+		req, _ := http.NewRequest("GET", base+"/api/search?q=plum", nil)
+		req.Header.Set(identity.SubjectHeader, who)
+		req.Header.Set(identity.OrganizationsHeader, "acme")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body strings.Builder
+		_, _ = io.Copy(&body, res.Body)
+		res.Body.Close()
+		if res.StatusCode != 503 || res.Header.Get("Retry-After") != "3" || strings.TrimSpace(body.String()) != serverBusy {
+			t.Errorf("%s's search past the server's bound: %d Retry-After=%q %s, want 503 %s", who, res.StatusCode, res.Header.Get("Retry-After"), body.String(), serverBusy)
+		}
+	}
+	select {
+	case s := <-perms.entered:
+		t.Errorf("a refused search (%s) asked OpenFGA", s)
+	default:
+	}
+	// Minting does not pass the gate.
+	req, _ := http.NewRequest("POST", base+"/api/archives/"+archives[0].id+"/url", nil)
+	req.Header.Set(identity.SubjectHeader, "bob")
+	req.Header.Set(identity.OrganizationsHeader, "acme")
+	if res, err := http.DefaultClient.Do(req); err != nil || res.StatusCode != 200 {
+		t.Errorf("mint while the searches are full: %v %v", res, err)
+	} else {
+		res.Body.Close()
+	}
+	close(perms.release)
+	for range 2 {
+		r := <-done
+		if r.status != 200 || !strings.Contains(r.body, `"hits":[]`) {
+			t.Errorf("%s's admitted search: %d %s", r.who, r.status, r.body)
+		}
+	}
+	if status, body := searchCall(t, "GET", base+"/api/search?q=plum", "bob", "acme"); status != 200 || !strings.Contains(string(body), archives[0].id) {
+		t.Errorf("bob after the searches ended: %d %s", status, body)
+	}
 }
