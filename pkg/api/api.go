@@ -396,6 +396,9 @@ func (s *Server) listArchives() http.HandlerFunc {
 			if err == nil {
 				start.Why, err = archive.ParseWhy(q["why"])
 			}
+			if err == nil {
+				start.Filter, err = ledger.ParseArchiveFilter(q, true)
+			}
 			return start, inQuery(err)
 		},
 		func(ctx context.Context, who identity.Identity, start archive.ListStart) (any, error) {

@@ -12,7 +12,6 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/capture-ledger/ledgerctl/pkg/api"
-	"github.com/capture-ledger/ledgerctl/pkg/archive"
 	"github.com/capture-ledger/ledgerctl/pkg/identity"
 	"github.com/capture-ledger/ledgerctl/pkg/search"
 )
@@ -26,12 +25,12 @@ type pagedSearcher struct {
 }
 
 // wellShapedCursor is a token of the shape the API lets through to the
-// searcher (archive.CheckCursorToken); it opens nothing.
+// searcher (search.CheckCursor); it opens nothing.
 func wellShapedCursor(t *testing.T) string {
 	t.Helper()
 	for n := 1; n < 512; n++ {
-		c := archive.CursorTokenPrefix + base64.RawURLEncoding.EncodeToString(make([]byte, n))
-		if archive.CheckCursorToken(c) == nil {
+		c := search.CursorTokenPrefix + base64.RawURLEncoding.EncodeToString(make([]byte, n))
+		if search.CheckCursor(c) == nil {
 			return c
 		}
 	}

@@ -36,9 +36,10 @@ func (s *Server) searchRoutes() {
 
 // searchParams are the query parameters GET /api/search reads; any other
 // is refused, like the original's schema (additionalProperties: false).
-var searchParams = []string{"q", "limit", "cursor"}
+var searchParams = []string{"q", "limit", "cursor", ledger.FieldCrawl, ledger.FieldHost, ledger.FieldFrom, ledger.FieldTo}
 
-// ParseSearchRequest reads ?q=&limit=&cursor=: q is required (see
+// ParseSearchRequest reads ?q=&limit=&cursor= and the filters
+// crawl=&host=&from=&to= (ledger.ParseArchiveFilter): q is required (see
 // search.ParseQuery), limit is 1–100 (default 20), cursor is a next value a
 // previous page handed out (its shape is checked here, before identity;
 // whose it is, by the search). Each at most once; nothing else.
@@ -72,6 +73,15 @@ func ParseSearchRequest(q url.Values) (search.Request, error) {
 	}
 	if err != nil {
 		return search.Request{}, err
+	}
+	filters := url.Values{}
+	for _, name := range []string{ledger.FieldCrawl, ledger.FieldHost, ledger.FieldFrom, ledger.FieldTo} {
+		if v, ok := q[name]; ok {
+			filters[name] = v
+		}
+	}
+	if req.Filter, err = ledger.ParseArchiveFilter(filters, false); err != nil {
+		return search.Request{}, inQuery(err)
 	}
 	return req, nil
 }

@@ -31,6 +31,10 @@ import (
 // ledger: one page.
 type searchArchive struct {
 	id, task, org, title, text string
+	// url and at default to https://example.com/<id prefix> and a minute
+	// per archive from 2026-11-20 09:00 UTC.
+	url string
+	at  time.Time
 }
 
 // addSearchArchives writes each archive's WACZ (wacz.Write) to the bucket,
@@ -46,6 +50,12 @@ func addSearchArchives(t *testing.T, env *apptest.Env, archives []searchArchive)
 	for i, a := range archives {
 		at := time.Date(2026, 11, 20, 9, i, 0, 0, time.UTC)
 		u := fmt.Sprintf("https://example.com/%s", a.id[:8])
+		if a.url != "" {
+			u = a.url
+		}
+		if !a.at.IsZero() {
+			at = a.at
+		}
 		var buf bytes.Buffer
 		if _, err := wacz.Write(&buf, wacz.Capture{Created: at, Pages: []wacz.Page{{URL: u, Date: at, Title: a.title, Text: a.text}}}); err != nil {
 			t.Fatal(err)

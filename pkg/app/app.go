@@ -30,6 +30,9 @@ type App struct {
 	searchState *searchState
 	// quota bounds the captures of this process (CaptureQuota).
 	quota *archive.CaptureQuota
+	// gate bounds the lists and searches of this process together
+	// (ScanGate).
+	gate *archive.ScanGate
 	// background is the work started for a request that outlives it (a
 	// crawl level's indexing); Close waits for it.
 	background sync.WaitGroup

@@ -85,8 +85,21 @@ func (a *App) Access(ctx context.Context) (*archive.Access, error) {
 	return &archive.Access{
 		Perms: perms, Catalog: st, Signer: a.Blob(), Ranges: archiveObjects{a.Blob()}, Log: a.Log, Source: source,
 		ScanLimit: a.Settings.ListCheckBudget, TimeBudget: a.Settings.ListTimeBudget,
-		Gate: archive.NewScanGate(archive.GateBounds{Lists: a.Settings.ListConcurrency, PerCaller: a.Settings.ListPerCaller, Checks: a.Settings.ListChecks}),
+		Gate: a.ScanGate(),
 	}, nil
+}
+
+// ScanGate is the process's one guard of archive lists and searches
+// together (CAPTURE_LEDGER_LIST_CONCURRENCY, _PER_CALLER,
+// CAPTURE_LEDGER_LIST_CHECK_CONCURRENCY): a search and a list take places
+// of the same bounds and wait in the same check lane.
+func (a *App) ScanGate() *archive.ScanGate {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.gate == nil {
+		a.gate = archive.NewScanGate(archive.GateBounds{Lists: a.Settings.ListConcurrency, PerCaller: a.Settings.ListPerCaller, Checks: a.Settings.ListChecks})
+	}
+	return a.gate
 }
 
 // listSource is CAPTURE_LEDGER_LIST_SOURCE, which the list and search

@@ -118,6 +118,7 @@ func (a *App) Searcher(ctx context.Context) (*search.Searcher, error) {
 	s := &search.Searcher{
 		Backend: b, Perms: perms, Keys: st, Log: a.Log,
 		CheckBudget: a.Settings.ListCheckBudget, TimeBudget: a.Settings.ListTimeBudget,
+		Gate: a.ScanGate(), Matching: st, Captures: st,
 	}
 	if source == archive.SourceCandidates {
 		// The ledger's record of grantees narrows the search: inside the
@@ -190,5 +191,5 @@ func (a *App) serveSearch(ctx context.Context, srv *Server, apiSrv *api.Server) 
 		a.Log.Warn("the search index was built before pages carried their grantees: searches narrow after the index (slower, and their time depends on what others' archives contain) until it is rebuilt: stop serve, remove the index directory, run `ledgerctl search reindex`", "index", searcher.Backend.Name())
 	}
 	srv.work(func(ctx context.Context) { _ = crawls.Indexer.Run(ctx) })
-	return nil
+	return a.serveAdmin(srv, searcher)
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
+	"github.com/capture-ledger/ledgerctl/pkg/visible"
 )
 
 // URLTTL is how long a presigned URL lives. A signed URL cannot be revoked,
@@ -32,13 +33,14 @@ type Explainer interface {
 // Catalog reads ledger rows.
 type Catalog interface {
 	ArchiveLocation(ctx context.Context, id string) (bucket, key string, err error)
-	// ArchivesBefore is every archive after cursor, newest first (the full
-	// scan).
-	ArchivesBefore(ctx context.Context, cursor *ledger.ArchiveCursor, limit int) ([]ledger.Archive, error)
-	// CandidatesBefore is the archives after cursor, newest first, that the
-	// ledger recorded a grantee of for v (its organizations, itself, active
-	// shares at now), each with those reasons.
-	CandidatesBefore(ctx context.Context, v ledger.Viewer, cursor *ledger.ArchiveCursor, limit int, now time.Time) ([]ledger.Candidate, error)
+	// ArchivesBefore is every archive after cursor that passes f, newest
+	// first (the full scan).
+	ArchivesBefore(ctx context.Context, f ledger.ArchiveFilter, cursor *ledger.ArchiveCursor, limit int) ([]ledger.Archive, error)
+	// CandidatesBefore is the archives after cursor that pass f, newest
+	// first, that the ledger recorded a grantee of for v (its
+	// organizations, itself, active shares at now), each with those
+	// reasons.
+	CandidatesBefore(ctx context.Context, v ledger.Viewer, f ledger.ArchiveFilter, cursor *ledger.ArchiveCursor, limit int, now time.Time) ([]ledger.Candidate, error)
 	// ListCursorKey is the key resume tokens are sealed with (32 bytes).
 	ListCursorKey(ctx context.Context) ([]byte, error)
 }
@@ -112,10 +114,6 @@ func (s ListSource) String() string {
 	return "candidates"
 }
 
-// checkChunk is how many archives one BatchCheck call of the list asks
-// about (OpenFGA splits it further into batches of its own limit).
-const checkChunk = 100
-
 // Access hands out URLs and lists archives to the people allowed to see them.
 type Access struct {
 	Perms   Permissions
@@ -140,9 +138,9 @@ type Access struct {
 	Source ListSource
 	// Now is the clock shares expire by (default time.Now).
 	Now func() time.Time
-	// Gate bounds how many lists run at once and how many of their checks
-	// are in flight (nil: no bound, checks in chunks of 100). It is shared
-	// by every request of a server.
+	// Gate bounds how many lists and searches run at once and how many of
+	// their checks are in flight (nil: no bound, checks in chunks of 100).
+	// It is shared by every request of a server.
 	Gate *ScanGate
 
 	// standIn is what an absent archive's check asks about instead.
@@ -151,10 +149,25 @@ type Access struct {
 
 // DefaultCheckBudget is how many rows a list request may ask OpenFGA about
 // when no ScanLimit is set.
-const DefaultCheckBudget = 5000
+const DefaultCheckBudget = visible.DefaultCheckBudget
 
 // DefaultTimeBudget is a list request's time budget when none is set.
-const DefaultTimeBudget = 2 * time.Second
+const DefaultTimeBudget = visible.DefaultTimeBudget
+
+// ScanGate is the server-wide guard of lists and searches (visible.Gate).
+type ScanGate = visible.Gate
+
+// GateBounds are a ScanGate's limits (visible.GateBounds).
+type GateBounds = visible.GateBounds
+
+// BusyError is a list or search refused by the gate (visible.BusyError).
+type BusyError = visible.BusyError
+
+// DefaultGateBounds are the gate's bounds when none is set.
+var DefaultGateBounds = visible.DefaultGateBounds
+
+// NewScanGate returns a gate with the given bounds.
+func NewScanGate(b GateBounds) *ScanGate { return visible.NewGate(b) }
 
 // SignedURL is a presigned GET for one archive.
 type SignedURL struct {
@@ -221,23 +234,11 @@ type Page struct {
 // budget is spent. It first passes the Gate (a *BusyError when full, before
 // any check), and seals Next into Token for this caller.
 func (a *Access) List(ctx context.Context, subject string, orgs []string, cursor *Cursor) (Page, error) {
-	return a.list(ctx, subject, orgs, cursor, false)
+	return a.list(ctx, subject, orgs, ledger.ArchiveFilter{}, cursor, false)
 }
 
-func (a *Access) list(ctx context.Context, subject string, orgs []string, cursor *Cursor, why bool) (Page, error) {
-	budget := a.TimeBudget
-	if budget <= 0 {
-		budget = DefaultTimeBudget
-	}
-	if a.Gate != nil {
-		leave, busy := a.Gate.enter(subject)
-		if busy != nil {
-			busy.RetryAfter = budget
-			return Page{}, busy
-		}
-		defer leave()
-	}
-	page, err := a.scan(ctx, subject, orgs, cursor, time.Now().Add(budget), why)
+func (a *Access) list(ctx context.Context, subject string, orgs []string, f ledger.ArchiveFilter, cursor *Cursor, why bool) (Page, error) {
+	page, err := a.scan(ctx, subject, orgs, f, cursor, why)
 	if err != nil {
 		return Page{}, err
 	}
@@ -245,91 +246,62 @@ func (a *Access) list(ctx context.Context, subject string, orgs []string, cursor
 		return Page{}, err
 	}
 	if page.Next != nil {
-		if page.Token, err = a.SealCursor(ctx, subject, orgs, page.Next); err != nil {
+		if page.Token, err = a.sealCursor(ctx, subject, orgs, f.Key(), page.Next); err != nil {
 			return Page{}, err
 		}
 	}
 	return page, nil
 }
 
-// scan is List's work, ending by deadline at the latest chunk boundary.
-func (a *Access) scan(ctx context.Context, subject string, orgs []string, cursor *Cursor, deadline time.Time, why bool) (Page, error) {
-	size, limit := a.PageSize, a.ScanLimit
+// scan is List's work: the shared filtered pagination (visible.Scan) over
+// the rows of Source, one archive per row.
+func (a *Access) scan(ctx context.Context, subject string, orgs []string, f ledger.ArchiveFilter, cursor *Cursor, why bool) (Page, error) {
+	size := a.PageSize
 	if size <= 0 {
 		size = 50
 	}
-	if limit <= 0 {
-		limit = DefaultCheckBudget
+	var start *ledger.Candidate
+	if cursor != nil {
+		start = &ledger.Candidate{Archive: ledger.Archive{ID: cursor.ID, CapturedAt: cursor.CapturedAt}}
 	}
-	chunkSize := checkChunk
-	if a.Gate != nil {
-		chunkSize = a.Gate.bounds.Checks
+	sc := visible.Scan[ledger.Candidate]{
+		Caller: subject, What: "archive lists", Start: start,
+		Fetch: func(ctx context.Context, after *ledger.Candidate, n int) ([]ledger.Candidate, error) {
+			var pos *Cursor
+			if after != nil {
+				pos = &Cursor{CapturedAt: after.CapturedAt, ID: after.ID}
+			}
+			return a.rowsBefore(ctx, subject, orgs, f, pos, n)
+		},
+		Archive: func(c ledger.Candidate) string { return c.ID },
+		Check: func(ctx context.Context, ids []string) ([]bool, error) {
+			return a.Perms.CanViewMany(ctx, subject, orgs, ids)
+		},
+		Size: size, OnePerArchive: true,
+		CheckBudget: a.ScanLimit, TimeBudget: a.TimeBudget, Gate: a.Gate,
 	}
-	page := Page{Archives: []ledger.Archive{}}
-	pos := cursor
-	visible := 0
-	for {
-		need := size - len(page.Archives)
-		batch := need
-		if page.Scanned > 0 {
-			// Expect the visibility seen so far; never below 1/64 so one
-			// batch stays bounded, and a quarter extra to avoid a short tail.
-			ratio := max(float64(visible)/float64(page.Scanned), 1.0/64)
-			batch = int(float64(need)/ratio*1.25) + 1
-		}
-		batch = min(max(batch, need), 1000, limit-page.Scanned)
-		rows, err := a.rowsBefore(ctx, subject, orgs, pos, batch)
-		if err != nil {
-			return Page{}, err
-		}
-		if len(rows) == 0 {
-			return page, a.explain(ctx, subject, &page) // exhausted: Next stays nil
-		}
-		// Check the batch in chunks, in order, and stop once the page is
-		// full: a batch sized from a small sample can be far larger than
-		// what the page still needs. Behind a gate, chunks are as small as
-		// its check lane and wait their turn in it.
-		for start := 0; start < len(rows); start += chunkSize {
-			chunk := rows[start:min(start+chunkSize, len(rows))]
-			ids := make([]string, len(chunk))
-			for i, r := range chunk {
-				ids[i] = r.ID
-			}
-			ask := func() ([]bool, error) { return a.Perms.CanViewMany(ctx, subject, orgs, ids) }
-			var allowed []bool
-			if a.Gate != nil {
-				allowed, err = a.Gate.check(ctx, ask)
-			} else {
-				allowed, err = ask()
-			}
-			if err != nil {
-				return Page{}, fmt.Errorf("batch check can_view: %w", err)
-			}
-			for i, r := range chunk {
-				page.Scanned++
-				pos = &Cursor{CapturedAt: r.CapturedAt, ID: r.ID}
-				if !allowed[i] {
-					continue
-				}
-				visible++
-				page.Archives = append(page.Archives, r.Archive)
-				if why {
-					page.reasons = append(page.reasons, r)
-				}
-				if len(page.Archives) == size {
-					page.Next = pos
-					return page, a.explain(ctx, subject, &page)
-				}
-			}
-			if start+chunkSize >= len(rows) && len(rows) < batch {
-				return page, a.explain(ctx, subject, &page) // the ledger ended inside this batch
-			}
-			if page.Scanned >= limit || !time.Now().Before(deadline) {
-				page.Truncated, page.Next = true, pos
-				return page, a.explain(ctx, subject, &page)
-			}
+	r, err := sc.Run(ctx)
+	if err != nil {
+		return Page{}, err
+	}
+	page := Page{Archives: make([]ledger.Archive, 0, len(r.Chosen)), Truncated: r.Truncated, Scanned: r.Examined}
+	for _, c := range r.Chosen {
+		page.Archives = append(page.Archives, c.Archive)
+		if why {
+			page.reasons = append(page.reasons, c)
 		}
 	}
+	var next *ledger.Candidate
+	switch {
+	case r.Full:
+		next = r.LastChosen
+	case r.Truncated:
+		next = r.Last
+	}
+	if next != nil {
+		page.Next = &Cursor{CapturedAt: next.CapturedAt, ID: next.ID}
+	}
+	return page, a.explain(ctx, subject, &page)
 }
 
 // whyNeedsCandidates is why --why is refused on the full scan, which knows
@@ -340,9 +312,9 @@ const whyNeedsCandidates = "is known only with the candidate list (CAPTURE_LEDGE
 var ErrWhyNeedsCandidates = errors.New(FieldWhy + " " + whyNeedsCandidates)
 
 // rowsBefore is the next rows to ask OpenFGA about, from Source.
-func (a *Access) rowsBefore(ctx context.Context, subject string, orgs []string, pos *Cursor, limit int) ([]ledger.Candidate, error) {
+func (a *Access) rowsBefore(ctx context.Context, subject string, orgs []string, f ledger.ArchiveFilter, pos *Cursor, limit int) ([]ledger.Candidate, error) {
 	if a.Source == SourceScan {
-		rows, err := a.Catalog.ArchivesBefore(ctx, pos, limit)
+		rows, err := a.Catalog.ArchivesBefore(ctx, f, pos, limit)
 		out := make([]ledger.Candidate, len(rows))
 		for i, r := range rows {
 			out[i].Archive = r
@@ -353,7 +325,7 @@ func (a *Access) rowsBefore(ctx context.Context, subject string, orgs []string, 
 	if a.Now != nil {
 		now = a.Now
 	}
-	return a.Catalog.CandidatesBefore(ctx, ledger.Viewer{Subject: subject, Orgs: orgs}, pos, limit, now())
+	return a.Catalog.CandidatesBefore(ctx, ledger.Viewer{Subject: subject, Orgs: orgs}, f, pos, limit, now())
 }
 
 // explain confirms the recorded reasons of the page's rows, when it keeps

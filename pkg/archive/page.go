@@ -30,6 +30,9 @@ type ListStart struct {
 	Token string
 	// Why asks each archive of the page to say why the caller sees it.
 	Why bool
+	// Filter keeps some archives only (a token opens only for the filter
+	// it was handed out with).
+	Filter ledger.ArchiveFilter
 }
 
 // ParseListStart reads where a list starts from every value given for
@@ -140,7 +143,7 @@ func (a *Access) ListFrom(ctx context.Context, subject string, orgs []string, st
 	at := start.At
 	if start.Token != "" {
 		var err error
-		at, err = a.OpenCursor(ctx, subject, orgs, start.Token)
+		at, err = a.openCursor(ctx, subject, orgs, start.Filter.Key(), start.Token)
 		if errors.Is(err, ErrBadCursor) {
 			return Page{}, badToken(err)
 		}
@@ -151,7 +154,7 @@ func (a *Access) ListFrom(ctx context.Context, subject string, orgs []string, st
 	if start.Why && a.Source == SourceScan {
 		return Page{}, &ledger.FieldError{Field: FieldWhy, Reason: whyNeedsCandidates, Err: ErrWhyNeedsCandidates}
 	}
-	return a.list(ctx, subject, orgs, at, start.Why)
+	return a.list(ctx, subject, orgs, start.Filter, at, start.Why)
 }
 
 // PageCursor is how a page shows where the next one starts: Before is the

@@ -139,9 +139,9 @@ func (q *CaptureQuota) Admit(subject, org string, urls int) (release func(), err
 	defer q.mu.Unlock()
 	now := q.now()
 	switch {
-	case q.callers.full(subject):
+	case q.callers.Full(subject):
 		return nil, &QuotaError{Bound: BoundCallerCaptures, Limit: q.bounds.PerCaller, RetryAfter: busyRetry}
-	case q.orgs.full(org):
+	case q.orgs.Full(org):
 		return nil, &QuotaError{Bound: BoundOrgCaptures, Limit: q.bounds.PerOrg, RetryAfter: busyRetry}
 	}
 	if wait := q.callerR.wait(subject, urls, now); wait > 0 {
@@ -152,11 +152,11 @@ func (q *CaptureQuota) Admit(subject, org string, urls int) (release func(), err
 	}
 	q.callerR.take(subject, urls, now)
 	q.orgR.take(org, urls, now)
-	q.callers.take(subject)
-	q.orgs.take(org)
+	q.callers.Take(subject)
+	q.orgs.Take(org)
 	return q.releaser(func() {
-		q.callers.give(subject)
-		q.orgs.give(org)
+		q.callers.Give(subject)
+		q.orgs.Give(org)
 	}), nil
 }
 
@@ -167,18 +167,18 @@ func (q *CaptureQuota) Acquire(ctx context.Context, org string) (release func(),
 		q.mu.Lock()
 		now := q.now()
 		var wait time.Duration
-		full := q.orgs.full(org) || q.crawls.full(org)
+		full := q.orgs.Full(org) || q.crawls.Full(org)
 		if !full {
 			wait = q.orgR.wait(org, 1, now)
 		}
 		if !full && wait <= 0 {
 			q.orgR.take(org, 1, now)
-			q.orgs.take(org)
-			q.crawls.take(org)
+			q.orgs.Take(org)
+			q.crawls.Take(org)
 			q.mu.Unlock()
 			return q.releaser(func() {
-				q.orgs.give(org)
-				q.crawls.give(org)
+				q.orgs.Give(org)
+				q.crawls.Give(org)
 			}), nil
 		}
 		freed := q.freed
@@ -222,7 +222,7 @@ func (q *CaptureQuota) releaser(give func()) func() {
 func (q *CaptureQuota) Running(org string) int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return q.orgs.count(org)
+	return q.orgs.Count(org)
 }
 
 // rates are token buckets per key: each holds up to perMinute URLs and

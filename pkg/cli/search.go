@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"html"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/capture-ledger/ledgerctl/pkg/app"
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 	"github.com/capture-ledger/ledgerctl/pkg/search"
 	"github.com/capture-ledger/ledgerctl/pkg/store/postgres"
@@ -49,7 +51,10 @@ docs/search.md for how words match (CJK bigrams, English stems).
 
 The index is the Bleve directory CAPTURE_LEDGER_SEARCH_DIR, or OpenSearch when
 CAPTURE_LEDGER_OPENSEARCH_URL is set. A Bleve index is held open by one
-process at a time: while serve runs, search through its API instead.`,
+process at a time: while serve runs on this machine with the same settings,
+the search goes through serve's admin socket (admin.sock beside the index
+directory, readable by serve's user only; no token needed) and serve runs
+it the same way.`,
 		Example: "  ledgerctl search 'レスポンシブ' --as alice --org acme\n" +
 			"  ledgerctl search '\"responsive design\" tokyo' --as alice --org acme --limit 50 --json\n" +
 			"  ledgerctl search reindex\n" +
@@ -117,16 +122,35 @@ func searchRun(cmd *cobra.Command, opts *SearchOptions, raw string) error {
 	if err != nil {
 		return err
 	}
+	var page search.Page
 	searcher, err := a.Searcher(cmd.Context())
-	if err != nil {
+	switch {
+	case errors.Is(err, search.ErrIndexBusy):
+		// A running serve holds the Bleve index: ask it through its admin
+		// socket (same user, same machine).
+		params := url.Values{"q": {raw}, "limit": {strconv.Itoa(opts.Limit)}}
+		if opts.Cursor != "" {
+			params.Set("cursor", opts.Cursor)
+		}
+		sock := app.AdminSocketPath(a.Settings.SearchDir)
+		page, err = app.AdminSearch(cmd.Context(), sock, id.Subject, id.Organizations, params)
+		var ae *app.AdminError
+		if errors.As(err, &ae) {
+			return usagef("%s", ae.Message)
+		}
+		if err != nil {
+			return fmt.Errorf("%w; and serve's admin socket did not answer: %v", search.ErrIndexBusy, err)
+		}
+	case err != nil:
 		return err
-	}
-	page, err := searcher.Search(cmd.Context(), id.Subject, id.Organizations, req)
-	if errors.Is(err, search.ErrBadCursor) {
-		return usagef("--cursor %v", err)
-	}
-	if err != nil {
-		return err
+	default:
+		page, err = searcher.Search(cmd.Context(), id.Subject, id.Organizations, req)
+		if errors.Is(err, search.ErrBadCursor) {
+			return usagef("--cursor %v", err)
+		}
+		if err != nil {
+			return err
+		}
 	}
 	if opts.JSON {
 		return json.NewEncoder(opts.f.Streams.Out).Encode(page)

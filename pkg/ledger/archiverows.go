@@ -23,6 +23,30 @@ type ArchiveCursor struct {
 	ID         string
 }
 
+// ArchiveRef names one archive and when it was captured.
+type ArchiveRef struct {
+	ID         string
+	CapturedAt time.Time
+}
+
+// ArchiveFilter narrows the archive list and search to some archives;
+// every set field must hold. The zero value narrows nothing.
+type ArchiveFilter struct {
+	// CrawlID keeps the archives a crawl's pages captured.
+	CrawlID string
+	// Host keeps the archives whose source URL has this host (lower case,
+	// no port).
+	Host string
+	// From and To keep the archives captured in [From, To); zero is open.
+	From, To time.Time
+	// Text keeps the archives whose source URL or title contains it,
+	// ignoring case (the list only).
+	Text string
+}
+
+// IsZero says the filter narrows nothing.
+func (f ArchiveFilter) IsZero() bool { return f == ArchiveFilter{} }
+
 // AddOutcome is what AddCapture did with one capture.
 type AddOutcome int
 

@@ -194,9 +194,12 @@ func AdmissionTuples(archiveID, taskID, orgID string, submittedBy *string) Outbo
 
 // Archive is one ledger row as the API shows it.
 type Archive struct {
-	ID           string    `json:"id"`
-	TaskID       string    `json:"taskId"`
-	SourceURL    string    `json:"sourceUrl"`
+	ID        string `json:"id"`
+	TaskID    string `json:"taskId"`
+	SourceURL string `json:"sourceUrl"`
+	// Title is the captured page's title (its WACZ's pages.jsonl), written
+	// when the archive is indexed; "" until then or when it has none.
+	Title        string    `json:"title"`
 	Labels       []string  `json:"labels"`
 	WaczComplete *bool     `json:"waczComplete"`
 	CapturedAt   time.Time `json:"capturedAt"`

@@ -7,7 +7,9 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/sync/errgroup"
 
@@ -307,6 +309,9 @@ func (ix *Indexer) write(ctx context.Context, reads []archiveRead, res *Result, 
 		if err := ix.recheckGrantees(ctx, ok, written); err != nil {
 			return err
 		}
+		if err := ix.keepTitles(ctx, reads); err != nil {
+			return err
+		}
 	}
 	for _, r := range reads {
 		o := outcome{id: r.a.ID, pages: len(r.docs), skipped: r.skipped}
@@ -332,6 +337,56 @@ func (ix *Indexer) write(ctx context.Context, reads []archiveRead, res *Result, 
 // were read for indexing again. An admission that gives an indexed archive
 // a grantee clears its indexed_at itself; one that commits while the
 // archive is being indexed either commits before this read (seen here) or
+// Titler keeps each archive's title in the ledger, for the archive list.
+type Titler interface {
+	// SetTitles sets the titles of the archives (archive id → title).
+	SetTitles(ctx context.Context, titles map[string]string) error
+}
+
+// MaxTitle is the most bytes of a page's title the ledger keeps.
+const MaxTitle = 2048
+
+// keepTitles hands the first page's title of each archive indexed to the
+// ledger, when it keeps titles: the list shows it and filters by it.
+func (ix *Indexer) keepTitles(ctx context.Context, reads []archiveRead) error {
+	t, ok := ix.Ledger.(Titler)
+	if !ok {
+		return nil
+	}
+	titles := map[string]string{}
+	for _, r := range reads {
+		if r.err != nil {
+			continue
+		}
+		title := ""
+		if len(r.docs) > 0 {
+			title = ledgerTitle(r.docs[0].Title)
+		}
+		titles[r.a.ID] = title
+	}
+	if len(titles) == 0 {
+		return nil
+	}
+	if err := t.SetTitles(ctx, titles); err != nil {
+		return fmt.Errorf("keep archive titles: %w", err)
+	}
+	return nil
+}
+
+// ledgerTitle is a title as PostgreSQL text holds it: valid UTF-8 without
+// NUL, at most MaxTitle bytes (cut at a character boundary).
+func ledgerTitle(s string) string {
+	s = strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "")
+	if len(s) <= MaxTitle {
+		return s
+	}
+	cut := MaxTitle
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut]
+}
+
 // clears indexed_at after MarkIndexed (it waits for MarkIndexed's row
 // lock), so no archive stays marked indexed with grantees its pages lack.
 func (ix *Indexer) recheckGrantees(ctx context.Context, ids []string, written map[string][]string) error {

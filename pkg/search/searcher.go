@@ -2,14 +2,19 @@ package search
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
 	"math"
+	"slices"
+	"strings"
 	"time"
 
-	"github.com/capture-ledger/ledgerctl/pkg/archive"
+	"github.com/google/uuid"
+
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
+	"github.com/capture-ledger/ledgerctl/pkg/visible"
 )
 
 // Permissions answers can_view for many archives at once (one OpenFGA
@@ -19,7 +24,7 @@ type Permissions interface {
 }
 
 // CursorKeys gives the key resume tokens are sealed with: the archive
-// list's key (archive.CursorSeal derives a key per purpose from it).
+// list's key (visible.Seal derives a key per purpose from it).
 type CursorKeys interface {
 	ListCursorKey(ctx context.Context) ([]byte, error)
 }
@@ -82,6 +87,15 @@ type Searcher struct {
 	Scope Scope
 	// Now is the clock shares end by (default time.Now).
 	Now func() time.Time
+	// Gate is the server's guard of lists and searches (nil: none): a
+	// search passes it before asking anything, and its checks wait their
+	// turn in its lane.
+	Gate *visible.Gate
+	// Matching applies a request's Filter (required for one).
+	Matching Matching
+	// Captures, when set, finds each hit's other captures in the ledger
+	// (else only the page's own hits of one URL collapse together).
+	Captures Captures
 }
 
 // Limits of Request.Limit.
@@ -98,15 +112,16 @@ const (
 	NarrowedCountFloor = DefaultLimit
 )
 
-// checkChunk is how many candidates one BatchCheck covers at most.
-const checkChunk = 100
-
 // Request is one search: a parsed query, how many hits a page holds, and
 // where to resume (a Next a previous page handed out, or "").
 type Request struct {
 	Query  Query
 	Limit  int
 	Cursor string
+	// Filter keeps the hits of some archives only (crawl, host, capture
+	// time; its Text is not used here). A cursor opens only for the filter
+	// it was handed out with.
+	Filter ledger.ArchiveFilter
 }
 
 // Hit is one visible page that matches.
@@ -127,6 +142,35 @@ type Hit struct {
 	SourceURL     string    `json:"sourceUrl"`
 	Labels        []string  `json:"labels"`
 	CapturedAt    time.Time `json:"capturedAt"`
+	// OtherCaptures are the other captures of the same URL the caller may
+	// view, newest first (at most MaxOtherCaptures): the hits of this page
+	// of one URL collapse into the newest, and the ledger is asked for
+	// more captures of its source URL. OtherCapturesMore says there may be
+	// more than those listed.
+	OtherCaptures     []Capture `json:"otherCaptures"`
+	OtherCapturesMore bool      `json:"otherCapturesMore"`
+}
+
+// Capture is one capture of a URL: its archive and when.
+type Capture struct {
+	ArchiveID  string    `json:"archiveId"`
+	CapturedAt time.Time `json:"capturedAt"`
+}
+
+// MaxOtherCaptures is how many other captures a hit lists at most.
+const MaxOtherCaptures = 10
+
+// Captures finds the captures of URLs in the ledger (archives whose
+// source URL is one of urls and that pass f), newest first, at most limit
+// per URL.
+type Captures interface {
+	CapturesOf(ctx context.Context, urls []string, f ledger.ArchiveFilter, limit int) (map[string][]ledger.ArchiveRef, error)
+}
+
+// Matching says which archives pass a filter (the ledger's facts: crawl,
+// host, capture time).
+type Matching interface {
+	MatchingArchives(ctx context.Context, f ledger.ArchiveFilter, ids []string) (map[string]bool, error)
 }
 
 // Page is one page of visible hits, best first.
@@ -140,6 +184,9 @@ type Page struct {
 	// false, Total is a lower bound. Later pages have no total (null).
 	Total      *int `json:"total"`
 	TotalExact bool `json:"totalExact"`
+	// TotalIsLowerBound says, on the first page, that Total is "at least"
+	// (the opposite of TotalExact; false on later pages).
+	TotalIsLowerBound bool `json:"totalIsLowerBound"`
 	// Next resumes after this page (sealed for this caller and this
 	// query); nil when nothing visible is left.
 	Next *string `json:"next"`
@@ -157,10 +204,11 @@ type Page struct {
 var ErrBadCursor = errors.New("is not a cursor this server handed to you for this query (changed, cut short, another caller's or another query's): start again without it")
 
 // Search returns up to req.Limit hits the caller may view, after
-// req.Cursor. Candidates come from the index in batches sized by the
-// visibility seen so far; each chunk of up to 100 is confirmed with one
-// BatchCheck of can_view for the archives not asked about yet in this
-// request.
+// req.Cursor. It passes the Gate (a *visible.BusyError when full), then
+// candidates come from the index in batches sized by the visibility seen so
+// far (visible.Scan, the archive list's pagination); each chunk of up to
+// 100 is confirmed with one BatchCheck of can_view for the archives not
+// asked about yet in this request.
 func (s *Searcher) Search(ctx context.Context, subject string, orgs []string, req Request) (Page, error) {
 	limit := req.Limit
 	if limit <= 0 {
@@ -169,7 +217,7 @@ func (s *Searcher) Search(ctx context.Context, subject string, orgs []string, re
 	limit = min(limit, MaxLimit)
 	var after *Position
 	if req.Cursor != "" {
-		p, err := s.openCursor(ctx, subject, orgs, req.Query, req.Cursor)
+		p, err := s.openCursor(ctx, subject, orgs, req.scope(), req.Cursor)
 		if err != nil {
 			return Page{}, err
 		}
@@ -184,97 +232,96 @@ func (s *Searcher) Search(ctx context.Context, subject string, orgs []string, re
 	if first {
 		floor = s.countFloor(filter != nil)
 	}
-	deadline := time.Now().Add(s.timeBudget())
-	budget := s.checkBudget()
-
-	visible := map[string]bool{} // archive id → may view, for this request
-	var chosen []Position
-	var lastChosen *Position
-	page := Page{Hits: []Hit{}}
-	seen := 0    // visible candidates examined
-	pos := after // the last candidate examined
-	exhausted, stopped := false, false
-	fetched := 0 // candidates the index returned
-	for !exhausted && !stopped {
-		need := limit - len(chosen)
-		batch := max(need, 1)
-		if page.Examined > 0 {
-			// Expect the visibility seen so far; never below 1/64 so a
-			// batch stays bounded, and a quarter extra to avoid a short tail.
-			ratio := max(float64(seen)/float64(page.Examined), 1.0/64)
-			batch = int(float64(need)/ratio*1.25) + 1
+	sc := visible.Scan[Position]{
+		Caller: subject, What: "searches", Start: after,
+		Fetch: func(ctx context.Context, after *Position, n int) ([]Position, error) {
+			cands, _, err := s.Backend.Candidates(ctx, req.Query, filter, after, n)
+			return cands, err
+		},
+		Archive: func(p Position) string { return p.ArchiveID },
+		Check: func(ctx context.Context, ids []string) ([]bool, error) {
+			return s.Perms.CanViewMany(ctx, subject, orgs, ids)
+		},
+		Size: limit, Floor: floor, Chunk: visible.CheckChunk, WholeChunks: true,
+		CheckBudget: s.CheckBudget, TimeBudget: s.TimeBudget, Gate: s.Gate,
+	}
+	var narrow []func(ctx context.Context, ids []string) (map[string]bool, error)
+	if filter == nil && s.Recorded != nil {
+		// The index did not narrow: drop what the ledger recorded no
+		// grantee of for the caller before asking OpenFGA.
+		narrow = append(narrow, func(ctx context.Context, ids []string) (map[string]bool, error) {
+			return s.Recorded.RecordedFor(ctx, ledger.Viewer{Subject: subject, Orgs: orgs}, ids, s.now())
+		})
+	}
+	if !req.Filter.IsZero() {
+		if s.Matching == nil {
+			return Page{}, errors.New("search: filters need the ledger (Searcher.Matching)")
 		}
-		batch = min(max(batch, floor-page.Examined), 1000)
-		cands, _, err := s.Backend.Candidates(ctx, req.Query, filter, pos, batch)
-		if err != nil {
-			return Page{}, err
-		}
-		fetched += len(cands)
-		if len(cands) < batch {
-			exhausted = true
-		}
-		if filter == nil {
-			// The index did not narrow: drop what the ledger recorded no
-			// grantee of for the caller before asking OpenFGA.
-			if err := s.recorded(ctx, subject, orgs, cands, visible, &page.Checked); err != nil {
-				return Page{}, err
-			}
-		}
-		for start := 0; start < len(cands) && !stopped; start += checkChunk {
-			chunk := cands[start:min(start+checkChunk, len(cands))]
-			if err := s.check(ctx, subject, orgs, chunk, visible, &page.Checked); err != nil {
-				return Page{}, err
-			}
-			for i := range chunk {
-				c := chunk[i]
-				page.Examined++
-				pos = &c
-				if !visible[c.ArchiveID] {
-					continue
+		// Archives the filter leaves out are not asked about.
+		narrow = append(narrow, func(ctx context.Context, ids []string) (map[string]bool, error) {
+			return s.Matching.MatchingArchives(ctx, req.Filter, ids)
+		})
+	}
+	if len(narrow) > 0 {
+		sc.Recorded = func(ctx context.Context, ids []string) (map[string]bool, error) {
+			var keep map[string]bool
+			for _, n := range narrow {
+				got, err := n(ctx, ids)
+				if err != nil {
+					return nil, err
 				}
-				seen++
-				if len(chosen) < limit {
-					chosen = append(chosen, c)
-					lastChosen = &c
+				ids = ids[:0:0]
+				for id, ok := range got {
+					if ok && (keep == nil || keep[id]) {
+						ids = append(ids, id)
+					}
+				}
+				keep = got
+				if len(ids) == 0 {
+					break
 				}
 			}
-			full := len(chosen) == limit
-			switch {
-			case full && page.Examined >= floor:
-				stopped = true
-			case start+checkChunk >= len(cands) && exhausted:
-			case page.Checked >= budget || !time.Now().Before(deadline):
-				// Out of budget: a page still filling is cut short and
-				// resumes after the last candidate examined; a full page
-				// only stops counting.
-				stopped, page.Truncated = true, !full
+			out := make(map[string]bool, len(ids))
+			for _, id := range ids {
+				out[id] = true
 			}
+			return out, nil
 		}
 	}
-	// Every match was examined: the index ran out and no fetched
-	// candidate was left unchecked.
-	all := exhausted && page.Examined == fetched
+	r, err := sc.Run(ctx)
+	if err != nil {
+		return Page{}, err
+	}
+	page := Page{Hits: []Hit{}, Truncated: r.Truncated, Examined: r.Examined, Checked: r.Checked}
 	if first {
-		n := seen
+		n := r.Visible
 		page.Total = &n
-		page.TotalExact = all
+		page.TotalExact = r.All
+		page.TotalIsLowerBound = !r.All
 	}
 	var next *Position
 	switch {
-	case page.Truncated:
-		next = pos
-	case len(chosen) == limit && (!all || seen > len(chosen)):
-		next = lastChosen
+	case r.Truncated:
+		next = r.Last
+	case r.Full && (!r.All || r.Visible > len(r.Chosen)):
+		next = r.LastChosen
 	}
 	if next != nil {
-		token, err := s.sealCursor(ctx, subject, orgs, req.Query, *next)
+		token, err := s.sealCursor(ctx, subject, orgs, req.scope(), *next)
 		if err != nil {
 			return Page{}, err
 		}
 		page.Next = &token
 	}
-	return page, s.fill(ctx, req.Query, chosen, &page)
+	if err := s.fill(ctx, req.Query, r.Chosen, &page); err != nil {
+		return Page{}, err
+	}
+	return page, s.others(ctx, subject, orgs, req.Filter, &page)
 }
+
+// scope is what a cursor of the request is sealed with beside its caller:
+// the query and the filter.
+func (r Request) scope() string { return r.Query.String() + "\x00" + r.Filter.Key() }
 
 // filter is the index filter of a request: the caller's grantee keys and
 // Scope's archive ids; nil (no narrowing in the index) without Scope, when
@@ -298,75 +345,6 @@ func (s *Searcher) now() time.Time {
 		return s.Now()
 	}
 	return time.Now()
-}
-
-// recorded settles, with one ledger query and one BatchCheck for the whole
-// batch, the archives of cands not known yet in this request (nothing
-// without Recorded): those the ledger recorded no grantee of for the caller
-// are not visible without asking; OpenFGA is asked about the others, which
-// are few and nearly all visible, so the batch costs one call however
-// sparse the caller. check then finds them all known.
-func (s *Searcher) recorded(ctx context.Context, subject string, orgs []string, cands []Position, visible map[string]bool, checked *int) error {
-	if s.Recorded == nil {
-		return nil
-	}
-	ids := unknown(cands, visible)
-	if len(ids) == 0 {
-		return nil
-	}
-	rec, err := s.Recorded.RecordedFor(ctx, ledger.Viewer{Subject: subject, Orgs: orgs}, ids, s.now())
-	if err != nil {
-		return err
-	}
-	var ask []string
-	for _, id := range ids {
-		if !rec[id] {
-			visible[id] = false
-		} else {
-			ask = append(ask, id)
-		}
-	}
-	return s.ask(ctx, subject, orgs, ask, visible, checked)
-}
-
-// unknown is the distinct archives of cands not settled yet in this
-// request, in order.
-func unknown(cands []Position, visible map[string]bool) []string {
-	var ids []string
-	seen := map[string]bool{}
-	for _, c := range cands {
-		if _, known := visible[c.ArchiveID]; !known && !seen[c.ArchiveID] {
-			seen[c.ArchiveID] = true
-			ids = append(ids, c.ArchiveID)
-		}
-	}
-	return ids
-}
-
-// check asks OpenFGA, in one BatchCheck, about the archives of chunk not
-// asked about yet in this request (with Recorded, recorded settled them all
-// for the batch).
-func (s *Searcher) check(ctx context.Context, subject string, orgs []string, chunk []Position, visible map[string]bool, checked *int) error {
-	return s.ask(ctx, subject, orgs, unknown(chunk, visible), visible, checked)
-}
-
-// ask settles ids with one BatchCheck of can_view.
-func (s *Searcher) ask(ctx context.Context, subject string, orgs []string, ids []string, visible map[string]bool, checked *int) error {
-	if len(ids) == 0 {
-		return nil
-	}
-	allowed, err := s.Perms.CanViewMany(ctx, subject, orgs, ids)
-	if err != nil {
-		return fmt.Errorf("batch check can_view: %w", err)
-	}
-	if len(allowed) != len(ids) {
-		return fmt.Errorf("batch check can_view: %d answers for %d archives", len(allowed), len(ids))
-	}
-	for i, id := range ids {
-		visible[id] = allowed[i]
-	}
-	*checked += len(ids)
-	return nil
 }
 
 // fill loads the chosen documents and shapes them as hits with snippets.
@@ -402,58 +380,188 @@ func (s *Searcher) fill(ctx context.Context, q Query, chosen []Position, page *P
 			ObjectKey: d.ObjectKey, SourceURL: d.SourceURL, Labels: labels, CapturedAt: d.CapturedAt,
 		})
 	}
+	page.Hits = collapse(page.Hits)
 	return nil
 }
 
-// A search position is sealed with the archive list's cursor sealing
-// (archive.CursorSeal: AES-GCM under the ledger's key, bound to the caller),
-// so a cursor reveals nothing (not the archive, not the score) and cannot be
-// forged. A position has the list cursor's shape — 8 bytes, 4 bytes and an
-// id of 16 — so it travels in one: the score's IEEE 754 bits as the
-// seconds, the page number as the nanoseconds, the archive id as the id.
-// The caller slot of the additional data carries "search", the subject and
-// the query, so a list cursor never opens as a search cursor, nor one
-// query's cursor for another query.
-
-func positionAsCursor(p Position) *archive.Cursor {
-	return &archive.Cursor{CapturedAt: time.Unix(int64(math.Float64bits(p.Score)), int64(p.Page)), ID: p.ArchiveID}
+// collapse folds the page's hits of one URL into one, in the place of the
+// best: the newest capture shows, the others are its OtherCaptures.
+func collapse(hits []Hit) []Hit {
+	out := make([]Hit, 0, len(hits))
+	at := map[string]int{}
+	for _, h := range hits {
+		h.OtherCaptures = []Capture{}
+		i, ok := at[h.URL]
+		if !ok {
+			at[h.URL] = len(out)
+			out = append(out, h)
+			continue
+		}
+		g := &out[i]
+		if h.CapturedAt.After(g.CapturedAt) {
+			h.OtherCaptures = append(g.OtherCaptures, Capture{ArchiveID: g.ArchiveID, CapturedAt: g.CapturedAt})
+			*g = h
+		} else {
+			g.OtherCaptures = append(g.OtherCaptures, Capture{ArchiveID: h.ArchiveID, CapturedAt: h.CapturedAt})
+		}
+	}
+	for i := range out {
+		sortCaptures(out[i].OtherCaptures)
+	}
+	return out
 }
 
-func cursorAsPosition(c *archive.Cursor) Position {
-	return Position{Score: math.Float64frombits(uint64(c.CapturedAt.Unix())), Page: c.CapturedAt.Nanosecond(), ArchiveID: c.ID}
+func sortCaptures(cs []Capture) {
+	slices.SortFunc(cs, func(a, b Capture) int {
+		if c := b.CapturedAt.Compare(a.CapturedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ArchiveID, b.ArchiveID)
+	})
 }
 
-func searchAAD(subject string, q Query) string { return "search\x00" + subject + "\x00" + q.String() }
+// others adds to each hit the other captures of its URL the ledger holds
+// and the caller may view (each confirmed with can_view, like the hits), up
+// to MaxOtherCaptures, newest first; a filtered search lists only those
+// that pass its filter.
+func (s *Searcher) others(ctx context.Context, subject string, orgs []string, f ledger.ArchiveFilter, page *Page) error {
+	if s.Captures == nil || len(page.Hits) == 0 {
+		return nil
+	}
+	urls := make([]string, 0, len(page.Hits))
+	shown := map[string]bool{}
+	group := 1
+	for _, h := range page.Hits {
+		urls = append(urls, h.SourceURL)
+		group = max(group, 1+len(h.OtherCaptures))
+		shown[h.ArchiveID] = true
+		for _, c := range h.OtherCaptures {
+			shown[c.ArchiveID] = true
+		}
+	}
+	limit := MaxOtherCaptures + group
+	found, err := s.Captures.CapturesOf(ctx, urls, f, limit)
+	if err != nil {
+		return fmt.Errorf("other captures: %w", err)
+	}
+	var ids []string
+	for _, refs := range found {
+		for _, r := range refs {
+			if !shown[r.ID] {
+				shown[r.ID] = true
+				ids = append(ids, r.ID)
+			}
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	allowed := map[string]bool{}
+	if s.Recorded != nil {
+		rec, err := s.Recorded.RecordedFor(ctx, ledger.Viewer{Subject: subject, Orgs: orgs}, ids, s.now())
+		if err != nil {
+			return err
+		}
+		ids = slices.DeleteFunc(ids, func(id string) bool { return !rec[id] })
+	}
+	for start := 0; start < len(ids); start += visible.CheckChunk {
+		part := ids[start:min(start+visible.CheckChunk, len(ids))]
+		ok, err := s.Gate.Check(ctx, func() ([]bool, error) { return s.Perms.CanViewMany(ctx, subject, orgs, part) })
+		if err != nil {
+			return fmt.Errorf("batch check can_view: %w", err)
+		}
+		if len(ok) != len(part) {
+			return fmt.Errorf("batch check can_view: %d answers for %d archives", len(ok), len(part))
+		}
+		for i, id := range part {
+			allowed[id] = ok[i]
+		}
+	}
+	for i := range page.Hits {
+		h := &page.Hits[i]
+		for _, r := range found[h.SourceURL] {
+			if allowed[r.ID] {
+				h.OtherCaptures = append(h.OtherCaptures, Capture{ArchiveID: r.ID, CapturedAt: r.CapturedAt})
+			}
+		}
+		sortCaptures(h.OtherCaptures)
+		if len(h.OtherCaptures) > MaxOtherCaptures {
+			h.OtherCaptures, h.OtherCapturesMore = h.OtherCaptures[:MaxOtherCaptures], true
+		}
+		if len(found[h.SourceURL]) == limit {
+			h.OtherCapturesMore = true
+		}
+	}
+	return nil
+}
 
-func (s *Searcher) seal(ctx context.Context) (*archive.CursorSeal, error) {
+// A search position is sealed for its caller and query (visible.Seal:
+// AES-GCM under the ledger's cursor key, with a key of its own derived for
+// search), so a cursor reveals nothing (not the archive, not the score) and
+// cannot be forged. The query is the seal's scope, so one query's cursor
+// never opens for another, and the purpose differs from the archive list's,
+// so neither kind opens as the other.
+//
+//	token = "s1." + base64url( nonce[12] || AES-GCM(score bits[8] || page[4] || archive id[16]) )
+
+// CursorTokenPrefix starts every search cursor.
+const CursorTokenPrefix = "s1."
+
+var cursorKind = visible.Kind{Purpose: "capture-ledger search cursor v1", Prefix: CursorTokenPrefix, Size: 8 + 4 + 16}
+
+func encodePosition(p Position) ([]byte, error) {
+	id, err := uuid.Parse(p.ArchiveID)
+	if err != nil {
+		return nil, fmt.Errorf("seal cursor: archive id %q: %w", p.ArchiveID, err)
+	}
+	out := make([]byte, 0, cursorKind.Size)
+	out = binary.BigEndian.AppendUint64(out, math.Float64bits(p.Score))
+	out = binary.BigEndian.AppendUint32(out, uint32(p.Page))
+	return append(out, id[:]...), nil
+}
+
+func decodePosition(b []byte) Position {
+	id, _ := uuid.FromBytes(b[12:])
+	return Position{
+		Score:     math.Float64frombits(binary.BigEndian.Uint64(b[:8])),
+		Page:      int(binary.BigEndian.Uint32(b[8:12])),
+		ArchiveID: id.String(),
+	}
+}
+
+func (s *Searcher) seal(ctx context.Context) (*visible.Seal, error) {
 	key, err := s.Keys.ListCursorKey(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return archive.NewCursorSeal(key)
+	return visible.NewSeal(key, cursorKind)
 }
 
-func (s *Searcher) sealCursor(ctx context.Context, subject string, orgs []string, q Query, p Position) (string, error) {
+func (s *Searcher) sealCursor(ctx context.Context, subject string, orgs []string, scope string, p Position) (string, error) {
+	plain, err := encodePosition(p)
+	if err != nil {
+		return "", err
+	}
 	seal, err := s.seal(ctx)
 	if err != nil {
 		return "", err
 	}
-	return seal.Seal(searchAAD(subject, q), orgs, positionAsCursor(p))
+	return seal.Seal(subject, orgs, scope, plain)
 }
 
-func (s *Searcher) openCursor(ctx context.Context, subject string, orgs []string, q Query, token string) (*Position, error) {
-	if err := archive.CheckCursorToken(token); err != nil {
-		return nil, ErrBadCursor
+func (s *Searcher) openCursor(ctx context.Context, subject string, orgs []string, scope string, token string) (*Position, error) {
+	if err := CheckCursor(token); err != nil {
+		return nil, err
 	}
 	seal, err := s.seal(ctx)
 	if err != nil {
 		return nil, err
 	}
-	c, err := seal.Open(searchAAD(subject, q), orgs, token)
+	plain, err := seal.Open(subject, orgs, scope, token)
 	if err != nil {
 		return nil, ErrBadCursor
 	}
-	p := cursorAsPosition(c)
+	p := decodePosition(plain)
 	if math.IsNaN(p.Score) || math.IsInf(p.Score, 0) || p.Page < 0 || p.Page >= MaxPagesPerArchive {
 		return nil, ErrBadCursor
 	}
@@ -463,7 +571,7 @@ func (s *Searcher) openCursor(ctx context.Context, subject string, orgs []string
 // CheckCursor checks a cursor's shape without any key, so a malformed one
 // is refused before the caller is identified.
 func CheckCursor(token string) error {
-	if archive.CheckCursorToken(token) != nil {
+	if cursorKind.Check(token) != nil {
 		return ErrBadCursor
 	}
 	return nil
@@ -479,18 +587,4 @@ func (s *Searcher) countFloor(narrowed bool) int {
 		return DefaultCountFloor
 	}
 	return s.CountFloor
-}
-
-func (s *Searcher) checkBudget() int {
-	if s.CheckBudget > 0 {
-		return s.CheckBudget
-	}
-	return archive.DefaultCheckBudget
-}
-
-func (s *Searcher) timeBudget() time.Duration {
-	if s.TimeBudget > 0 {
-		return s.TimeBudget
-	}
-	return archive.DefaultTimeBudget
 }

@@ -70,21 +70,22 @@ func (s *Store) ArchiveLocation(ctx context.Context, id string) (bucket, key str
 
 // ArchivesBefore returns up to limit archives strictly after cursor in
 // newest-first order (all from the top when cursor is nil).
-func (s *Store) ArchivesBefore(ctx context.Context, cursor *ledger.ArchiveCursor, limit int) ([]ledger.Archive, error) {
-	var rows pgx.Rows
-	var err error
-	const cols = `SELECT id::text, task_id::text, source_url, labels, wacz_complete, captured_at, object_key, bucket FROM archives`
-	if cursor == nil {
-		rows, err = s.Pool.Query(ctx, cols+` ORDER BY captured_at DESC, id DESC LIMIT $1`, limit)
-	} else {
-		rows, err = s.Pool.Query(ctx, cols+` WHERE (captured_at, id) < ($1, $2::uuid) ORDER BY captured_at DESC, id DESC LIMIT $3`, cursor.CapturedAt, cursor.ID, limit)
+func (s *Store) ArchivesBefore(ctx context.Context, f ledger.ArchiveFilter, cursor *ledger.ArchiveCursor, limit int) ([]ledger.Archive, error) {
+	args := []any{limit}
+	where := ` WHERE true`
+	if cursor != nil {
+		args = append(args, cursor.CapturedAt, cursor.ID)
+		where = ` WHERE (a.captured_at, a.id) < ($2, $3::uuid)`
 	}
+	where += archiveFilterSQL(f, "a", &args)
+	rows, err := s.Pool.Query(ctx, `SELECT a.id::text, a.task_id::text, a.source_url, a.title, a.labels, a.wacz_complete, a.captured_at, a.object_key, a.bucket
+		FROM archives a`+where+` ORDER BY a.captured_at DESC, a.id DESC LIMIT $1`, args...)
 	if err != nil {
 		return nil, err
 	}
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (ledger.Archive, error) {
 		var a ledger.Archive
-		err := r.Scan(&a.ID, &a.TaskID, &a.SourceURL, &a.Labels, &a.WaczComplete, &a.CapturedAt, &a.ObjectKey, &a.Bucket)
+		err := r.Scan(&a.ID, &a.TaskID, &a.SourceURL, &a.Title, &a.Labels, &a.WaczComplete, &a.CapturedAt, &a.ObjectKey, &a.Bucket)
 		return a, err
 	})
 }

@@ -71,6 +71,45 @@ func (s *Store) MarkIndexed(ctx context.Context, ids []string) error {
 	return err
 }
 
+// CapturesOf is, for each of urls, up to limit archives whose source URL
+// it is and that pass f, newest first.
+func (s *Store) CapturesOf(ctx context.Context, urls []string, f ledger.ArchiveFilter, limit int) (map[string][]ledger.ArchiveRef, error) {
+	args := []any{urls, limit}
+	rows, err := s.Pool.Query(ctx, `
+		SELECT u.url, x.id::text, x.captured_at
+		FROM (SELECT DISTINCT url FROM unnest($1::text[]) AS url) u, LATERAL (
+			SELECT a.id, a.captured_at FROM archives a WHERE a.source_url = u.url`+archiveFilterSQL(f, "a", &args)+`
+			ORDER BY a.captured_at DESC, a.id DESC LIMIT $2) x`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string][]ledger.ArchiveRef{}
+	for rows.Next() {
+		var u string
+		var r ledger.ArchiveRef
+		if err := rows.Scan(&u, &r.ID, &r.CapturedAt); err != nil {
+			return nil, err
+		}
+		out[u] = append(out[u], r)
+	}
+	return out, rows.Err()
+}
+
+// SetTitles sets the archives' titles (archive id → title), for the list.
+func (s *Store) SetTitles(ctx context.Context, titles map[string]string) error {
+	ids := make([]string, 0, len(titles))
+	ts := make([]string, 0, len(titles))
+	for id, t := range titles {
+		ids, ts = append(ids, id), append(ts, t)
+	}
+	_, err := s.Pool.Exec(ctx, `
+		UPDATE archives a SET title = t.title
+		FROM unnest($1::uuid[], $2::text[]) AS t(id, title)
+		WHERE a.id = t.id AND a.title IS DISTINCT FROM t.title`, ids, ts)
+	return err
+}
+
 // RecordIndexFailure keeps why the archive could not be indexed and when
 // to retry: retryBase after the first failure, doubled with each further
 // one, at most retryMax.

@@ -101,7 +101,7 @@ const shareSlack = time.Minute
 // those shared with it or one of its organizations and not expired at now.
 // Each row carries those reasons. A superset of what v may view, if every
 // tuple granting can_view went through the ledger; OpenFGA decides.
-func (s *Store) CandidatesBefore(ctx context.Context, v ledger.Viewer, cursor *ledger.ArchiveCursor, limit int, now time.Time) ([]ledger.Candidate, error) {
+func (s *Store) CandidatesBefore(ctx context.Context, v ledger.Viewer, f ledger.ArchiveFilter, cursor *ledger.ArchiveCursor, limit int, now time.Time) ([]ledger.Candidate, error) {
 	at, id := time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC), "ffffffff-ffff-ffff-ffff-ffffffffffff"
 	if cursor != nil {
 		at, id = cursor.CapturedAt, cursor.ID
@@ -110,49 +110,108 @@ func (s *Store) CandidatesBefore(ctx context.Context, v ledger.Viewer, cursor *l
 	if orgs == nil {
 		orgs = []string{}
 	}
-	// Each source is one index range, newest first, at most limit rows; the
-	// union is merged, grouped by archive and cut to limit.
+	args := []any{orgs, v.Subject, at, id, limit, now.Add(-shareSlack)}
+	// Without a filter the grantees' ranges are read alone; with one, each
+	// row is joined to its archive to test it.
+	sources := `SELECT s.archive_id, s.captured_at FROM archive_sources s
+				WHERE s.kind = g.kind AND s.principal = g.principal AND (s.captured_at, s.archive_id) < ($3, $4::uuid)`
+	if !f.IsZero() {
+		sources = `SELECT s.archive_id, s.captured_at FROM archive_sources s JOIN archives a ON a.id = s.archive_id
+				WHERE s.kind = g.kind AND s.principal = g.principal AND (s.captured_at, s.archive_id) < ($3, $4::uuid)` +
+			archiveFilterSQL(f, "a", &args)
+	}
+	shareFilter := archiveFilterSQL(f, "a", &args)
+	// Each grantee and the shares are one index range each, newest first,
+	// at most limit rows; the union is merged, grouped by archive and cut to
+	// limit.
 	rows, err := s.Pool.Query(ctx, `
 		WITH c AS (
-			SELECT x.archive_id, x.captured_at, 'organization' AS kind, o.p AS org, NULL::timestamptz AS until, NULL::text AS share_id
-			FROM unnest($1::text[]) AS o(p), LATERAL (
-				SELECT archive_id, captured_at FROM archive_sources
-				WHERE kind = 'organization' AND principal = o.p AND (captured_at, archive_id) < ($3, $4::uuid)
-				ORDER BY captured_at DESC, archive_id DESC LIMIT $5) x
-			UNION ALL
-			(SELECT archive_id, captured_at, 'owner', NULL, NULL, NULL FROM archive_sources
-			 WHERE kind = 'owner' AND principal = $2 AND (captured_at, archive_id) < ($3, $4::uuid)
-			 ORDER BY captured_at DESC, archive_id DESC LIMIT $5)
+			SELECT x.archive_id, x.captured_at, g.kind, CASE g.kind WHEN 'organization' THEN g.principal END AS org,
+			       NULL::timestamptz AS until, NULL::text AS share_id
+			FROM ledger_viewer_grantees($1::text[], $2) g, LATERAL (
+				`+sources+`
+				ORDER BY s.captured_at DESC, s.archive_id DESC LIMIT $5) x
 			UNION ALL
 			(SELECT a.id, a.captured_at, 'share', CASE sh.grantee_type WHEN 'organization' THEN sh.grantee END, sh.expires_at, sh.id::text
-			 FROM shares sh JOIN archives a ON a.id = sh.archive_id
-			 WHERE sh.revoked_at IS NULL AND sh.expires_at > $6
-			   AND ((sh.grantee_type = 'user' AND sh.grantee = $2) OR (sh.grantee_type = 'organization' AND sh.grantee = ANY($1::text[])))
-			   AND (a.captured_at, a.id) < ($3, $4::uuid)
+			 FROM ledger_active_shares($1::text[], $2, $6) sh JOIN archives a ON a.id = sh.archive_id
+			 WHERE (a.captured_at, a.id) < ($3, $4::uuid)`+shareFilter+`
 			 ORDER BY a.captured_at DESC, a.id DESC LIMIT $5)
 		), top AS (
 			SELECT archive_id, captured_at FROM c GROUP BY archive_id, captured_at
 			ORDER BY captured_at DESC, archive_id DESC LIMIT $5
 		)
-		SELECT a.id::text, a.task_id::text, a.source_url, a.labels, a.wacz_complete, a.captured_at, a.object_key, a.bucket,
+		SELECT a.id::text, a.task_id::text, a.source_url, a.title, a.labels, a.wacz_complete, a.captured_at, a.object_key, a.bucket,
 		       (SELECT jsonb_agg(jsonb_build_object('kind', c.kind, 'organization', c.org, 'until', c.until, 'shareId', c.share_id)
 		               ORDER BY c.kind, c.org, c.share_id)
 		        FROM c WHERE c.archive_id = top.archive_id)
 		FROM top JOIN archives a ON a.id = top.archive_id
-		ORDER BY top.captured_at DESC, top.archive_id DESC`,
-		orgs, v.Subject, at, id, limit, now.Add(-shareSlack))
+		ORDER BY top.captured_at DESC, top.archive_id DESC`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list candidates: %w", err)
 	}
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (ledger.Candidate, error) {
 		var c ledger.Candidate
 		var why []byte
-		err := r.Scan(&c.ID, &c.TaskID, &c.SourceURL, &c.Labels, &c.WaczComplete, &c.CapturedAt, &c.ObjectKey, &c.Bucket, &why)
+		err := r.Scan(&c.ID, &c.TaskID, &c.SourceURL, &c.Title, &c.Labels, &c.WaczComplete, &c.CapturedAt, &c.ObjectKey, &c.Bucket, &why)
 		if err == nil {
 			err = json.Unmarshal(why, &c.Reasons)
 		}
 		return c, err
 	})
+}
+
+// archiveFilterSQL is f as conditions on the archives row alias a, each
+// starting with " AND ", its values appended to args as parameters.
+func archiveFilterSQL(f ledger.ArchiveFilter, a string, args *[]any) string {
+	var b strings.Builder
+	add := func(cond string, v any) {
+		*args = append(*args, v)
+		b.WriteString(" AND " + strings.ReplaceAll(cond, "$?", fmt.Sprintf("$%d", len(*args))))
+	}
+	if !f.From.IsZero() {
+		add(a+".captured_at >= $?", f.From)
+	}
+	if !f.To.IsZero() {
+		add(a+".captured_at < $?", f.To)
+	}
+	if f.Host != "" {
+		add("ledger_url_host("+a+".source_url) = $?", f.Host)
+	}
+	if f.CrawlID != "" {
+		add("EXISTS (SELECT 1 FROM crawl_pages p WHERE p.crawl_id = $?::uuid AND p.task_id = "+a+".task_id::text)", f.CrawlID)
+	}
+	if f.Text != "" {
+		add("(strpos(lower("+a+".source_url), lower($?::text)) > 0 OR strpos(lower("+a+".title), lower($?::text)) > 0)", f.Text)
+	}
+	return b.String()
+}
+
+// MatchingArchives is which of ids pass f (search's filters, asked by id
+// before OpenFGA). Ids that are not UUIDs never pass.
+func (s *Store) MatchingArchives(ctx context.Context, f ledger.ArchiveFilter, ids []string) (map[string]bool, error) {
+	valid := make([]string, 0, len(ids))
+	for _, id := range ids {
+		if uuid.Validate(id) == nil {
+			valid = append(valid, id)
+		}
+	}
+	out := make(map[string]bool, len(valid))
+	if len(valid) == 0 {
+		return out, nil
+	}
+	args := []any{valid}
+	rows, err := s.Pool.Query(ctx, `SELECT a.id::text FROM archives a WHERE a.id = ANY($1::uuid[])`+archiveFilterSQL(f, "a", &args), args...)
+	if err != nil {
+		return nil, fmt.Errorf("filter archives: %w", err)
+	}
+	got, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("filter archives: %w", err)
+	}
+	for _, id := range got {
+		out[id] = true
+	}
+	return out, nil
 }
 
 // RecordedFor is which of ids the ledger recorded a grantee of for v (the
@@ -174,13 +233,11 @@ func (s *Store) RecordedFor(ctx context.Context, v ledger.Viewer, ids []string, 
 		orgs = []string{}
 	}
 	rows, err := s.Pool.Query(ctx, `
-		SELECT archive_id::text FROM archive_sources
-		WHERE archive_id = ANY($1::uuid[])
-		  AND ((kind = 'organization' AND principal = ANY($2::text[])) OR (kind = 'owner' AND principal = $3))
+		SELECT s.archive_id::text FROM archive_sources s JOIN ledger_viewer_grantees($2::text[], $3) g USING (kind, principal)
+		WHERE s.archive_id = ANY($1::uuid[])
 		UNION
-		SELECT archive_id::text FROM shares
-		WHERE archive_id = ANY($1::uuid[]) AND revoked_at IS NULL AND expires_at > $4
-		  AND ((grantee_type = 'user' AND grantee = $3) OR (grantee_type = 'organization' AND grantee = ANY($2::text[])))`,
+		SELECT archive_id::text FROM ledger_active_shares($2::text[], $3, $4)
+		WHERE archive_id = ANY($1::uuid[])`,
 		valid, orgs, v.Subject, now.Add(-shareSlack))
 	if err != nil {
 		return nil, fmt.Errorf("recorded grantees: %w", err)
@@ -255,11 +312,9 @@ func (s *Store) SearchScope(ctx context.Context, v ledger.Viewer, now time.Time,
 		WITH p AS (SELECT id FROM archives WHERE indexed_at IS NULL LIMIT $4 + 1),
 		ids AS (
 			SELECT s.archive_id FROM archive_sources s JOIN p ON p.id = s.archive_id
-			WHERE (s.kind = 'organization' AND s.principal = ANY($1::text[])) OR (s.kind = 'owner' AND s.principal = $2)
+			JOIN ledger_viewer_grantees($1::text[], $2) g USING (kind, principal)
 			UNION
-			SELECT archive_id FROM shares
-			WHERE revoked_at IS NULL AND expires_at > $3
-			  AND ((grantee_type = 'user' AND grantee = $2) OR (grantee_type = 'organization' AND grantee = ANY($1::text[])))
+			SELECT archive_id FROM ledger_active_shares($1::text[], $2, $3)
 		)
 		SELECT (SELECT count(*) FROM p), ARRAY(SELECT archive_id::text FROM ids ORDER BY 1 LIMIT $4 + 1)`,
 		orgs, v.Subject, now.Add(-shareSlack), max).Scan(&pending, &ids)

@@ -1,0 +1,155 @@
+package visible
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// Gate is the guard of filtered scans (the archive list and search) against
+// callers who see little (docs/security.md): it bounds how many scans run
+// at once, in total and per caller, and how many of their can_view checks
+// are in flight together, server-wide. One Gate is shared by every list and
+// every search of a server.
+//
+// Whether a scan is expensive is only known once OpenFGA has answered for
+// its candidates, so every scan passes the gate before it asks OpenFGA
+// anything: a refusal costs no check at all, which keeps it cheap however
+// often a refused caller comes back. A scan that fills its page quickly
+// holds its place for that long only.
+//
+// The check lane is what keeps URL minting at its speed: a scan asks
+// OpenFGA about its candidates a few at a time (OpenFGA runs a batch's
+// checks concurrently), and all scans together have at most Checks of them
+// in flight, so they never take more than that share of the machine however
+// many run — a mint's single Check waits behind a few checks, not behind
+// hundreds.
+type Gate struct {
+	bounds GateBounds
+	lane   chan struct{}
+
+	// lists counts the places of every scan under one key (""), callers
+	// those of each caller.
+	mu      sync.Mutex
+	lists   Slots
+	callers Slots
+}
+
+// GateBounds are a Gate's limits; values below 1 take the defaults.
+type GateBounds struct {
+	// Lists is how many scans (lists and searches) run at once
+	// (CAPTURE_LEDGER_LIST_CONCURRENCY).
+	Lists int
+	// PerCaller is how many of one caller's scans run at once
+	// (CAPTURE_LEDGER_LIST_CONCURRENCY_PER_CALLER).
+	PerCaller int
+	// Checks is how many can_view checks all scans together have in flight
+	// (CAPTURE_LEDGER_LIST_CHECK_CONCURRENCY).
+	Checks int
+}
+
+// DefaultGateBounds are the bounds when none is set (the configuration's
+// defaults are the same).
+var DefaultGateBounds = GateBounds{Lists: 4, PerCaller: 2, Checks: 2}
+
+// NewGate returns a gate with the given bounds.
+func NewGate(b GateBounds) *Gate {
+	if b.Lists < 1 {
+		b.Lists = DefaultGateBounds.Lists
+	}
+	if b.PerCaller < 1 {
+		b.PerCaller = DefaultGateBounds.PerCaller
+	}
+	if b.Checks < 1 {
+		b.Checks = DefaultGateBounds.Checks
+	}
+	b.Checks = min(b.Checks, CheckChunk)
+	return &Gate{bounds: b, lane: make(chan struct{}, 1), lists: NewSlots(b.Lists), callers: NewSlots(b.PerCaller)}
+}
+
+// Bounds returns the gate's bounds.
+func (g *Gate) Bounds() GateBounds { return g.bounds }
+
+// Running is how many scans hold a place now.
+func (g *Gate) Running() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.lists.Count("")
+}
+
+// Enter takes a place for caller, or says which bound is full.
+func (g *Gate) Enter(caller string) (leave func(), err *BusyError) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	switch {
+	case g.callers.Full(caller):
+		return nil, &BusyError{Limit: g.bounds.PerCaller, PerCaller: true}
+	case g.lists.Full(""):
+		return nil, &BusyError{Limit: g.bounds.Lists}
+	}
+	g.lists.Take("")
+	g.callers.Take(caller)
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			g.mu.Lock()
+			defer g.mu.Unlock()
+			g.lists.Give("")
+			g.callers.Give(caller)
+		})
+	}, nil
+}
+
+// Check runs ask in the lane (directly when g is nil): for checks made
+// outside a Scan, such as a search's other captures.
+func (g *Gate) Check(ctx context.Context, ask func() ([]bool, error)) ([]bool, error) {
+	if g == nil {
+		return ask()
+	}
+	return g.check(ctx, ask)
+}
+
+// check runs ask — one chunk of at most Checks ids — in the lane: one chunk
+// at a time, server-wide, waiting in line (first come, first served).
+func (g *Gate) check(ctx context.Context, ask func() ([]bool, error)) ([]bool, error) {
+	select {
+	case g.lane <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-g.lane }()
+	return ask()
+}
+
+// BusyError is a scan refused because the gate is full; the API answers it
+// 503 with Retry-After.
+type BusyError struct {
+	// What names the refused scans in the message ("archive lists" when
+	// empty, "searches").
+	What string
+	// Limit is the bound that was full.
+	Limit int
+	// PerCaller says it was the caller's own bound, not the server's.
+	PerCaller bool
+	// RetryAfter is when a place is expected to be free: a scan holds one
+	// for at most its time budget.
+	RetryAfter time.Duration
+}
+
+// RetrySeconds is RetryAfter in whole seconds, at least 1 (Retry-After's
+// unit).
+func (e *BusyError) RetrySeconds() int {
+	return max(int((e.RetryAfter+time.Second-1)/time.Second), 1)
+}
+
+func (e *BusyError) Error() string {
+	who := e.What
+	if who == "" {
+		who = "archive lists"
+	}
+	if e.PerCaller {
+		who = "of your " + who
+	}
+	return fmt.Sprintf("server busy: too many %s are running at once (limit %d); retry after %d s", who, e.Limit, e.RetrySeconds())
+}
