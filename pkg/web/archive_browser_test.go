@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -322,12 +323,17 @@ func TestCaptureFormScreens(t *testing.T) {
 		t.Fatal(err)
 	}
 	hold := make(chan struct{})
+	var release sync.Once
 	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		<-hold
+		if r.URL.Path == "/held" {
+			<-hold
+		} else {
+			time.Sleep(2 * time.Second)
+		}
 		fmt.Fprint(w, `<!doctype html><title>slow</title>`)
 	}))
 	defer site.Close()
-	defer close(hold)
+	defer release.Do(func() { close(hold) })
 	tab := testenv.BrowserTab(t, 2*time.Minute)
 	signIn(t, tab, srv.URL+"/capture?at=", "alice", "acme")
 	for _, lang := range []string{"en", "ja"} {
@@ -363,6 +369,23 @@ func TestCaptureFormScreens(t *testing.T) {
 		t.Errorf("a 429 reads %q", msg)
 	}
 	archiveShot(t, tab, "capture-429-360.png")
+
+	// Once the first is done, a capture runs from the form: the page says
+	// how long it has been running, then links the new archive.
+	release.Do(func() { close(hold) })
+	if done, err := chromedp.Run(tab, chromedp.Evaluate[int](`window.__first.then(function (r) { return r.status; })`, chromedp.EvalAwaitPromise)); err != nil || done != 200 {
+		t.Fatalf("the held capture: %d %v", done, err)
+	}
+	if err := chromedp.Do(tab,
+		chromedp.EmulateViewport(800, 600),
+		chromedp.SetValue("#capture-url", site.URL+"/slow"),
+		chromedp.Click("#capture-go"),
+	); err != nil {
+		t.Fatal(err)
+	}
+	pollJS(t, tab, "the elapsed time", `document.getElementById("capture-status").textContent + (document.getElementById("capture-progress").hidden ? "" : " [progress]")`, containing("… 1 s [progress]"))
+	archiveShot(t, tab, "capture-running-en.png")
+	pollJS(t, tab, "the new archive", `(document.getElementById("capture-archive") || {}).href || ""`, containing("/archives/"))
 }
 
 func jsQuote(s string) string {
