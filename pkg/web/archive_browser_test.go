@@ -58,7 +58,9 @@ func pollJS(t *testing.T, tab context.Context, what, js string, ok func(string) 
 	}
 }
 
-func containing(s string) func(string) bool { return func(got string) bool { return strings.Contains(got, s) } }
+func containing(s string) func(string) bool {
+	return func(got string) bool { return strings.Contains(got, s) }
+}
 
 // pageState is what the archive page shows: its status line, whether the
 // archive is shown, and which actions are offered.
