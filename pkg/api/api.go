@@ -66,6 +66,9 @@ type Server struct {
 	// Captures serves POST /api/captures; nil leaves it unserved (404
 	// route).
 	Captures *archive.Captures
+	// Details serves GET /api/archives/{id}; nil leaves it unserved (404
+	// route).
+	Details *archive.Details
 	// AllowedHosts, when not nil, are the only host names (of the Host
 	// header, any port) the API and the picker answer for; any other gets
 	// 421. Serve sets it with the dev identity, which trusts whoever can
@@ -96,6 +99,7 @@ func (s *Server) Handler() http.Handler {
 			s.replayRoutes()
 		}
 		s.shareRoutes()
+		s.archivePageRoutes()
 		if s.Captures != nil {
 			s.captureRoutes()
 		}

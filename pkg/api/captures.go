@@ -49,7 +49,8 @@ func (s *Server) captureRoutes() {
 	})
 }
 
-// decodeCaptureRequest reads {"urls": [...], "organization": "..."}
+// decodeCaptureRequest reads {"urls": [...], "organization": "...",
+// "engine": "http"} (engine optional)
 // strictly (CheckBodyStrings, then unknown keys and wrong types are
 // refused) and checks it whole.
 func decodeCaptureRequest(body []byte) (archive.CaptureRequest, error) {
@@ -59,15 +60,16 @@ func decodeCaptureRequest(body []byte) (archive.CaptureRequest, error) {
 	var raw struct {
 		URLs         *[]string `json:"urls"`
 		Organization *string   `json:"organization"`
+		Engine       *string   `json:"engine"`
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&raw); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) && te.Field != "" {
-			return archive.CaptureRequest{}, &BadRequest{Message: "body/" + te.Field + " must be " + map[string]string{"urls": "an array of strings", "organization": "a string"}[rootField(te.Field)]}
+			return archive.CaptureRequest{}, &BadRequest{Message: "body/" + te.Field + " must be " + map[string]string{"urls": "an array of strings", "organization": "a string", "engine": "a string"}[rootField(te.Field)]}
 		}
-		return archive.CaptureRequest{}, &BadRequest{Message: "body must be a JSON object with urls and organization only: " + err.Error()}
+		return archive.CaptureRequest{}, &BadRequest{Message: "body must be a JSON object with urls, organization and engine only: " + err.Error()}
 	}
 	if dec.More() {
 		return archive.CaptureRequest{}, &BadRequest{Message: "body must hold one JSON object"}
@@ -79,6 +81,9 @@ func decodeCaptureRequest(body []byte) (archive.CaptureRequest, error) {
 		return archive.CaptureRequest{}, &BadRequest{Message: "body must have required property 'organization'"}
 	}
 	req := archive.CaptureRequest{URLs: *raw.URLs, Org: *raw.Organization}
+	if raw.Engine != nil {
+		req.Engine = *raw.Engine
+	}
 	if err := archive.CheckCaptureRequest(req); err != nil {
 		return req, fieldRefusal(err)
 	}

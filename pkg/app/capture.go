@@ -83,6 +83,9 @@ type BuiltinCapturer struct {
 	Software string
 }
 
+// EngineName is the engine's name (http or browser).
+func (b BuiltinCapturer) EngineName() string { return b.Engine.Name() }
+
 // CaptureURL captures job and says where its manifest went.
 func (b BuiltinCapturer) CaptureURL(ctx context.Context, job archive.CaptureJob) (archive.CaptureDone, error) {
 	cj := capture.Job{TaskID: job.TaskID, CorrelationID: job.CorrelationID, URL: job.URL}
@@ -122,6 +125,24 @@ func (a *App) serveCaptures(ctx context.Context, apiSrv *api.Server, software st
 	a.mu.Lock()
 	a.closers = append(a.closers, func() { _ = eng.Close() })
 	a.mu.Unlock()
+	// A request may name the other engine too, when it can run here (the
+	// browser engine starts Chromium only when first used).
+	base := svc.Capturer.(BuiltinCapturer)
+	svc.Engines = map[string]archive.Capturer{eng.Name(): base}
+	for _, name := range archive.EngineNames {
+		if name == eng.Name() {
+			continue
+		}
+		other, err := a.CaptureEngine(name)
+		if err != nil {
+			a.Log.Info("captures cannot choose the "+name+" engine here: "+err.Error(), "engine", name)
+			continue
+		}
+		a.mu.Lock()
+		a.closers = append(a.closers, func() { _ = other.Close() })
+		a.mu.Unlock()
+		svc.Engines[name] = BuiltinCapturer{Engine: other, Uploader: base.Uploader, Software: base.Software}
+	}
 	apiSrv.Captures = svc
 	return nil
 }

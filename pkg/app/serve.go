@@ -123,6 +123,9 @@ func (a *App) Server(ctx context.Context, o ServeOptions) (*Server, error) {
 	if err := a.serveShares(ctx, srv, apiSrv, time.Minute); err != nil {
 		return nil, err
 	}
+	if apiSrv.Details, err = a.Details(ctx); err != nil {
+		return nil, err
+	}
 	if err := a.serveSearch(ctx, srv, apiSrv); err != nil {
 		return nil, err
 	}

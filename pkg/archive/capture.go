@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -69,13 +70,21 @@ type Captures struct {
 	Log   *slog.Logger
 	// Progress, when set, is told each page's outcome as it ends.
 	Progress func(CapturedPage)
+	// Engines, when set, are the capturers a request may choose by name
+	// (CaptureRequest.Engine); Capturer captures requests naming none.
+	Engines map[string]Capturer
 }
+
+// EngineNames are the engine names a capture request may give.
+var EngineNames = []string{"http", "browser"}
 
 // CaptureRequest asks for URLs to be captured for Org by Subject.
 type CaptureRequest struct {
-	URLs    []string `json:"urls"`
-	Org     string   `json:"organization"`
-	Subject string   `json:"-"`
+	URLs []string `json:"urls"`
+	Org  string   `json:"organization"`
+	// Engine names the capturer ("" for the configured one).
+	Engine  string `json:"engine,omitempty"`
+	Subject string `json:"-"`
 }
 
 // CaptureStatus is how one page's capture ended.
@@ -130,6 +139,9 @@ func (r CaptureResult) Failed() int {
 func CheckCaptureRequest(req CaptureRequest) error {
 	if err := checkOrgID(req.Org); err != nil {
 		return err
+	}
+	if req.Engine != "" && !slices.Contains(EngineNames, req.Engine) {
+		return &ledger.FieldError{Field: "engine", Reason: fmt.Sprintf("must be one of %s: %q", strings.Join(EngineNames, ", "), clip(req.Engine))}
 	}
 	switch {
 	case len(req.URLs) == 0:
@@ -205,6 +217,10 @@ func (c *Captures) Capture(ctx context.Context, req CaptureRequest) (CaptureResu
 	if req.Subject == "" {
 		return CaptureResult{}, &ledger.FieldError{Field: "subject", Reason: "is required"}
 	}
+	capturer, err := c.capturer(req.Engine)
+	if err != nil {
+		return CaptureResult{}, err
+	}
 	ok, err := c.Permissions.MaySubmit(ctx, req.Subject, []string{req.Org})
 	if err != nil {
 		return CaptureResult{}, fmt.Errorf("ask whether %s may submit for %s: %w", req.Subject, req.Org, err)
@@ -222,7 +238,7 @@ func (c *Captures) Capture(ctx context.Context, req CaptureRequest) (CaptureResu
 	}
 	res := CaptureResult{CorrelationID: "capture-" + uuid.NewString(), Pages: make([]CapturedPage, 0, len(req.URLs))}
 	for _, raw := range req.URLs {
-		page, err := c.one(ctx, raw, res.CorrelationID, req)
+		page, err := c.one(ctx, capturer, raw, res.CorrelationID, req)
 		if err != nil {
 			return res, err
 		}
@@ -234,13 +250,37 @@ func (c *Captures) Capture(ctx context.Context, req CaptureRequest) (CaptureResu
 	return res, nil
 }
 
-func (c *Captures) one(ctx context.Context, raw, correlation string, req CaptureRequest) (CapturedPage, error) {
+// capturer is the capturer a request's engine names: Capturer for none;
+// an engine this server does not run is a *ledger.FieldError on engine.
+func (c *Captures) capturer(engine string) (Capturer, error) {
+	if engine == "" {
+		return c.Capturer, nil
+	}
+	if cp, ok := c.Engines[engine]; ok {
+		return cp, nil
+	}
+	return nil, &ledger.FieldError{Field: "engine", Reason: fmt.Sprintf("%s is not available on this server (available: %s)", engine, strings.Join(c.Available(), ", "))}
+}
+
+// Available are the engines a request may name here, in EngineNames'
+// order.
+func (c *Captures) Available() []string {
+	out := []string{}
+	for _, n := range EngineNames {
+		if _, ok := c.Engines[n]; ok {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func (c *Captures) one(ctx context.Context, capturer Capturer, raw, correlation string, req CaptureRequest) (CapturedPage, error) {
 	task, err := uuid.NewV7()
 	if err != nil {
 		return CapturedPage{}, err
 	}
 	page := CapturedPage{URL: raw, TaskID: task.String()}
-	done, err := c.Capturer.CaptureURL(ctx, CaptureJob{URL: raw, TaskID: page.TaskID, CorrelationID: correlation})
+	done, err := capturer.CaptureURL(ctx, CaptureJob{URL: raw, TaskID: page.TaskID, CorrelationID: correlation})
 	if err != nil {
 		if errors.Is(err, ledger.ErrUnreachable) || ctx.Err() != nil {
 			return page, err

@@ -1,0 +1,157 @@
+package api
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/capture-ledger/ledgerctl/pkg/identity"
+	"github.com/capture-ledger/ledgerctl/pkg/ledger"
+	"github.com/capture-ledger/ledgerctl/pkg/replay"
+)
+
+// DownloadTTL is how long a download link works: long enough to follow at
+// once, short because it is a bearer link (it names no caller).
+const DownloadTTL = replay.MinTTL
+
+// archivePageRoutes serves what one archive's console page asks: the
+// archive and what the caller may do with it, a download link, the
+// download itself, and the engines a capture may choose.
+func (s *Server) archivePageRoutes() {
+	if s.Details != nil {
+		s.mux.HandleFunc("GET /api/archives/{id}", s.archiveDetail())
+	}
+	if s.Replay != nil {
+		s.mux.HandleFunc("POST /api/archives/{id}/download", s.downloadLink())
+		s.mux.HandleFunc("GET /api/archives/{id}/wacz", s.download)
+	}
+	if s.Captures != nil {
+		s.mux.HandleFunc("GET /api/captures/engines", s.captureEngines())
+	}
+}
+
+// archiveDetail answers one archive: its fields, its organization, why the
+// caller sees it and may: which actions the caller may take (each is
+// checked again when taken). Denied and absent are the same 404.
+func (s *Server) archiveDetail() http.HandlerFunc {
+	return handle(s, http.StatusOK,
+		func(r *http.Request) (string, error) { return UUIDParam(r, "id") },
+		func(ctx context.Context, who identity.Identity, id string) (any, error) {
+			d, err := s.Details.Get(ctx, who.Subject, who.Organizations, id)
+			if err != nil {
+				return nil, err
+			}
+			d.May.Open = d.May.Open && s.Replay != nil
+			d.May.Download = d.May.Download && s.Replay != nil
+			d.May.Share = d.May.Share && s.Shares != nil
+			d.May.Delete = d.May.Delete && s.Deleter != nil
+			return d, nil
+		})
+}
+
+// DownloadLink is the answer of POST /api/archives/{id}/download: a path
+// on this origin that reads the archive's WACZ once followed, until
+// ExpiresAt.
+type DownloadLink struct {
+	URL       string    `json:"url"`
+	ExpiresAt time.Time `json:"expiresAt"`
+	Filename  string    `json:"filename"`
+}
+
+// downloadLink checks can_view with full consistency (through the replay
+// service's Mint: denied and absent are the same 404) and answers a link
+// to the archive's bytes, bound to this archive and this caller, for
+// DownloadTTL. No bucket URL reaches the page.
+func (s *Server) downloadLink() http.HandlerFunc {
+	return handle(s, http.StatusOK,
+		func(r *http.Request) (string, error) {
+			id, err := UUIDParam(r, "id")
+			if err == nil {
+				err = DecodeBody(r, &struct{}{}, 1024)
+			}
+			return id, err
+		},
+		func(ctx context.Context, who identity.Identity, id string) (any, error) {
+			m, err := s.Replay.Service.Mint(ctx, caller(who), id, DownloadTTL)
+			if err != nil {
+				return nil, err
+			}
+			q := url.Values{"l": {m.Label}, "t": {m.Token}}
+			return DownloadLink{URL: "/api/archives/" + id + "/wacz?" + q.Encode(), ExpiresAt: m.ExpiresAt, Filename: id + ".wacz"}, nil
+		})
+}
+
+// download answers the archive's exact bytes to a link of downloadLink:
+// the token is the identity (a browser following a link sends no other),
+// and the replay service asks again whether its caller may view the
+// archive. The answer is an attachment of octet-stream, never sniffed, and
+// sandboxed should anything render it: the bytes are archived content.
+func (s *Server) download(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), RequestTimeout)
+	defer cancel()
+	r = r.WithContext(ctx)
+	h := w.Header()
+	h.Set("Content-Security-Policy", "sandbox; default-src 'none'; frame-ancestors 'none'")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Cross-Origin-Resource-Policy", "same-origin")
+	id, err := UUIDParam(r, "id")
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	q := r.URL.Query()
+	labels, tokens := q["l"], q["t"]
+	if len(labels) != 1 || len(tokens) != 1 || !replay.ValidLabel(labels[0]) {
+		s.fail(w, r, ledger.ErrNotFound)
+		return
+	}
+	g, err := s.Replay.Service.Authorize(ctx, tokens[0], id, labels[0])
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	part, err := s.Replay.Service.Open(ctx, g, nil)
+	if err != nil {
+		s.objectFailed(w, r, id, err)
+		return
+	}
+	defer part.Body.Close()
+	h.Set("Content-Type", "application/octet-stream")
+	h.Set("Content-Disposition", `attachment; filename="`+id+`.wacz"`)
+	h.Set("Cache-Control", "no-store")
+	h.Set("Content-Length", strconv.FormatInt(part.Length(), 10))
+	w.WriteHeader(http.StatusOK)
+	s.logger().Info("Archive downloaded", "archiveId", id)
+	if _, err := io.Copy(w, part.Body); err != nil {
+		// The length is sent: end the connection so the reader sees a
+		// broken answer, never a short file that looks whole.
+		panic(http.ErrAbortHandler)
+	}
+}
+
+// CaptureEngines is the answer of GET /api/captures/engines.
+type CaptureEngines struct {
+	Default string   `json:"default"`
+	Engines []string `json:"engines"`
+}
+
+// captureEngines says which engines a capture may name here and which one
+// it gets when it names none.
+func (s *Server) captureEngines() http.HandlerFunc {
+	return handle(s, http.StatusOK,
+		func(r *http.Request) (struct{}, error) { return struct{}{}, nil },
+		func(ctx context.Context, _ identity.Identity, _ struct{}) (any, error) {
+			out := CaptureEngines{Engines: s.Captures.Available()}
+			if n, ok := s.Captures.Capturer.(interface{ EngineName() string }); ok {
+				out.Default = n.EngineName()
+			}
+			if out.Default == "" && len(out.Engines) > 0 {
+				out.Default = out.Engines[0]
+			}
+			return out, nil
+		})
+}
