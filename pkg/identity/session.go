@@ -252,12 +252,14 @@ type CSRFError struct{ Reason string }
 func (e *CSRFError) Error() string { return e.Reason }
 
 // CheckOrigin refuses a request that does not say it comes from a page of
-// this origin: its Origin must be origin (scheme://host[:port], the
-// request's own), else its Sec-Fetch-Site must be same-origin; a request
-// with neither is refused too (every browser sends one of them on a
-// state-changing request).
+// this origin: its Origin must be one of origins (scheme://host[:port]);
+// when it has none, or "null" (a page whose referrer policy is no-referrer
+// posts a form with Origin: null), its Sec-Fetch-Site must be
+// same-origin. A request with neither is refused too: every browser sends
+// one of them on a state-changing request.
 func CheckOrigin(r *http.Request, origins ...string) error {
-	if vals := r.Header.Values("Origin"); len(vals) > 0 {
+	vals := r.Header.Values("Origin")
+	if len(vals) > 1 || (len(vals) == 1 && vals[0] != "null") {
 		if len(vals) == 1 {
 			for _, o := range origins {
 				if o != "" && strings.EqualFold(vals[0], o) {
@@ -273,7 +275,7 @@ func CheckOrigin(r *http.Request, origins ...string) error {
 		}
 		return &CSRFError{Reason: "refused: this request comes from another site (Sec-Fetch-Site " + quoteASCII(site) + "); state-changing requests are accepted only from this server's own pages"}
 	}
-	return &CSRFError{Reason: "refused: a state-changing request with a session cookie must say where it comes from (Origin or Sec-Fetch-Site); send the token in an Authorization header instead of a cookie from scripts"}
+	return &CSRFError{Reason: "refused: a state-changing request with a session cookie must say where it comes from (Origin or Sec-Fetch-Site); scripts should send a token in an Authorization header instead of a cookie"}
 }
 
 // CheckToken refuses a request whose CSRF token (the X-CSRF-Token header,

@@ -370,7 +370,7 @@ func (c *Console) signOut(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	a.cookies().Clear(w, r, identity.SessionCookie)
-	c.authPage(w, r, http.StatusOK, "signedOut", "/")
+	c.authPage(w, r, http.StatusOK, "signedOut", "")
 }
 
 // authScreen is the page of sign-in's and sign-out's outcomes (no route of

@@ -238,10 +238,16 @@ func TestCallbackRefusals(t *testing.T) {
 	s := newAuthSite(t, nil)
 	later := newAuthSite(t, func() time.Time { return time.Now().Add(2 * time.Hour) })
 
-	refused := func(name string, site *authSite, b *browser, cb *url.URL, want int) {
+	const (
+		stateWords = "was not started by this browser"
+		pkceWords  = "did not confirm this sign-in"
+		tokenWords = "failed verification"
+		badWords   = "was not understood"
+	)
+	refused := func(name string, site *authSite, b *browser, cb *url.URL, want int, words string) {
 		t.Helper()
 		res, body := b.do("GET", cb.String(), "", nil)
-		if res.StatusCode != want || sessionCookie(t, res) != nil {
+		if res.StatusCode != want || sessionCookie(t, res) != nil || !strings.Contains(body, words) {
 			t.Errorf("%s: %d (want %d) %.300s", name, res.StatusCode, want, body)
 		}
 		if status, _ := site.me(b); status != 401 {
@@ -258,14 +264,14 @@ func TestCallbackRefusals(t *testing.T) {
 
 	// State mismatch: a state this browser did not start.
 	b := newBrowser(t)
-	refused("state changed", s, b, tamper(s.authorize(t, b, s.begin(t, b), "alice", "acme"), "state", identity.NewSecret()), 403)
+	refused("state changed", s, b, tamper(s.authorize(t, b, s.begin(t, b), "alice", "acme"), "state", identity.NewSecret()), 403, stateWords)
 
 	// State of another browser: the attacker's own sign-in, finished in
 	// the victim's browser (login CSRF).
 	attacker, victim := newBrowser(t), newBrowser(t)
 	cb := s.authorize(t, attacker, s.begin(t, attacker), "mallory", "evil")
 	s.begin(t, victim) // the victim has a sign-in cookie of its own
-	refused("another browser's state", s, victim, cb, 403)
+	refused("another browser's state", s, victim, cb, 403, stateWords)
 
 	// A callback used twice: the second finds nothing.
 	b = newBrowser(t)
@@ -275,31 +281,31 @@ func TestCallbackRefusals(t *testing.T) {
 	}
 	b2 := newBrowser(t)
 	s.begin(t, b2)
-	refused("replayed callback", s, b2, cb, 403)
+	refused("replayed callback", s, b2, cb, 403, stateWords)
 
 	// PKCE: the code was issued for a challenge whose verifier the
 	// console does not hold.
 	b = newBrowser(t)
 	u := tamper(s.begin(t, b), "code_challenge", identity.S256(strings.Repeat("x", 43)))
-	refused("verifier mismatch", s, b, s.authorize(t, b, u, "alice", "acme"), 403)
+	refused("verifier mismatch", s, b, s.authorize(t, b, u, "alice", "acme"), 403, pkceWords)
 
 	// Nonce: the ID token carries another nonce.
 	b = newBrowser(t)
 	u = tamper(s.begin(t, b), "nonce", "not-the-sign-ins")
-	refused("nonce mismatch", s, b, s.authorize(t, b, u, "alice", "acme"), 403)
+	refused("nonce mismatch", s, b, s.authorize(t, b, u, "alice", "acme"), 403, tokenWords)
 
 	// Expiry: the console's clock is two hours on; the one-hour ID token
 	// has expired.
 	b = newBrowser(t)
-	refused("expired ID token", later, b, later.authorize(t, b, later.begin(t, b), "alice", "acme"), 403)
+	refused("expired ID token", later, b, later.authorize(t, b, later.begin(t, b), "alice", "acme"), 403, tokenWords)
 
 	// The issuer's own refusal, and malformed queries.
 	b = newBrowser(t)
 	u = s.begin(t, b)
 	refused("issuer error", s, b, &url.URL{Scheme: "http", Host: strings.TrimPrefix(s.URL, "http://"), Path: "/auth/callback",
-		RawQuery: url.Values{"error": {"access_denied"}, "state": {u.Query().Get("state")}}.Encode()}, 403)
+		RawQuery: url.Values{"error": {"access_denied"}, "state": {u.Query().Get("state")}}.Encode()}, 403, "refused the sign-in")
 	for _, q := range []string{"", "code=x", "state=x", "code=a&code=b&state=x", "code=%00&state=x", "code=x&state=%zz"} {
-		refused("query "+q, s, b, &url.URL{Scheme: "http", Host: strings.TrimPrefix(s.URL, "http://"), Path: "/auth/callback", RawQuery: q}, 400)
+		refused("query "+q, s, b, &url.URL{Scheme: "http", Host: strings.TrimPrefix(s.URL, "http://"), Path: "/auth/callback", RawQuery: q}, 400, badWords)
 	}
 }
 

@@ -69,7 +69,8 @@
   };
   function restore() {
     var f = L.$("who");
-    if (!f) { return; }
+    // The sign-in and sign-out forms post to the server as they are.
+    if (!f || (L.who !== "token" && L.who !== "names")) { return; }
     if (L.who === "token") { L.$("token").value = store.getItem("capture-ui.token") || ""; }
     if (L.who === "names") { L.$("subject").value = store.getItem("capture-ui.subject") || ""; L.$("orgs").value = store.getItem("capture-ui.orgs") || ""; }
     f.addEventListener("submit", function (e) {
