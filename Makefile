@@ -145,8 +145,14 @@ test: build tools postgres chromium vet replay-viewer
 # CAPTURE_LEDGER_API_PORT (default 7070) is checked first: taken, make run
 # stops before the stack starts and names a free port
 # (make run CAPTURE_LEDGER_API_PORT=7071).
+# DEV_IDENTITY=0 shows the console's OIDC sign-in instead of the names
+# form: it starts `ledgerctl dev issuer` (127.0.0.1:9099) next to serve and
+# points serve at it (CAPTURE_LEDGER_OIDC_ISSUER, CAPTURE_LEDGER_OIDC_CLIENT_ID);
+# "Sign in" then leads to the issuer's page, where any subject and
+# organizations may be typed.
 # Ctrl-C stops serve; `make stack-down` stops the stack.
 DEMO ?= 1
+DEV_IDENTITY ?= 1
 run: build tools postgres chromium replay-viewer
 	@./$(BIN) serve --check-port
 	./$(BIN) dev stack up --dir $(STATE) --versitygw $(VERSITYGW) --env-local
@@ -155,7 +161,18 @@ run: build tools postgres chromium replay-viewer
 	./$(BIN) fga deploy >/dev/null
 	@echo
 	@echo "Stop serve with Ctrl-C, the stack with: make stack-down"
-	@if [ "$(DEMO)" = 0 ]; then \
+	@if [ "$(DEV_IDENTITY)" = 0 ]; then \
+		issuer="http://127.0.0.1:$${CAPTURE_LEDGER_DEV_ISSUER_PORT:-9099}"; \
+		echo "Sign-in: OIDC against the dev issuer at $$issuer (client capture-ledger-console): ./$(BIN) dev issuer"; \
+		./$(BIN) dev issuer & issuer_pid=$$!; trap 'kill $$issuer_pid 2>/dev/null' EXIT INT TERM; \
+		export CAPTURE_LEDGER_DEV_IDENTITY= CAPTURE_LEDGER_OIDC_ISSUER=$$issuer CAPTURE_LEDGER_OIDC_CLIENT_ID=capture-ledger-console; \
+		if [ "$(DEMO)" = 0 ]; then \
+			echo "Console: http://$${CAPTURE_LEDGER_API_HOST:-127.0.0.1}:$${CAPTURE_LEDGER_API_PORT:-7070}/  (Sign in, then type any subject and organization at the dev issuer)"; echo; \
+			./$(BIN) serve; \
+		else \
+			CAPTURE_LEDGER_CAPTURE_ALLOW_PRIVATE=1 ./$(BIN) dev demo; \
+		fi; \
+	elif [ "$(DEMO)" = 0 ]; then \
 		echo "Picker: http://$${CAPTURE_LEDGER_API_HOST:-127.0.0.1}:$${CAPTURE_LEDGER_API_PORT:-7070}/  (dev identity: type any subject and organization)"; echo; \
 		echo "CAPTURE_LEDGER_DEV_IDENTITY=$${CAPTURE_LEDGER_DEV_IDENTITY:-1} ./$(BIN) serve"; \
 		CAPTURE_LEDGER_DEV_IDENTITY=$${CAPTURE_LEDGER_DEV_IDENTITY:-1} exec ./$(BIN) serve; \

@@ -33,7 +33,37 @@ type Submitters interface {
 // Pages is the web console: it adds its routes (pages and assets, never
 // under /api/) and says whether it serves "/".
 type Pages interface {
-	Register(mux *http.ServeMux) (home bool)
+	Register(mux Mux) (home bool)
+}
+
+// Mux is where routes are added.
+type Mux = interface {
+	HandleFunc(pattern string, handler func(http.ResponseWriter, *http.Request))
+}
+
+// routeMux is the API's mux, remembering every pattern it was given so
+// that the routes can be listed (Routes): the CSRF test walks every
+// state-changing one, so none can be forgotten.
+type routeMux struct {
+	*http.ServeMux
+	patterns []string
+}
+
+func (m *routeMux) HandleFunc(pattern string, handler func(http.ResponseWriter, *http.Request)) {
+	m.patterns = append(m.patterns, pattern)
+	m.ServeMux.HandleFunc(pattern, handler)
+}
+
+func (m *routeMux) Handle(pattern string, handler http.Handler) {
+	m.patterns = append(m.patterns, pattern)
+	m.ServeMux.Handle(pattern, handler)
+}
+
+// Routes lists the patterns of every route the handler serves on the
+// API's origin (the console's included), in the order they were added.
+func (s *Server) Routes() []string {
+	s.Handler()
+	return append([]string(nil), s.mux.patterns...)
 }
 
 // Server holds what the handlers need.
@@ -75,14 +105,20 @@ type Server struct {
 	// reach it: a page on another name resolving to this machine (DNS
 	// rebinding) must not be able to. Replay origins are apart from it.
 	AllowedHosts []string
+	// CSRF, when set, is asked about every request on the API's origin
+	// before it is routed; an error refuses it: 403 with the error's
+	// sentence (the console's sessions: state-changing requests resolved
+	// by a cookie must come from this origin with the session's token).
+	CSRF func(r *http.Request) error
 
-	mux, replayMux *http.ServeMux
+	mux       *routeMux
+	replayMux *http.ServeMux
 }
 
 // Handler returns the routed handler.
 func (s *Server) Handler() http.Handler {
 	if s.mux == nil {
-		s.mux = http.NewServeMux()
+		s.mux = &routeMux{ServeMux: http.NewServeMux()}
 		s.mux.HandleFunc("GET /healthz", s.healthz)
 		s.mux.HandleFunc("GET /readyz", s.readyz)
 		s.mux.HandleFunc("GET /api/me", s.me)
@@ -128,6 +164,12 @@ func (s *Server) Handler() http.Handler {
 		if s.AllowedHosts != nil && !hostAllowed(s.AllowedHosts, r.Host) {
 			writeJSON(w, http.StatusMisdirectedRequest, map[string]string{"error": "misdirected request: with the dev identity this server answers only for " + strings.Join(s.AllowedHosts, ", ") + " (reach it by one of them, or set CAPTURE_LEDGER_API_URL to the address you use)"})
 			return
+		}
+		if s.CSRF != nil {
+			if err := s.CSRF(r); err != nil {
+				writeJSON(w, http.StatusForbidden, map[string]string{"error": err.Error()})
+				return
+			}
 		}
 		if _, pattern := s.mux.Handler(r); pattern == "" {
 			routeNotFound(w, r)

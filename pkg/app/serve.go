@@ -130,12 +130,30 @@ func (a *App) Server(ctx context.Context, o ServeOptions) (*Server, error) {
 		return nil, err
 	}
 	srv.work(func(ctx context.Context) { drainLoop(ctx, a, s.DrainInterval, log) })
-	apiSrv.Pages = &web.Console{Log: log, Config: web.Config{
-		Who: web.Who(pickerView(mode)), Issuer: s.OIDCIssuer, Host: s.APIHost, Port: s.APIPort,
+	console := &web.Console{Log: log}
+	who := web.Who(pickerView(mode))
+	if mode == identity.ModeJWT && s.OIDCClientID != "" {
+		// Sign-in: Bearer tokens keep working; a browser without one is
+		// resolved by its session cookie, and every state-changing
+		// request it makes is CSRF-checked.
+		store, err := a.SessionStore(ctx)
+		if err != nil {
+			return nil, err
+		}
+		sessions := &identity.SessionResolver{Bearer: resolver, Store: store, Cookies: identity.Cookies{PublicURL: s.APIURL}}
+		apiSrv.Identity = sessions
+		console.Auth = web.NewAuth(web.AuthConfig{Issuer: s.OIDCIssuer, ClientID: s.OIDCClientID, ClientSecret: s.OIDCClientSecret,
+			RedirectURL: s.RedirectURL(), Sessions: sessions})
+		apiSrv.CSRF = console.Auth.Guard
+		who = web.WhoSignIn
+	}
+	console.Config = web.Config{
+		Who: who, Issuer: s.OIDCIssuer, Host: s.APIHost, Port: s.APIPort,
 		Why: access.Source == archive.SourceCandidates,
 		Features: web.Features{Crawls: apiSrv.Crawls != nil, Search: apiSrv.Search != nil, Replay: apiSrv.Replay != nil,
 			Captures: apiSrv.Captures != nil, Shares: apiSrv.Shares != nil, Delete: apiSrv.Deleter != nil},
-	}}
+	}
+	apiSrv.Pages = console
 	srv.api = apiSrv
 	return srv, nil
 }
@@ -180,6 +198,9 @@ func devIdentityRaw(dev bool) string {
 	}
 	return ""
 }
+
+// Routes lists the route patterns serve answers on the API's origin.
+func (s *Server) Routes() []string { return s.api.Routes() }
 
 // Handler is the routed HTTP handler (the API, the picker, /healthz,
 // /readyz, the replay viewer).

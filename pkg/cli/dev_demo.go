@@ -163,7 +163,9 @@ func devDemoRun(ctx context.Context, opts *DevDemoOptions) error {
 	}
 	picker := fmt.Sprintf("http://%s/", net.JoinHostPort(a.Settings.APIHost, fmt.Sprint(addr.Port)))
 	banner := func() {
-		if a.Settings.DevIdentity {
+		if a.Settings.OIDCClientID != "" && a.Settings.OIDCIssuer != "" {
+			fmt.Fprintf(out, "Console     %s  (Sign in, then at the issuer's page type subject %s and organization %s)\n", picker, opts.As, opts.Org)
+		} else if a.Settings.DevIdentity {
 			fmt.Fprintf(out, "Picker      %s  (type subject %s and organization %s: archives appear as each level is captured)\n", picker, opts.As, opts.Org)
 		} else {
 			fmt.Fprintf(out, "Picker      %s\n", picker)

@@ -194,6 +194,26 @@ func (e *InvalidError) Error() string {
 	return fmt.Sprintf("%s=%q: %s", e.Name, e.Value, e.Reason)
 }
 
+// RedirectURL is where the issuer sends the console's browser back after
+// sign-in: CAPTURE_LEDGER_OIDC_REDIRECT_URL, else the API URL (or
+// http://host:port) followed by /auth/callback.
+func (s Settings) RedirectURL() string {
+	if s.OIDCRedirectURL != "" {
+		return s.OIDCRedirectURL
+	}
+	if s.APIURL != "" {
+		return s.APIURL + "/auth/callback"
+	}
+	host := s.APIHost
+	switch host {
+	case "", "0.0.0.0":
+		host = "127.0.0.1"
+	case "::":
+		host = "::1"
+	}
+	return "http://" + net.JoinHostPort(host, strconv.Itoa(s.APIPort)) + "/auth/callback"
+}
+
 // Formats are the capture formats BrowserHive knows, in the order it lists them.
 var Formats = []string{"png", "webp", "html", "links", "mhtml", "wacz"}
 
@@ -257,6 +277,10 @@ type Settings struct {
 	// per minute, per caller and per organization.
 	CapturePerCaller, CapturePerOrg         int
 	CaptureURLsPerCaller, CaptureURLsPerOrg int
+
+	// The console's OIDC client (sign-in): its id, secret and redirect
+	// URL (empty: the default, RedirectURL).
+	OIDCClientID, OIDCClientSecret, OIDCRedirectURL string
 }
 
 // Settings parses and validates every value that is set, returning all the
@@ -310,6 +334,9 @@ func (c *Config) Settings() (Settings, error) {
 		DevIdentity:         c.Get("CAPTURE_LEDGER_DEV_IDENTITY") == "1",
 		OIDCIssuer:          httpURL("CAPTURE_LEDGER_OIDC_ISSUER"),
 		OIDCAudience:        c.Get("CAPTURE_LEDGER_OIDC_AUDIENCE"),
+		OIDCClientID:        c.Get("CAPTURE_LEDGER_OIDC_CLIENT_ID"),
+		OIDCClientSecret:    c.Get("CAPTURE_LEDGER_OIDC_CLIENT_SECRET"),
+		OIDCRedirectURL:     httpURL("CAPTURE_LEDGER_OIDC_REDIRECT_URL"),
 		DevIssuerPort:       intIn("CAPTURE_LEDGER_DEV_ISSUER_PORT", 1, 65535),
 		APIHost:             c.Get("CAPTURE_LEDGER_API_HOST"),
 		APIPort:             intIn("CAPTURE_LEDGER_API_PORT", 1, 65535),
@@ -342,6 +369,12 @@ func (c *Config) Settings() (Settings, error) {
 	s.CapturePerOrg = intIn("CAPTURE_LEDGER_CAPTURE_CONCURRENCY_PER_ORG", 1, 10_000)
 	s.CaptureURLsPerCaller = intIn("CAPTURE_LEDGER_CAPTURE_URLS_PER_MINUTE_PER_CALLER", 1, 1_000_000)
 	s.CaptureURLsPerOrg = intIn("CAPTURE_LEDGER_CAPTURE_URLS_PER_MINUTE_PER_ORG", 1, 1_000_000)
+	if s.OIDCClientID != "" && s.OIDCIssuer == "" {
+		bad("CAPTURE_LEDGER_OIDC_CLIENT_ID", "needs CAPTURE_LEDGER_OIDC_ISSUER: sign-in asks that issuer")
+	}
+	if id := s.OIDCClientID; id != "" && (len(id) > 256 || strings.ContainsFunc(id, func(r rune) bool { return r <= ' ' || r == 0x7f })) {
+		bad("CAPTURE_LEDGER_OIDC_CLIENT_ID", "must be at most 256 characters without spaces or control characters")
+	}
 	if e := c.Get("CAPTURE_LEDGER_LIST_SOURCE"); e != "candidates" && e != "scan" {
 		bad("CAPTURE_LEDGER_LIST_SOURCE", "must be candidates or scan")
 	}

@@ -51,6 +51,9 @@ var Variables = []Var{
 	{Name: "CAPTURE_LEDGER_DEV_IDENTITY", Help: "exactly \"1\" trusts the X-Capture-ledger-Subject/-Organizations headers (local development only)"},
 	{Name: "CAPTURE_LEDGER_OIDC_ISSUER", Help: "OIDC issuer whose JWTs identify callers; set, it wins over the dev headers"},
 	{Name: "CAPTURE_LEDGER_OIDC_AUDIENCE", Default: "capture-ledger", Help: "audience the JWTs must carry"},
+	{Name: "CAPTURE_LEDGER_OIDC_CLIENT_ID", Help: "the console's OIDC client id (the ID token's audience); set with CAPTURE_LEDGER_OIDC_ISSUER, the console offers Sign in (authorization code with PKCE; a session cookie) instead of a token field"},
+	{Name: "CAPTURE_LEDGER_OIDC_CLIENT_SECRET", Help: "the console's OIDC client secret, for an issuer that wants one (a public client with PKCE needs none)", Secret: true},
+	{Name: "CAPTURE_LEDGER_OIDC_REDIRECT_URL", Help: "where the issuer sends the browser back after sign-in (register it with the issuer); unset: CAPTURE_LEDGER_API_URL, else http://CAPTURE_LEDGER_API_HOST:CAPTURE_LEDGER_API_PORT, followed by /auth/callback"},
 	{Name: "CAPTURE_LEDGER_DEV_ISSUER_PORT", Default: "9099", Help: "port of `ledgerctl dev issuer` (127.0.0.1 only)"},
 
 	{Name: "CAPTURE_LEDGER_API_HOST", Default: "127.0.0.1", Flag: "host", Help: "address `ledgerctl serve` listens on"},

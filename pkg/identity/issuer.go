@@ -61,6 +61,7 @@ type Issuer struct {
 	kid      string
 	jwks     []byte
 	now      func() time.Time
+	codes    codeBook
 }
 
 // NewIssuer generates a fresh key. issuerURL becomes the iss claim (and the
@@ -177,20 +178,38 @@ func signRS256(key *rsa.PrivateKey, kid string, payload []byte) (string, error) 
 }
 
 // Handler serves GET /.well-known/openid-configuration,
-// GET /.well-known/jwks.json and POST /token.
+// GET /.well-known/jwks.json, GET and POST /authorize, and POST /token
+// (a JSON body mints a token outright; a form exchanges a code).
 func (i *Issuer) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /.well-known/openid-configuration", i.serveConfiguration)
 	mux.HandleFunc("GET "+JWKSPath, i.serveJWKS)
-	mux.HandleFunc("POST /token", i.serveToken)
+	mux.HandleFunc("GET /authorize", i.serveAuthorize)
+	mux.HandleFunc("POST /authorize", i.serveAuthorizeForm)
+	mux.HandleFunc("POST /token", func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-www-form-urlencoded") {
+			i.serveCodeGrant(w, r)
+			return
+		}
+		i.serveToken(w, r)
+	})
 	return mux
 }
 
 func (i *Issuer) serveConfiguration(w http.ResponseWriter, _ *http.Request) {
+	base := strings.TrimSuffix(i.issuer, "/")
 	writeJSON(w, http.StatusOK, map[string]any{
 		"issuer":                                i.issuer,
 		"jwks_uri":                              JWKSURL(i.issuer),
-		"token_endpoint":                        strings.TrimSuffix(i.issuer, "/") + "/token",
+		"authorization_endpoint":                base + "/authorize",
+		"token_endpoint":                        base + "/token",
+		"response_types_supported":              []string{"code"},
+		"grant_types_supported":                 []string{"authorization_code"},
+		"subject_types_supported":               []string{"public"},
+		"scopes_supported":                      []string{"openid"},
+		"code_challenge_methods_supported":      []string{"S256"},
+		"token_endpoint_auth_methods_supported": []string{"none", "client_secret_basic", "client_secret_post"},
+		"claims_supported":                      []string{"sub", "iss", "aud", "exp", "iat", "nonce", OrganizationsClaim},
 		"id_token_signing_alg_values_supported": []string{"RS256"},
 	})
 }

@@ -36,7 +36,15 @@ func TestIssuerDiscoveryAndJWKS(t *testing.T) {
 	want := map[string]any{
 		"issuer":                                iss.Issuer(),
 		"jwks_uri":                              iss.Issuer() + "/.well-known/jwks.json",
+		"authorization_endpoint":                iss.Issuer() + "/authorize",
 		"token_endpoint":                        iss.Issuer() + "/token",
+		"response_types_supported":              []any{"code"},
+		"grant_types_supported":                 []any{"authorization_code"},
+		"subject_types_supported":               []any{"public"},
+		"scopes_supported":                      []any{"openid"},
+		"code_challenge_methods_supported":      []any{"S256"},
+		"token_endpoint_auth_methods_supported": []any{"none", "client_secret_basic", "client_secret_post"},
+		"claims_supported":                      []any{"sub", "iss", "aud", "exp", "iat", "nonce", "organizations"},
 		"id_token_signing_alg_values_supported": []any{"RS256"},
 	}
 	if !reflect.DeepEqual(conf, want) {

@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/capture-ledger/ledgerctl/pkg/i18n"
+	"github.com/capture-ledger/ledgerctl/pkg/identity"
 )
 
 //go:embed templates/*.html
@@ -49,6 +50,9 @@ const (
 	WhoToken Who = "token"
 	// WhoNone: the API accepts nobody; the console says so.
 	WhoNone Who = "none"
+	// WhoSignIn offers "Sign in" (the OIDC flow, auth.go) and, signed
+	// in, who it is and "Sign out".
+	WhoSignIn Who = "oidc"
 )
 
 // Features says which parts of the API this serve answers, so the console
@@ -74,6 +78,17 @@ type Config struct {
 type Console struct {
 	Config Config
 	Log    *slog.Logger
+	// Auth, with Config.Who WhoSignIn, serves sign-in and sign-out and
+	// tells each page who is signed in.
+	Auth *Auth
+
+	all []screen
+}
+
+// Mux is where the console adds its routes (an *http.ServeMux, or the
+// API's recording mux).
+type Mux = interface {
+	HandleFunc(pattern string, handler func(http.ResponseWriter, *http.Request))
 }
 
 // screen is one page of the console.
@@ -161,15 +176,32 @@ type page struct {
 	Path    string
 	Warn    string
 	PathVal map[string]string
+	// Me is who is signed in (sign-in mode); CSRF the token the page's
+	// forms and scripts send (the layout's <meta name="csrf-token"> when
+	// signed in, the sign-in form's field when not).
+	Me   *identity.Identity
+	CSRF string
+	// Refresh, when set, sends the browser on to this path of the
+	// console (sign-in and sign-out pages).
+	Refresh string
+	// Message is the text key an auth page shows.
+	Message string
 }
 
 // Register adds the console's routes to mux and reports whether it serves
 // "/" (the API's own page stays there otherwise).
-func (c *Console) Register(mux *http.ServeMux) (home bool) {
+func (c *Console) Register(mux Mux) (home bool) {
 	registryMu.Lock()
 	list := append([]screen(nil), screens...)
 	registryMu.Unlock()
 	sort.SliceStable(list, func(i, j int) bool { return list[i].Order < list[j].Order })
+	c.all = list
+	if c.Auth != nil && c.Config.Who == WhoSignIn {
+		mux.HandleFunc("GET /auth/sign-in", func(w http.ResponseWriter, r *http.Request) { c.authPage(w, r, http.StatusOK, "signInPrompt", "") })
+		mux.HandleFunc("POST /auth/sign-in", c.signIn)
+		mux.HandleFunc("GET /auth/callback", c.callback)
+		mux.HandleFunc("POST /auth/sign-out", c.signOut)
+	}
 	for _, s := range list {
 		if s.Needs != nil && !s.Needs(c.Config.Features) {
 			continue
@@ -185,10 +217,17 @@ func (c *Console) Register(mux *http.ServeMux) (home bool) {
 
 // Security headers of every console page: only the console's own scripts,
 // styles and API; never framed (clickjacking); no referrer to the pages
-// it links to.
-func pageHeaders(w http.ResponseWriter) {
+// it links to. Forms go to this origin only — and, in sign-in mode, to the
+// issuer the sign-in form's redirect leads to.
+func (c *Console) pageHeaders(w http.ResponseWriter) {
 	h := w.Header()
-	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+	formAction := "'self'"
+	if c.Auth != nil && c.Config.Who == WhoSignIn {
+		if o := c.Auth.FormOrigin(); o != "" {
+			formAction += " " + o
+		}
+	}
+	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action "+formAction+"; frame-ancestors 'none'; base-uri 'none'")
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
@@ -259,54 +298,68 @@ func templateFor(name string) (*template.Template, error) {
 
 func (c *Console) serveScreen(s screen, all []screen) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		pageHeaders(w)
-		lang := Language(w, r)
-		t := common.in(lang)
-		for k, v := range s.Text.in(lang) {
-			t[k] = v
-		}
-		other := "ja"
-		if lang == i18n.Japanese {
-			other = "en"
-		}
-		p := page{Lang: lang.String(), Other: other, Screen: s.Name, Script: s.Script, Title: t[s.Title], T: t,
-			Who: c.Config.Who, Config: c.Config, Path: r.URL.Path, PathVal: map[string]string{}}
-		if c.Config.Who == WhoNames && !loopback(c.Config.Host) {
-			p.Warn = t["warnNames"]
-		}
-		for _, o := range all {
-			if o.Nav == "" || (o.Needs != nil && !o.Needs(c.Config.Features)) {
-				continue
+		c.render(w, r, s, http.StatusOK, func(p *page) {
+			for _, key := range []string{"id"} {
+				if v := r.PathValue(key); v != "" {
+					p.PathVal[key] = v
+				}
 			}
-			href := o.Href
-			if href == "" {
-				href = strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(o.Pattern, "GET "), ""), "{$}")
-			}
-			p.Nav = append(p.Nav, navItem{Href: href, Label: t[o.Nav], Current: o.Name == s.Name})
-		}
-		for _, key := range []string{"id"} {
-			if v := r.PathValue(key); v != "" {
-				p.PathVal[key] = v
-			}
-		}
-		tpl, err := templateFor(s.Name)
-		if err != nil {
-			c.log().Error("console template missing", "screen", s.Name, "error", err.Error())
-			http.Error(w, "internal error", http.StatusInternalServerError)
-			return
-		}
-		var buf bytes.Buffer
-		if err := tpl.ExecuteTemplate(&buf, "layout.html", p); err != nil {
-			c.log().Error("console render failed", "screen", s.Name, "error", err.Error())
-			http.Error(w, "internal error", http.StatusInternalServerError)
-			return
-		}
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		w.Header().Set("Content-Language", lang.String())
-		w.Header().Set("Cache-Control", "no-store")
-		w.Header().Add("Vary", "Accept-Language, Cookie")
-		_, _ = w.Write(buf.Bytes())
+		})
 	}
+}
+
+// render writes screen s's page (the layout around templates/<s.Name>.html)
+// with status; fill adds to what every page has.
+func (c *Console) render(w http.ResponseWriter, r *http.Request, s screen, status int, fill func(*page)) {
+	c.pageHeaders(w)
+	lang := Language(w, r)
+	t := common.in(lang)
+	for k, v := range s.Text.in(lang) {
+		t[k] = v
+	}
+	other := "ja"
+	if lang == i18n.Japanese {
+		other = "en"
+	}
+	p := page{Lang: lang.String(), Other: other, Screen: s.Name, Script: s.Script, Title: t[s.Title], T: t,
+		Who: c.Config.Who, Config: c.Config, Path: r.URL.Path, PathVal: map[string]string{}}
+	if c.Config.Who == WhoNames && !loopback(c.Config.Host) {
+		p.Warn = t["warnNames"]
+	}
+	if c.Auth != nil && c.Config.Who == WhoSignIn {
+		p.Me, p.CSRF = c.Auth.pageIdentity(w, r)
+	}
+	for _, o := range c.all {
+		if o.Nav == "" || (o.Needs != nil && !o.Needs(c.Config.Features)) {
+			continue
+		}
+		href := o.Href
+		if href == "" {
+			href = strings.TrimSuffix(strings.TrimPrefix(o.Pattern, "GET "), "{$}")
+		}
+		p.Nav = append(p.Nav, navItem{Href: href, Label: t[o.Nav], Current: o.Name == s.Name})
+	}
+	if fill != nil {
+		fill(&p)
+	}
+	tpl, err := templateFor(s.Name)
+	if err != nil {
+		c.log().Error("console template missing", "screen", s.Name, "error", err.Error())
+		http.Error(w, "internal error", http.StatusInternalServerError)
+		return
+	}
+	var buf bytes.Buffer
+	if err := tpl.ExecuteTemplate(&buf, "layout.html", p); err != nil {
+		c.log().Error("console render failed", "screen", s.Name, "error", err.Error())
+		http.Error(w, "internal error", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Content-Language", lang.String())
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Add("Vary", "Accept-Language, Cookie")
+	w.WriteHeader(status)
+	_, _ = w.Write(buf.Bytes())
 }
 
 func loopback(host string) bool {

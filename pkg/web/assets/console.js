@@ -53,7 +53,8 @@
   L.time = function (iso) { return L.el("time", { datetime: iso, title: iso }, L.when(iso)); };
 
   // The identity the API is told: the form's values, kept in storage (the
-  // names form in localStorage; a token only for this tab).
+  // names form in localStorage; a token only for this tab). Signed in
+  // through OIDC ("oidc"), the session cookie says it: no header.
   var store = L.who === "token" ? window.sessionStorage : window.localStorage;
   L.identity = function () {
     if (L.who === "token") {
@@ -68,7 +69,8 @@
   };
   function restore() {
     var f = L.$("who");
-    if (!f) { return; }
+    // The sign-in and sign-out forms post to the server as they are.
+    if (!f || (L.who !== "token" && L.who !== "names")) { return; }
     if (L.who === "token") { L.$("token").value = store.getItem("capture-ui.token") || ""; }
     if (L.who === "names") { L.$("subject").value = store.getItem("capture-ui.subject") || ""; L.$("orgs").value = store.getItem("capture-ui.orgs") || ""; }
     f.addEventListener("submit", function (e) {
@@ -107,7 +109,7 @@
   };
   // L.problem(r): a sentence for a failed answer, in the page's language.
   L.problem = function (r) {
-    if (r.status === 401) { return L.t("unauthorized"); }
+    if (r.status === 401) { return L.t(L.who === "oidc" ? "signInFirst" : "unauthorized"); }
     if (r.status === 404) { return L.t("gone"); }
     if (r.status === 503) { return L.t("unavailable", { s: r.headers.get("Retry-After") || "5" }); }
     if (r.status === 429) { return L.t("tooMany", { s: r.headers.get("Retry-After") || "1" }); }

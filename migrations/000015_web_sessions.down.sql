@@ -1,0 +1,2 @@
+DROP TABLE IF EXISTS web_sign_ins;
+DROP TABLE IF EXISTS web_sessions;
