@@ -7,10 +7,12 @@ import (
 	"log/slog"
 	"net/url"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
 
+	"github.com/capture-ledger/ledgerctl/pkg/crawl/rules"
 	"github.com/capture-ledger/ledgerctl/pkg/identity"
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 )
@@ -70,6 +72,16 @@ type Captures struct {
 	Log   *slog.Logger
 	// Progress, when set, is told each page's outcome as it ends.
 	Progress func(CapturedPage)
+	// Hosts, when set, are the host leases every capture of a host takes
+	// first, shared with the crawls of every process (docs/crawling.md):
+	// at most HostAtOnce captures of a host at once, and HostDelay at
+	// least between one's end and the next one's start (longer when a
+	// crawl asked for more). HostTTL is how long a lease outlives a
+	// process that died holding it.
+	Hosts      ledger.HostLeases
+	HostAtOnce int
+	HostDelay  time.Duration
+	HostTTL    time.Duration
 }
 
 // CaptureRequest asks for URLs to be captured for Org by Subject.
@@ -241,7 +253,27 @@ func (c *Captures) one(ctx context.Context, raw, correlation string, req Capture
 		return CapturedPage{}, err
 	}
 	page := CapturedPage{URL: raw, TaskID: task.String()}
+	var held *ledger.HeldHost
+	if c.Hosts != nil {
+		if u, perr := rules.ParseURL(raw); perr == nil {
+			held, err = ledger.AcquireHost(ctx, c.Hosts, ledger.HostLeaseRequest{
+				Host: u.Host, Kind: ledger.HostKindCapture, Org: req.Org, URL: raw,
+				Delay: c.HostDelay, Source: ledger.HostSourceHost, AtOnce: c.HostAtOnce, TTL: c.HostTTL,
+			})
+			if err != nil {
+				if ctx.Err() != nil {
+					return page, err
+				}
+				return page, fmt.Errorf("%w: %w", ledger.ErrUnreachable, err)
+			}
+		}
+	}
 	done, err := c.Capturer.CaptureURL(ctx, CaptureJob{URL: raw, TaskID: page.TaskID, CorrelationID: correlation})
+	if held != nil {
+		if rerr := held.Release(ctx, c.HostDelay, ledger.HostSourceHost); rerr != nil {
+			c.logger().Warn("could not release the host's lease; it expires", "url", raw, "error", rerr.Error())
+		}
+	}
 	if err != nil {
 		if errors.Is(err, ledger.ErrUnreachable) || ctx.Err() != nil {
 			return page, err

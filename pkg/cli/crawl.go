@@ -235,11 +235,15 @@ func crawlError(err error, jsonOut bool, absent string) error {
 		}
 		return usagef("%s", req.Error())
 	case errors.As(err, &active):
-		if active.CrawlID == "" {
-			return &ExitError{Code: ExitFailure, Err: errors.New("a crawl is already in progress (one runs at a time); try again when it has ended")}
+		bound := "as many crawls as it may run at once"
+		if active.Limit > 0 {
+			bound = fmt.Sprintf("%d crawls, as many as it may run at once (CAPTURE_LEDGER_CRAWLS_PER_ORG)", active.Limit)
 		}
-		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("crawl %s is already in progress (started %s); wait for it, or close it with: ledgerctl crawl fail %s",
-			active.CrawlID, ui.Time(active.StartedAt), active.CrawlID)}
+		if active.CrawlID == "" {
+			return &ExitError{Code: ExitFailure, Err: fmt.Errorf("the organization already runs %s; try again when one has ended", bound)}
+		}
+		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("the organization already runs %s; the oldest is %s (started %s): wait for one to end, or close it with: ledgerctl crawl fail %s",
+			bound, active.CrawlID, ui.Time(active.StartedAt), active.CrawlID)}
 	case errors.Is(err, crawl.ErrInvalid), errors.Is(err, crawl.ErrConflict):
 		return &ExitError{Code: code, Err: err}
 	case errors.Is(err, ledger.ErrNotFound):
@@ -280,7 +284,8 @@ func crawlRefusalJSON(err error) any {
 			Error     string     `json:"error"`
 			CrawlID   string     `json:"crawlId,omitempty"`
 			StartedAt *time.Time `json:"startedAt,omitempty"`
-		}{Error: "a crawl is already in progress", CrawlID: active.CrawlID}
+			Limit     int        `json:"limit,omitempty"`
+		}{Error: "a crawl is already in progress", CrawlID: active.CrawlID, Limit: active.Limit}
 		if active.CrawlID != "" {
 			t := active.StartedAt.UTC()
 			body.StartedAt = &t
