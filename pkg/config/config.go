@@ -235,8 +235,8 @@ type Settings struct {
 	// them, HostLeaseTTL how long a dead process's lease holds a host.
 	CrawlsPerOrg, HostAtOnce int
 	HostDelay, HostLeaseTTL  time.Duration
-	BrowserHiveEndpoints           []string
-	BrowserHiveDeadline            time.Duration
+	BrowserHiveEndpoints     []string
+	BrowserHiveDeadline      time.Duration
 	// ReplayDomain is CAPTURE_LEDGER_REPLAY_DOMAIN as given; the commands
 	// that build replay links check it (replay.ParseDomain) before they
 	// touch anything.
