@@ -53,7 +53,8 @@ func newCmdCrawl(f *Factory) *cobra.Command {
 		Short:   "Start, watch and explain crawls, without a server",
 		Long: `The same operations as the /api/crawls routes, acting as --as (a subject with
 can_submit on one of --org; OpenFGA decides). A crawl's organization is the
-first --org. Only one crawl runs at a time, across every organization.
+first --org. An organization runs at most CAPTURE_LEDGER_CRAWLS_PER_ORG crawls
+at once; other organizations' crawls do not count.
 
 Who runs a started crawl: with CAPTURE_LEDGER_CRAWL_WEBHOOK_URL set, the
 Windmill flow; without it, the embedded runner of ledgerctl serve, of
