@@ -13,11 +13,14 @@ CREATE INDEX crawls_running_org_idx ON crawls (org_id) WHERE state = 'running';
 -- delay they keep: a setting, robots.txt's Crawl-delay, a back-off after a
 -- 429/503). Every capture locks its host's row to start and to end, so the
 -- host's captures are ordered in PostgreSQL, whichever process makes them.
+-- crawl_delay_ms is the host's robots.txt Crawl-delay as the last crawl to
+-- read it found it (capped): every party keeps it, direct captures too.
 CREATE TABLE host_pace (
-    host        text PRIMARY KEY,
-    last_end    timestamptz,
-    hold_until  timestamptz,
-    hold_source text
+    host           text PRIMARY KEY,
+    last_end       timestamptz,
+    hold_until     timestamptz,
+    hold_source    text,
+    crawl_delay_ms integer NOT NULL DEFAULT 0 CHECK (crawl_delay_ms >= 0)
 );
 
 -- Every capture of a host, by any crawl or direct capture, in any process: a

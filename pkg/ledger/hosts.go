@@ -43,6 +43,10 @@ type HostLeaseRequest struct {
 	// ended, and Source why.
 	Delay  time.Duration
 	Source string
+	// RobotsRead says this party read the host's robots.txt, whose
+	// Crawl-delay (capped; 0 when none) every party keeps from then on.
+	RobotsRead bool
+	CrawlDelay time.Duration
 	// AtOnce is the most captures of the host at once (at least 1); TTL
 	// how long the lease holds without being renewed.
 	AtOnce int

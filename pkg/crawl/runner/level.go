@@ -34,6 +34,9 @@ type hostRun struct {
 	// source is why the host's pace is what it is: the delay's source,
 	// or backoff once a 429/503 raised it.
 	source string
+	// crawlDelay is robots.txt's Crawl-delay (capped; 0 when none), which
+	// the host's lease makes every party keep.
+	crawlDelay time.Duration
 }
 
 // prepare reads what was kept of the level, recovers the captures a
@@ -195,6 +198,9 @@ func (r *Runner) runHost(ctx context.Context, lv *levelRun, h *hostRun) error {
 
 	pace := delay
 	h.source = source
+	if robots.HasDelay {
+		h.crawlDelay = min(ceilMs(robots.CrawlDelay), ceilMs(r.cfg.CrawlDelayMax))
+	}
 	for _, p := range h.pages {
 		if u, err := url.Parse(p.URL); err == nil && !robots.Allowed(u) {
 			pr := crawl.PageReport{URL: p.URL, Status: crawl.StatusSkipped, SkipReason: crawl.SkipRobots}
@@ -337,6 +343,7 @@ func (r *Runner) holdHost(ctx context.Context, l crawl.Level, h *hostRun, url st
 	held, err := ledger.AcquireHost(ctx, r.cfg.Hosts, ledger.HostLeaseRequest{
 		Host: h.host, Kind: ledger.HostKindCrawl, Org: l.OrgID, CrawlID: l.CrawlID, URL: url,
 		Delay: wait, Source: source, AtOnce: r.cfg.HostAtOnce, TTL: r.cfg.HostLeaseTTL,
+		RobotsRead: true, CrawlDelay: h.crawlDelay,
 	})
 	if err != nil && ctx.Err() != nil {
 		return nil, ctx.Err()

@@ -10,7 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/capture-ledger/ledgerctl/pkg/archive"
 	"github.com/capture-ledger/ledgerctl/pkg/authz"
+	"github.com/capture-ledger/ledgerctl/pkg/capture"
 	"github.com/capture-ledger/ledgerctl/pkg/crawl"
 	"github.com/capture-ledger/ledgerctl/pkg/crawl/politeness"
 	"github.com/capture-ledger/ledgerctl/pkg/crawl/runner"
@@ -23,8 +25,8 @@ import (
 // OpenFGA and the bucket, as two serve processes do (each its own pool,
 // capturer, memory and crawl service). Every host's captures across all
 // crawls have no overlap and no gap shorter than the largest delay any
-// party asked for, checked by the host report and independently by SQL
-// over every capture's start and end; every crawl ends succeeded with all
+// party asked for, direct captures made meanwhile included, checked by the
+// host report and independently by SQL over every capture's start and end; every crawl ends succeeded with all
 // its pages; both runners ran levels; and on every host each organization
 // got its first capture among the first few, whoever started first.
 func TestManyCrawlsOnSharedHosts(t *testing.T) {
@@ -132,6 +134,25 @@ func TestManyCrawlsOnSharedHosts(t *testing.T) {
 		ids = append(ids, id)
 	}
 
+	// Direct captures of the shared hosts go through the same leases
+	// while the crawls run.
+	eng := capture.NewHTTP(captureConfig())
+	t.Cleanup(func() { _ = eng.Close() })
+	direct, err := e.app.App.Captures(e.ctx, eng, "ledgerctl runner test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var directWG sync.WaitGroup
+	directWG.Go(func() {
+		for i := range 2 {
+			res, err := direct.Capture(e.ctx, archive.CaptureRequest{URLs: []string{plain.URL + fmt.Sprintf("/p%d", i+1), slow.URL + "/"}, Org: "acme", Subject: "alice"})
+			if err != nil || len(res.Pages) != 2 || res.Pages[0].Status != archive.Captured {
+				t.Errorf("direct capture: %+v %v", res, err)
+			}
+		}
+	})
+	defer directWG.Wait()
+
 	deadline := time.Now().Add(55 * time.Second)
 	for {
 		var running int
@@ -146,6 +167,7 @@ func TestManyCrawlsOnSharedHosts(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+	directWG.Wait()
 	for _, id := range ids {
 		var state string
 		var captured int
@@ -172,6 +194,9 @@ func TestManyCrawlsOnSharedHosts(t *testing.T) {
 		rep, err := hosts.Report(e.ctx, name, time.Time{})
 		if err != nil {
 			t.Fatal(err)
+		}
+		if h.url != storm.URL && rep.Direct != 2 {
+			t.Errorf("%s: %d direct captures recorded, want 2", name, rep.Direct)
 		}
 		if !rep.OK || rep.Captures < 20 || rep.Crawls != 5 || len(rep.Organizations) != 3 || rep.Running != 0 {
 			t.Errorf("%s: ok %v, %d captures by %d crawls of %v, %d overlaps, %d short gaps, %d running", name, rep.OK, rep.Captures, rep.Crawls,

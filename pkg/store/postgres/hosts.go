@@ -39,10 +39,21 @@ func (s *Store) TryHost(ctx context.Context, req ledger.HostLeaseRequest) (lease
 			lastEnd, holdUntil *time.Time
 			holdSource         *string
 			now                time.Time
+			crawlDelayMs       int
 		)
-		if err := tx.QueryRow(ctx, `SELECT last_end, hold_until, hold_source, clock_timestamp() FROM host_pace WHERE host = $1 FOR UPDATE`,
-			req.Host).Scan(&lastEnd, &holdUntil, &holdSource, &now); err != nil {
+		if err := tx.QueryRow(ctx, `SELECT last_end, hold_until, hold_source, crawl_delay_ms, clock_timestamp() FROM host_pace WHERE host = $1 FOR UPDATE`,
+			req.Host).Scan(&lastEnd, &holdUntil, &holdSource, &crawlDelayMs, &now); err != nil {
 			return err
+		}
+		if req.RobotsRead {
+			crawlDelayMs = int(min(max(req.CrawlDelay, 0)/time.Millisecond, 1<<31-1))
+			if _, err := tx.Exec(ctx, `UPDATE host_pace SET crawl_delay_ms = $2 WHERE host = $1`, req.Host, crawlDelayMs); err != nil {
+				return err
+			}
+		}
+		mySource := req.Source
+		if cd := time.Duration(crawlDelayMs) * time.Millisecond; cd > myDelay {
+			myDelay, mySource = cd, "crawl-delay"
 		}
 		// A lease its process stopped renewing ends at its expiry.
 		var reaped *time.Time
@@ -78,7 +89,7 @@ func (s *Store) TryHost(ctx context.Context, req ledger.HostLeaseRequest) (lease
 			wait = 2 * notTurn
 			return nil
 		}
-		ready, source := now, req.Source
+		ready, source := now, mySource
 		if lastEnd != nil {
 			ready = lastEnd.Add(myDelay)
 		}
