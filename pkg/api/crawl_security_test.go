@@ -288,18 +288,30 @@ func TestCrawlBelongsToItsOrganization(t *testing.T) {
 			if strings.Contains(body, id) {
 				t.Errorf("decisions by domain: %d %s", code, body)
 			}
-			// A start while acme's crawl runs: 409 that does not name it.
-			code, body = f.doAs(t, "POST", "/api/crawls", who.subject, who.orgs, `{"seeds":["https://evil.example/"]}`)
-			attributedToEvil := strings.HasPrefix(who.orgs, "evil")
-			if attributedToEvil && (code != 409 || body != `{"error":"a crawl is already in progress"}`) {
-				t.Errorf("409 for another organization's crawl: %d %s", code, body)
-			}
-			if !attributedToEvil && (code != 404 || body != `{"error":"not found"}`) {
-				t.Errorf("start attributed to an organization without can_submit: %d %s", code, body)
+			// A start attributed to acme without can_submit on it.
+			if !strings.HasPrefix(who.orgs, "evil") {
+				code, body = f.doAs(t, "POST", "/api/crawls", who.subject, who.orgs, `{"seeds":["https://evil.example/"]}`)
+				if code != 404 || body != `{"error":"not found"}` {
+					t.Errorf("start attributed to an organization without can_submit: %d %s", code, body)
+				}
 			}
 		})
 	}
 	testenv.Unchanged(t, f.env.DSN, before)
+
+	// acme runs as many crawls as it may (1 here); evil's own bound is
+	// untouched by it: its start is taken, and the 409 of its next one
+	// names evil's crawl, never acme's.
+	code, body = f.doAs(t, "POST", "/api/crawls", "mallory", "evil", `{"seeds":["https://evil.example/"]}`)
+	if code != 202 || strings.Contains(body, id) {
+		t.Fatalf("another organization's start while acme is at its bound: %d %s", code, body)
+	}
+	var evil struct{ CrawlID string }
+	_ = json.Unmarshal([]byte(body), &evil)
+	code, body = f.doAs(t, "POST", "/api/crawls", "mallory", "evil,acme", `{"seeds":["https://evil.example/b"]}`)
+	if code != 409 || strings.Contains(body, id) || !strings.Contains(body, evil.CrawlID) || !strings.Contains(body, `"limit":1`) {
+		t.Errorf("evil's second start: %d %s", code, body)
+	}
 
 	// acme's other submitter sees and may touch the crawl; the 409 names
 	// it to them.

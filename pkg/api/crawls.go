@@ -190,12 +190,14 @@ type errorBody struct {
 	Error string `json:"error"`
 }
 
-// activeCrawlBody is the 409 of a start while a crawl runs; the running
-// crawl is named only to a caller who may touch it.
+// activeCrawlBody is the 409 of a start while the organization runs as
+// many crawls as it may (limit, CAPTURE_LEDGER_CRAWLS_PER_ORG); its oldest
+// running crawl is named only to a caller who may touch it.
 type activeCrawlBody struct {
 	Error     string     `json:"error"`
 	CrawlID   string     `json:"crawlId,omitempty"`
 	StartedAt *time.Time `json:"startedAt,omitempty"`
+	Limit     int        `json:"limit,omitempty"`
 }
 
 // stateBody is a 409 naming the crawl's state.
@@ -236,7 +238,7 @@ func crawlRefusal(err error, place string) error {
 		}
 		return &refusal{http.StatusBadRequest, errorBody{Error: request.Message}, err}
 	case errors.As(err, &active):
-		b := activeCrawlBody{Error: "a crawl is already in progress", CrawlID: active.CrawlID}
+		b := activeCrawlBody{Error: "a crawl is already in progress", CrawlID: active.CrawlID, Limit: active.Limit}
 		if active.CrawlID != "" {
 			t := active.StartedAt.UTC()
 			b.StartedAt = &t

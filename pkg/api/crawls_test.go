@@ -60,6 +60,8 @@ func newCrawlFixture(t *testing.T) *crawlFixture {
 	t.Cleanup(flowSrv.Close)
 	env.App.Settings.WebhookURL, env.App.Settings.WebhookToken = flowSrv.URL, "flow-token"
 	env.App.Settings.CaptureFormats = map[string]bool{"wacz": true}
+	// One crawl per organization at once: the tests reach the bound.
+	env.App.Settings.CrawlsPerOrg = 1
 	svc, err := env.App.Crawls(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -118,7 +120,8 @@ func TestCrawlAPI(t *testing.T) {
 	t.Parallel()
 	f := newCrawlFixture(t)
 
-	// Two concurrent starts: exactly one 202 and one 409 naming the running crawl.
+	// Two concurrent starts at a bound of one crawl: exactly one 202 and
+	// one 409 naming the running crawl.
 	start := `{"seeds":["https://www.example.com/"],"rules":[{"skip":"ads.example.com"},{"follow":"same-site"},{"capture":"https://other.example.org/docs/"}],"maxDepth":2,"maxPages":30,"perHostDelayMs":0}`
 	type answer struct {
 		code int

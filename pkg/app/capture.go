@@ -54,6 +54,7 @@ func (a *App) Captures(ctx context.Context, eng capture.Engine, software string)
 		Permissions: Permissions{Client: az},
 		Quota:       a.CaptureQuota(),
 		Log:         a.Log,
+		Hosts:       st, HostAtOnce: a.Settings.HostAtOnce, HostDelay: a.Settings.HostDelay, HostTTL: a.Settings.HostLeaseTTL,
 	}, nil
 }
 

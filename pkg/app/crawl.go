@@ -59,7 +59,7 @@ func (a *App) Crawls(ctx context.Context) (*crawl.Service, error) {
 	svc := &crawl.Service{
 		Store: st, Objects: a.Blob(), Bucket: a.Settings.S3Bucket,
 		CaptureFormats: a.Settings.CaptureFormats, Signing: a.Settings.CaptureSigning,
-		Permissions: perms, Log: a.Log,
+		Permissions: perms, Log: a.Log, CrawlsPerOrg: a.Settings.CrawlsPerOrg,
 	}
 	if a.Windmill() {
 		svc.Dispatcher = &windmill.Dispatcher{URL: a.Settings.WebhookURL, Token: a.Settings.WebhookToken, Timeout: a.Settings.WebhookTimeout}
@@ -92,7 +92,7 @@ func (a *App) CrawlRunner(ctx context.Context, software string) (*crawl.Service,
 	// The runner's own pool: each host worker keeps results as it goes and
 	// a level holds one connection for the crawl's lock, so it would starve
 	// the API of the shared pool's few connections (and be slowed by them).
-	pool, err := postgres.Open(ctx, a.Settings.DatabaseURL, crawl.MaxHostParallelism+4)
+	pool, err := postgres.Open(ctx, a.Settings.DatabaseURL, runner.DefaultLevels+crawl.MaxHostParallelism+4)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -141,6 +141,9 @@ func (a *App) CrawlRunner(ctx context.Context, software string) (*crawl.Service,
 		// Crawl pages draw from the same per-organization capacity as
 		// POST /api/captures.
 		Capacity: a.CaptureQuota(),
+		// Every capture of a host takes the host's lease, shared with the
+		// direct captures and the crawls of every other process.
+		Hosts: st, HostAtOnce: s.HostAtOnce, HostDelay: s.HostDelay, HostLeaseTTL: s.HostLeaseTTL,
 		// Each admitted level's archives are indexed for search at once,
 		// beside the indexer's own pass over new archives.
 		OnLevel: func(ev runner.LevelEvent) {

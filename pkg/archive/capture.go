@@ -8,10 +8,12 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
 
+	"github.com/capture-ledger/ledgerctl/pkg/crawl/rules"
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 )
 
@@ -73,6 +75,16 @@ type Captures struct {
 	// Engines, when set, are the capturers a request may choose by name
 	// (CaptureRequest.Engine); Capturer captures requests naming none.
 	Engines map[string]Capturer
+	// Hosts, when set, are the host leases every capture of a host takes
+	// first, shared with the crawls of every process (docs/crawling.md):
+	// at most HostAtOnce captures of a host at once, and HostDelay at
+	// least between one's end and the next one's start (longer when a
+	// crawl asked for more). HostTTL is how long a lease outlives a
+	// process that died holding it.
+	Hosts      ledger.HostLeases
+	HostAtOnce int
+	HostDelay  time.Duration
+	HostTTL    time.Duration
 }
 
 // EngineNames are the engine names a capture request may give.
@@ -280,7 +292,27 @@ func (c *Captures) one(ctx context.Context, capturer Capturer, raw, correlation 
 		return CapturedPage{}, err
 	}
 	page := CapturedPage{URL: raw, TaskID: task.String()}
+	var held *ledger.HeldHost
+	if c.Hosts != nil {
+		if u, perr := rules.ParseURL(raw); perr == nil {
+			held, err = ledger.AcquireHost(ctx, c.Hosts, ledger.HostLeaseRequest{
+				Host: u.Host, Kind: ledger.HostKindCapture, Org: req.Org, URL: raw,
+				Delay: c.HostDelay, Source: ledger.HostSourceHost, AtOnce: c.HostAtOnce, TTL: c.HostTTL,
+			})
+			if err != nil {
+				if ctx.Err() != nil {
+					return page, err
+				}
+				return page, fmt.Errorf("%w: %w", ledger.ErrUnreachable, err)
+			}
+		}
+	}
 	done, err := capturer.CaptureURL(ctx, CaptureJob{URL: raw, TaskID: page.TaskID, CorrelationID: correlation})
+	if held != nil {
+		if rerr := held.Release(ctx, c.HostDelay, ledger.HostSourceHost); rerr != nil {
+			c.logger().Warn("could not release the host's lease; it expires", "url", raw, "error", rerr.Error())
+		}
+	}
 	if err != nil {
 		if errors.Is(err, ledger.ErrUnreachable) || ctx.Err() != nil {
 			return page, err

@@ -68,3 +68,15 @@ func (p Permissions) ConfirmReasons(ctx context.Context, subject string, cands [
 func (p Permissions) MaySubmit(ctx context.Context, subject string, orgs []string) (bool, error) {
 	return MaySubmit(ctx, p.Client, subject, orgs)
 }
+
+// MayManage asks can_share and can_delete on the archive in one
+// BatchCheck (no contextual tuples: membership never allows either). The
+// answers only choose what the console offers; sharing and deleting ask
+// again, fully consistent, when done.
+func (p Permissions) MayManage(ctx context.Context, subject, archiveID string) (share, del bool, err error) {
+	ok, err := p.Client.BatchCheck(ctx, []CheckRequest{ShareCheck(subject, archiveID), DeleteCheck(subject, archiveID)})
+	if err != nil {
+		return false, false, err
+	}
+	return ok[0], ok[1], nil
+}

@@ -53,7 +53,8 @@ func newCmdCrawl(f *Factory) *cobra.Command {
 		Short:   "Start, watch and explain crawls, without a server",
 		Long: `The same operations as the /api/crawls routes, acting as --as (a subject with
 can_submit on one of --org; OpenFGA decides). A crawl's organization is the
-first --org. Only one crawl runs at a time, across every organization.
+first --org. An organization runs at most CAPTURE_LEDGER_CRAWLS_PER_ORG crawls
+at once; other organizations' crawls do not count.
 
 Who runs a started crawl: with CAPTURE_LEDGER_CRAWL_WEBHOOK_URL set, the
 Windmill flow; without it, the embedded runner of ledgerctl serve, of
@@ -235,11 +236,15 @@ func crawlError(err error, jsonOut bool, absent string) error {
 		}
 		return usagef("%s", req.Error())
 	case errors.As(err, &active):
-		if active.CrawlID == "" {
-			return &ExitError{Code: ExitFailure, Err: errors.New("a crawl is already in progress (one runs at a time); try again when it has ended")}
+		bound := "as many crawls as it may run at once"
+		if active.Limit > 0 {
+			bound = fmt.Sprintf("%d crawls, as many as it may run at once (CAPTURE_LEDGER_CRAWLS_PER_ORG)", active.Limit)
 		}
-		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("crawl %s is already in progress (started %s); wait for it, or close it with: ledgerctl crawl fail %s",
-			active.CrawlID, ui.Time(active.StartedAt), active.CrawlID)}
+		if active.CrawlID == "" {
+			return &ExitError{Code: ExitFailure, Err: fmt.Errorf("the organization already runs %s; try again when one has ended", bound)}
+		}
+		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("the organization already runs %s; the oldest is %s (started %s): wait for one to end, or close it with: ledgerctl crawl fail %s",
+			bound, active.CrawlID, ui.Time(active.StartedAt), active.CrawlID)}
 	case errors.Is(err, crawl.ErrInvalid), errors.Is(err, crawl.ErrConflict):
 		return &ExitError{Code: code, Err: err}
 	case errors.Is(err, ledger.ErrNotFound):
@@ -280,7 +285,8 @@ func crawlRefusalJSON(err error) any {
 			Error     string     `json:"error"`
 			CrawlID   string     `json:"crawlId,omitempty"`
 			StartedAt *time.Time `json:"startedAt,omitempty"`
-		}{Error: "a crawl is already in progress", CrawlID: active.CrawlID}
+			Limit     int        `json:"limit,omitempty"`
+		}{Error: "a crawl is already in progress", CrawlID: active.CrawlID, Limit: active.Limit}
 		if active.CrawlID != "" {
 			t := active.StartedAt.UTC()
 			body.StartedAt = &t

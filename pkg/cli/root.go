@@ -49,6 +49,7 @@ Configuration comes from flags, then the shell, then .env.local, then .env
 		newCmdTargets(f),
 		newCmdDoctor(f),
 		newCmdSearch(f),
+		newCmdHosts(f),
 	)
 	root.CompletionOptions.HiddenDefaultCmd = false
 	// The completion command is built now rather than at Execute, so that

@@ -250,8 +250,13 @@ type Settings struct {
 	// back-off, and the BrowserHive endpoints it captures through (none:
 	// the built-in capturer) with the deadline of one call.
 	CrawlDelayMax, CrawlBackoffMax time.Duration
-	BrowserHiveEndpoints           []string
-	BrowserHiveDeadline            time.Duration
+	// CrawlsPerOrg bounds one organization's running crawls; HostAtOnce
+	// the captures of one host at once, HostDelay the least gap between
+	// them, HostLeaseTTL how long a dead process's lease holds a host.
+	CrawlsPerOrg, HostAtOnce int
+	HostDelay, HostLeaseTTL  time.Duration
+	BrowserHiveEndpoints     []string
+	BrowserHiveDeadline      time.Duration
 	// ReplayDomain is CAPTURE_LEDGER_REPLAY_DOMAIN as given; the commands
 	// that build replay links check it (replay.ParseDomain) before they
 	// touch anything.
@@ -367,6 +372,10 @@ func (c *Config) Settings() (Settings, error) {
 	}
 	s.CapturePerCaller = intIn("CAPTURE_LEDGER_CAPTURE_CONCURRENCY_PER_CALLER", 1, 10_000)
 	s.CapturePerOrg = intIn("CAPTURE_LEDGER_CAPTURE_CONCURRENCY_PER_ORG", 1, 10_000)
+	s.CrawlsPerOrg = intIn("CAPTURE_LEDGER_CRAWLS_PER_ORG", 1, 1000)
+	s.HostAtOnce = intIn("CAPTURE_LEDGER_HOST_CAPTURES_AT_ONCE", 1, 100)
+	s.HostDelay = ms("CAPTURE_LEDGER_HOST_DELAY_MS", 0, 3_600_000)
+	s.HostLeaseTTL = ms("CAPTURE_LEDGER_HOST_LEASE_TTL_MS", 1000, 3_600_000)
 	s.CaptureURLsPerCaller = intIn("CAPTURE_LEDGER_CAPTURE_URLS_PER_MINUTE_PER_CALLER", 1, 1_000_000)
 	s.CaptureURLsPerOrg = intIn("CAPTURE_LEDGER_CAPTURE_URLS_PER_MINUTE_PER_ORG", 1, 1_000_000)
 	if s.OIDCClientID != "" && s.OIDCIssuer == "" {

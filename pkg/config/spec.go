@@ -87,6 +87,10 @@ var Variables = []Var{
 	{Name: "CAPTURE_LEDGER_CRAWL_STALL_TIMEOUT_MS", Default: "1800000", Help: "a running crawl with no progress for this long is closed failed, in milliseconds"},
 	{Name: "CAPTURE_LEDGER_CRAWL_DELAY_MAX_MS", Default: "60000", Help: "the embedded crawl runner's cap on a robots.txt Crawl-delay, in milliseconds (a longer one is cut to it and reported as the cap; it never shortens perHostDelayMs)"},
 	{Name: "CAPTURE_LEDGER_CRAWL_BACKOFF_MAX_MS", Default: "120000", Help: "the embedded crawl runner's cap on the wait after a 429 or 503 (Retry-After), in milliseconds"},
+	{Name: "CAPTURE_LEDGER_CRAWLS_PER_ORG", Default: "3", Help: "crawls one organization may run at once; past it POST /api/crawls answers 409 (other organizations' crawls do not count)"},
+	{Name: "CAPTURE_LEDGER_HOST_CAPTURES_AT_ONCE", Default: "1", Help: "captures of one host that may run at once across every crawl, direct capture and serve process (a lease per host in PostgreSQL)"},
+	{Name: "CAPTURE_LEDGER_HOST_DELAY_MS", Default: "0", Help: "the least time between the end of one capture of a host and the start of the next, for every crawl and direct capture, in milliseconds (a crawl's perHostDelayMs, robots.txt's Crawl-delay or a back-off can make it longer)"},
+	{Name: "CAPTURE_LEDGER_HOST_LEASE_TTL_MS", Default: "30000", Help: "how long a host's lease outlives a process that stopped renewing it (killed mid-capture): the host is free again, counted as busy until then, in milliseconds"},
 	{Name: "CAPTURE_LEDGER_BROWSERHIVE_ENDPOINTS", Help: "comma list of BrowserHive base URLs (http(s)://host:port); set, the embedded crawl runner captures through them (POST /captures) instead of the built-in capturer"},
 	{Name: "CAPTURE_LEDGER_BROWSERHIVE_DEADLINE_MS", Default: "145000", Help: "how long one BrowserHive capture call may take, waits for a free endpoint included, in milliseconds"},
 

@@ -118,10 +118,11 @@ const (
 	MsgNoTargets       = "no enabled capture targets for this organization"
 )
 
-// ActiveCrawlError refuses a crawl started while another one runs, in any
-// organization: the store's refusal (CrawlID and StartedAt are the running
-// crawl's), with CrawlID empty when the caller may not know which crawl
-// runs (or it could not be read). It matches ErrConflict.
+// ActiveCrawlError refuses a crawl started while its organization runs as
+// many crawls as it may at once (Service.CrawlsPerOrg): the store's refusal
+// (CrawlID and StartedAt are the oldest running crawl's, Running and Limit
+// the count and the bound), with CrawlID empty when the caller may not know
+// which crawl runs (or it could not be read). It matches ErrConflict.
 type ActiveCrawlError struct {
 	*ledger.ActiveCrawlError
 }

@@ -125,7 +125,14 @@ type Service struct {
 	// FetchConcurrency bounds the S3 reads in flight while a level report
 	// is read (16 when zero).
 	FetchConcurrency int
+	// CrawlsPerOrg bounds the crawls one organization runs at once
+	// (CAPTURE_LEDGER_CRAWLS_PER_ORG; DefaultCrawlsPerOrg when zero).
+	CrawlsPerOrg int
 }
+
+// DefaultCrawlsPerOrg is how many crawls one organization may run at once
+// when the service is not told otherwise.
+const DefaultCrawlsPerOrg = 3
 
 func (s *Service) now() time.Time {
 	if s.Now == nil {

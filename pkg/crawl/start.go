@@ -110,8 +110,8 @@ func (r StartRequest) Validate() error {
 // *RequestError (the rule checks' refusal as its Err). The crawl is attributed to the caller's
 // first organization; fromTargets reads only that organization's targets.
 // The crawl row (rules pinned in normal form) and its depth-0 pages are
-// written in one transaction; a running crawl anywhere makes it an
-// *ActiveCrawlError. Level 0 is then dispatched; a failed dispatch
+// written in one transaction; an organization already running
+// CrawlsPerOrg crawls makes it an *ActiveCrawlError. Level 0 is then dispatched; a failed dispatch
 // closes the crawl as failed but still returns its id (the crawl was
 // accepted; its state says what became of it).
 func (s *Service) Start(ctx context.Context, c Caller, req StartRequest) (string, error) {
@@ -201,7 +201,10 @@ func (s *Service) start(ctx context.Context, c Caller, req StartRequest) (string
 	nc := ledger.NewCrawl{
 		Seeds: make([]string, len(seeds)), Hosts: make([]string, len(seeds)), Rules: pinned,
 		MaxDepth: maxDepth, MaxPages: maxPages, PerHostDelayMs: delay, HostParallelism: par,
-		OrgID: org, RequestedBy: c.Subject, Now: s.now(),
+		OrgID: org, RequestedBy: c.Subject, Now: s.now(), MaxRunning: s.CrawlsPerOrg,
+	}
+	if nc.MaxRunning <= 0 {
+		nc.MaxRunning = DefaultCrawlsPerOrg
 	}
 	for i, u := range seeds {
 		nc.Seeds[i], nc.Hosts[i] = u.Normalized, u.Host
@@ -221,11 +224,11 @@ func (s *Service) start(ctx context.Context, c Caller, req StartRequest) (string
 	return id, nil
 }
 
-// activeCrawl is the 409 of a start refused because a crawl is running. It
-// names the running crawl only to a caller who may touch it: another
-// organization learns that a crawl runs, not which.
+// activeCrawl is the 409 of a start refused because the organization runs
+// as many crawls as it may. It names the oldest running crawl only to a
+// caller who may touch it.
 func (s *Service) activeCrawl(ctx context.Context, c Caller, active *ledger.ActiveCrawlError) error {
-	hidden := &ActiveCrawlError{&ledger.ActiveCrawlError{}}
+	hidden := &ActiveCrawlError{&ledger.ActiveCrawlError{Running: active.Running, Limit: active.Limit}}
 	if active.CrawlID == "" {
 		return hidden
 	}

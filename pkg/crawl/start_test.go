@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/capture-ledger/ledgerctl/pkg/authz"
 	"github.com/capture-ledger/ledgerctl/pkg/crawl"
 	"github.com/capture-ledger/ledgerctl/pkg/crawl/rules"
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
@@ -109,11 +110,12 @@ func TestStartFromTargets(t *testing.T) {
 	}
 }
 
-// TestConcurrentStarts: two Starts at once give exactly one crawl and one
-// conflict naming it.
+// TestConcurrentStarts: at a bound of one crawl per organization, two
+// Starts at once give exactly one crawl and one conflict naming it.
 func TestConcurrentStarts(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
+	e.svc.CrawlsPerOrg = 1
 	for round := 0; round < 3; round++ {
 		var wg sync.WaitGroup
 		ids, errs := make([]string, 2), make([]error, 2)
@@ -334,5 +336,61 @@ func TestFailRefusesHostileReasons(t *testing.T) {
 	}
 	if v := e.get(id); v.State != crawl.StateRunning {
 		t.Errorf("state %s after refused fails", v.State)
+	}
+}
+
+// TestCrawlsPerOrganization: the bound is per organization and holds when
+// many starts race: of six Starts at once with a bound of two, exactly two
+// crawls run and four are refused naming the oldest; another organization
+// still starts its crawls, and a crawl that ends frees a place.
+func TestCrawlsPerOrganization(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.svc.CrawlsPerOrg = 2
+	if err := e.fga.Write(e.ctx, []authz.Tuple{{User: "user:zoe", Relation: "submitter", Object: "organization:zeta"}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	zoe := crawl.Caller{Subject: "zoe", Orgs: []string{"zeta"}}
+	var wg sync.WaitGroup
+	ids, errs := make([]string, 6), make([]error, 6)
+	for i := range 6 {
+		wg.Go(func() { ids[i], errs[i] = e.svc.Start(e.ctx, alice, crawl.StartRequest{Seeds: []string{www}}) })
+	}
+	wg.Wait()
+	var won []string
+	refused := 0
+	for i, err := range errs {
+		var ac *crawl.ActiveCrawlError
+		switch {
+		case err == nil:
+			won = append(won, ids[i])
+		case errors.As(err, &ac) && errors.Is(err, crawl.ErrConflict) && ac.Limit == 2 && ac.CrawlID != "":
+			refused++
+		default:
+			t.Fatalf("start %d: %v", i, err)
+		}
+	}
+	if len(won) != 2 || refused != 4 {
+		t.Fatalf("%d started, %d refused; want 2 and 4", len(won), refused)
+	}
+	if n := e.count(`SELECT count(*) FROM crawls WHERE state = 'running' AND org_id = 'acme'`); n != 2 {
+		t.Fatalf("%d running crawls of acme", n)
+	}
+	// Another organization is not held back by acme's bound.
+	for range 2 {
+		if _, err := e.svc.Start(e.ctx, zoe, crawl.StartRequest{Seeds: []string{www}}); err != nil {
+			t.Fatalf("zeta's start while acme is at its bound: %v", err)
+		}
+	}
+	var ac *crawl.ActiveCrawlError
+	if _, err := e.svc.Start(e.ctx, zoe, crawl.StartRequest{Seeds: []string{www}}); !errors.As(err, &ac) || slices.Contains(won, ac.CrawlID) {
+		t.Fatalf("zeta's third start: %v (must not name acme's crawls %v)", err, won)
+	}
+	// A crawl that ends frees a place.
+	if _, err := e.svc.Fail(e.ctx, alice, won[0], crawl.FailRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.svc.Start(e.ctx, alice, crawl.StartRequest{Seeds: []string{www}}); err != nil {
+		t.Fatalf("a start after one of acme's crawls ended: %v", err)
 	}
 }

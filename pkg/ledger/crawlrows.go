@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"fmt"
 	"time"
 )
 
@@ -16,6 +17,8 @@ type NewCrawl struct {
 	MaxDepth, MaxPages, PerHostDelayMs, HostParallelism int
 	OrgID, RequestedBy                                  string
 	Now                                                 time.Time
+	// MaxRunning bounds the organization's running crawls (0: no bound).
+	MaxRunning int
 }
 
 // PageRef is a crawl page as a level's frontier needs it.
@@ -25,20 +28,28 @@ type PageRef struct {
 	Host string
 }
 
-// ActiveCrawlError is a crawl refused because another one is running
-// (crawls_single_active_idx). CrawlID and StartedAt are those of the running
-// crawl; they are empty when it could not be read (it may have finished in
-// the meantime).
+// ActiveCrawlError is a crawl refused because its organization already
+// runs as many crawls as it may at once (NewCrawl.MaxRunning). CrawlID and
+// StartedAt are those of the organization's oldest running crawl; they are
+// empty when it could not be read or may not be named to the caller.
+// Running and Limit are the organization's running crawls and its bound (0
+// when unknown).
 type ActiveCrawlError struct {
 	CrawlID   string
 	StartedAt time.Time
+	Running   int
+	Limit     int
 }
 
 func (e *ActiveCrawlError) Error() string {
-	if e.CrawlID == "" {
-		return "a crawl is already in progress"
+	msg := "a crawl is already in progress"
+	if e.Limit > 0 {
+		msg = fmt.Sprintf("the organization already runs %d of its %d crawls at once", max(e.Running, e.Limit), e.Limit)
 	}
-	return "a crawl is already in progress: " + e.CrawlID
+	if e.CrawlID == "" {
+		return msg
+	}
+	return msg + ": " + e.CrawlID
 }
 
 // Crawl is one crawls row.

@@ -35,8 +35,14 @@ func benchSite(b *testing.B, hosts, perHost int) []*host {
 // crawlOnce runs one crawl of the seeds to its end and returns how long it
 // took and how many pages it captured.
 func crawlOnce(b *testing.B, e *env, capt runner.Capturer, seeds []string, maxPages, delayMs, par int) (took, reporting time.Duration, pages int) {
+	return crawlWith(b, e, capt, runner.Config{}, seeds, maxPages, delayMs, par)
+}
+
+// crawlWith is crawlOnce with the runner's configuration.
+func crawlWith(b *testing.B, e *env, capt runner.Capturer, cfg runner.Config, seeds []string, maxPages, delayMs, par int) (took, reporting time.Duration, pages int) {
 	levels := make(chan runner.LevelEvent, 8)
-	svc, r := e.service(capt, runner.Config{OnLevel: func(ev runner.LevelEvent) { levels <- ev }})
+	cfg.OnLevel = func(ev runner.LevelEvent) { levels <- ev }
+	svc, r := e.service(capt, cfg)
 	follow, err := rules.ParseSpec("follow:same-site")
 	if err != nil {
 		b.Fatal(err)
@@ -138,4 +144,44 @@ func BenchmarkRunnerDelayFloor(b *testing.B) {
 	b.ReportMetric(wall.Seconds(), "wall-s")
 	b.ReportMetric(floor.Seconds(), "floor-s")
 	b.ReportMetric(wall.Seconds()/floor.Seconds(), "wall/floor")
+}
+
+// BenchmarkRunnerHostLeases: the cost of the host leases. A 200-page crawl
+// over 10 local hosts at delay 0, ten hosts at once, run with the leases
+// (every capture takes and releases its host's lease in PostgreSQL) and
+// without, alternately in the same run.
+func BenchmarkRunnerHostLeases(b *testing.B) {
+	e := newEnv(b)
+	sites := benchSite(b, 10, 20)
+	var seeds []string
+	for _, h := range sites {
+		seeds = append(seeds, h.URL+"/")
+	}
+	capt := newCounter(e)
+	b.ResetTimer()
+	var with, without time.Duration
+	for i := range b.N {
+		// Alternate which goes first, so that neither always runs on a
+		// fuller bucket and database.
+		for k := range 2 {
+			leased := (i+k)%2 == 0
+			cfg := runner.Config{}
+			if leased {
+				cfg = runner.Config{Hosts: e.runnerStore(), HostAtOnce: 1}
+			}
+			took, _, n := crawlWith(b, e, capt, cfg, seeds, 200, 0, 10)
+			if n != 200 {
+				b.Fatalf("%d pages captured (leases %v), want 200", n, leased)
+			}
+			if leased {
+				with += took
+			} else {
+				without += took
+			}
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(200*b.N)/with.Seconds(), "leased-pages/s")
+	b.ReportMetric(float64(200*b.N)/without.Seconds(), "unleased-pages/s")
+	b.ReportMetric(with.Seconds()/without.Seconds(), "leased/unleased-x")
 }

@@ -23,6 +23,9 @@ import (
 const (
 	childDSN    = "RUNNER_TEST_CHILD_DSN"
 	childBucket = "RUNNER_TEST_CHILD_BUCKET"
+	// childLeases, set, makes the child take host leases (a lease lasts
+	// 2 s without renewal), as serve does.
+	childLeases = "RUNNER_TEST_CHILD_LEASES"
 )
 
 func TestMain(m *testing.M) {
@@ -47,8 +50,11 @@ func runChild() int {
 	bucket := os.Getenv(childBucket)
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	eng := capture.NewHTTP(captureConfig())
-	r := runner.New(st, &runner.Builtin{Engine: eng, Objects: objects, Bucket: bucket, Software: "child"},
-		runner.Config{RobotsClient: robotsClient(), CaptureFormats: map[string]bool{"wacz": true}, Log: log, Rescan: 100 * time.Millisecond})
+	cfg := runner.Config{RobotsClient: robotsClient(), CaptureFormats: map[string]bool{"wacz": true}, Log: log, Rescan: 100 * time.Millisecond}
+	if os.Getenv(childLeases) != "" {
+		cfg.Hosts, cfg.HostAtOnce, cfg.HostLeaseTTL = st, 1, 2*time.Second
+	}
+	r := runner.New(st, &runner.Builtin{Engine: eng, Objects: objects, Bucket: bucket, Software: "child"}, cfg)
 	svc := &crawl.Service{Store: st, Objects: objects, Bucket: bucket, CaptureFormats: map[string]bool{"wacz": true}, Dispatcher: r, Log: log}
 	r.SetLedger(svc)
 	_ = r.Run(ctx) // until SIGKILL

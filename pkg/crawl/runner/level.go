@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/capture-ledger/ledgerctl/pkg/crawl"
+	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 	"github.com/capture-ledger/ledgerctl/pkg/store/postgres"
 )
 
@@ -30,6 +31,12 @@ type hostRun struct {
 	scheme string
 	pages  []crawl.FrontierPage
 	last   time.Time
+	// source is why the host's pace is what it is: the delay's source,
+	// or backoff once a 429/503 raised it.
+	source string
+	// crawlDelay is robots.txt's Crawl-delay (capped; 0 when none), which
+	// the host's lease makes every party keep.
+	crawlDelay time.Duration
 }
 
 // prepare reads what was kept of the level, recovers the captures a
@@ -190,6 +197,10 @@ func (r *Runner) runHost(ctx context.Context, lv *levelRun, h *hostRun) error {
 		"delayMs", rec.DelayMs, "delaySource", source)
 
 	pace := delay
+	h.source = source
+	if robots.HasDelay {
+		h.crawlDelay = min(ceilMs(robots.CrawlDelay), ceilMs(r.cfg.CrawlDelayMax))
+	}
 	for _, p := range h.pages {
 		if u, err := url.Parse(p.URL); err == nil && !robots.Allowed(u) {
 			pr := crawl.PageReport{URL: p.URL, Status: crawl.StatusSkipped, SkipReason: crawl.SkipRobots}
@@ -233,6 +244,7 @@ func (r *Runner) capturePage(ctx context.Context, lv *levelRun, h *hostRun, p cr
 		unusable  time.Time
 		retryStep = time.Second
 	)
+	waitSource := h.source
 	for {
 		if !h.last.IsZero() {
 			if err := sleepUntil(ctx, r.cfg.Now, h.last.Add(wait)); err != nil {
@@ -248,21 +260,36 @@ func (r *Runner) capturePage(ctx context.Context, lv *levelRun, h *hostRun, p cr
 				return crawl.PageReport{}, 0, 0, err
 			}
 		}
+		held, err := r.holdHost(ctx, l, h, p.URL, wait, waitSource)
+		if err != nil {
+			release()
+			return crawl.PageReport{}, 0, 0, err
+		}
 		taskID := uuid.NewString()
 		submitted := r.cfg.Now()
 		if err := r.store.RunnerBegin(ctx, l.CrawlID, l.Depth, p.URL, h.host, taskID, submitted); err != nil {
+			r.releaseHost(ctx, lv, held, *pace, h.source)
 			release()
 			return crawl.PageReport{}, 0, 0, err
 		}
 		out, err := r.capturer.Capture(ctx, CaptureRequest{
 			URL: p.URL, CorrelationID: l.CrawlID, TaskID: taskID, Formats: l.CaptureFormats, Signing: l.Signing,
 		})
-		release()
 		finished := r.cfg.Now()
 		if finished.Before(submitted) {
 			finished = submitted
 		}
 		h.last = finished
+		// The next party on the host, of any crawl, keeps this crawl's
+		// pace after this capture (a back-off's, after a 429/503).
+		hold, holdSource := *pace, h.source
+		if err == nil && (out.HTTPStatus == http.StatusTooManyRequests || out.HTTPStatus == http.StatusServiceUnavailable) {
+			if b := Backoff(*pace, out.RetryAfter, r.cfg.BackoffMax); b > hold {
+				hold, holdSource = b, ledger.HostSourceBackoff
+			}
+		}
+		r.releaseHost(ctx, lv, held, hold, holdSource)
+		release()
 		if err != nil {
 			if ctx.Err() != nil {
 				return crawl.PageReport{}, 0, 0, ctx.Err()
@@ -274,7 +301,7 @@ func (r *Runner) capturePage(ctx context.Context, lv *levelRun, h *hostRun, p cr
 				return crawl.PageReport{}, 0, 0, &backendError{err: err, since: down}
 			}
 			lv.log.Warn("crawl runner: the capture backend could not be used; waiting", "url", p.URL, "error", err.Error(), "in", retryStep.String())
-			wait = max(*pace, retryStep)
+			wait, waitSource = max(*pace, retryStep), h.source
 			retryStep = min(2*retryStep, 30*time.Second)
 			continue
 		}
@@ -284,19 +311,57 @@ func (r *Runner) capturePage(ctx context.Context, lv *levelRun, h *hostRun, p cr
 			// The site asks us to slow down: keep the longer delay for the
 			// rest of the host's pages in this level, and retry once.
 			b := Backoff(*pace, out.RetryAfter, r.cfg.BackoffMax)
-			*pace = max(*pace, b)
+			if b > *pace {
+				*pace, h.source = b, ledger.HostSourceBackoff
+			}
 			if attempts == 1 {
-				backoff, wait = b, b
+				backoff, wait, waitSource = b, b, ledger.HostSourceBackoff
 				lv.log.Info("crawl runner: the host answered "+http.StatusText(out.HTTPStatus)+"; backing off and retrying once",
 					"url", p.URL, "backoffMs", b.Milliseconds())
 				continue
 			}
 		} else if attempts == 1 && out.Transient {
-			wait = *pace
+			wait, waitSource = *pace, h.source
 			lv.log.Info("crawl runner: transient capture failure; retrying once after the delay", "url", p.URL, "failure", text(out.Failure))
 			continue
 		}
 		return pageReport(p.URL, l.CrawlID, out, submitted, finished), attempts, backoff, nil
+	}
+}
+
+// holdHost takes the host's lease for one capture (nil without
+// Config.Hosts): it waits until no other capture of the host runs (beyond
+// HostAtOnce) and the largest delay any party keeps has passed since the
+// host's last capture, by any crawl or direct capture, ended.
+func (r *Runner) holdHost(ctx context.Context, l crawl.Level, h *hostRun, url string, wait time.Duration, source string) (*ledger.HeldHost, error) {
+	if r.cfg.Hosts == nil {
+		return nil, nil
+	}
+	if r.cfg.HostDelay > wait {
+		wait, source = r.cfg.HostDelay, ledger.HostSourceHost
+	}
+	held, err := ledger.AcquireHost(ctx, r.cfg.Hosts, ledger.HostLeaseRequest{
+		Host: h.host, Kind: ledger.HostKindCrawl, Org: l.OrgID, CrawlID: l.CrawlID, URL: url,
+		Delay: wait, Source: source, AtOnce: r.cfg.HostAtOnce, TTL: r.cfg.HostLeaseTTL,
+		RobotsRead: true, CrawlDelay: h.crawlDelay,
+	})
+	if err != nil && ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	return held, err
+}
+
+// releaseHost ends the capture's lease; the next party keeps at least hold
+// after it.
+func (r *Runner) releaseHost(ctx context.Context, lv *levelRun, held *ledger.HeldHost, hold time.Duration, source string) {
+	if held == nil {
+		return
+	}
+	if r.cfg.HostDelay > hold {
+		hold, source = r.cfg.HostDelay, ledger.HostSourceHost
+	}
+	if err := held.Release(ctx, hold, source); err != nil {
+		lv.log.Warn("crawl runner: could not release the host's lease; it expires", "error", err.Error())
 	}
 }
 

@@ -92,7 +92,25 @@ type Config struct {
 	// (archive.CaptureQuota): each capture waits for a place of the crawl's
 	// organization and holds it while it runs.
 	Capacity Capacity
+	// Hosts, when set, are the host leases every capture takes first,
+	// shared with the direct captures and every other runner in every
+	// process: at most HostAtOnce captures of a host at once, and the
+	// largest delay any party keeps between one's end and the next one's
+	// start (never less than HostDelay). HostLeaseTTL is how long the lease
+	// of a process that died holding it lasts (30 s when zero).
+	Hosts        ledger.HostLeases
+	HostAtOnce   int
+	HostDelay    time.Duration
+	HostLeaseTTL time.Duration
+	// Levels is how many levels (of as many crawls) this runner runs at
+	// once: DefaultLevels when zero. When more wait, the next one is of
+	// the organization with the fewest levels running here.
+	Levels int
 }
+
+// DefaultLevels is how many crawl levels one runner runs at once unless
+// told otherwise.
+const DefaultLevels = 8
 
 // Capacity hands out places to capture for an organization, waiting for
 // one; release gives it back.
@@ -138,7 +156,10 @@ type Runner struct {
 	ledger Ledger
 	queue  []crawl.Level
 	known  map[levelKey]bool // queued or running
-	wake   chan struct{}
+	// running counts the levels running, byOrg those of each organization.
+	running int
+	byOrg   map[string]int
+	wake    chan struct{}
 }
 
 type levelKey struct {
@@ -177,7 +198,13 @@ func New(store Store, capturer Capturer, cfg Config) *Runner {
 	if cfg.Now == nil {
 		cfg.Now = wallNow
 	}
-	return &Runner{store: store, capturer: capturer, cfg: cfg, known: map[levelKey]bool{}, wake: make(chan struct{}, 1)}
+	if cfg.Levels <= 0 {
+		cfg.Levels = DefaultLevels
+	}
+	if cfg.HostLeaseTTL <= 0 {
+		cfg.HostLeaseTTL = 30 * time.Second
+	}
+	return &Runner{store: store, capturer: capturer, cfg: cfg, known: map[levelKey]bool{}, byOrg: map[string]int{}, wake: make(chan struct{}, 1)}
 }
 
 // SetLedger sets the use-case levels are reported to.
@@ -221,32 +248,56 @@ func (r *Runner) enqueue(l crawl.Level) bool {
 	return true
 }
 
+// pop takes the next level to run when fewer than Levels run: the queued
+// level of the organization with the fewest levels running here (the
+// oldest queued among equals), so one organization's many crawls do not
+// hold every place.
 func (r *Runner) pop() (crawl.Level, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if len(r.queue) == 0 {
+	if len(r.queue) == 0 || r.running >= r.cfg.Levels {
 		return crawl.Level{}, false
 	}
-	l := r.queue[0]
-	r.queue = r.queue[1:]
+	best := 0
+	for i, l := range r.queue {
+		if r.byOrg[l.OrgID] < r.byOrg[r.queue[best].OrgID] {
+			best = i
+		}
+	}
+	l := r.queue[best]
+	r.queue = append(r.queue[:best:best], r.queue[best+1:]...)
+	r.running++
+	r.byOrg[l.OrgID]++
 	return l, true
 }
 
+// forget marks the level ended: no longer known, its place free.
 func (r *Runner) forget(l crawl.Level) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	delete(r.known, levelKey{l.CrawlID, l.Depth})
+	r.running--
+	if r.byOrg[l.OrgID]--; r.byOrg[l.OrgID] <= 0 {
+		delete(r.byOrg, l.OrgID)
+	}
+	r.mu.Unlock()
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
 }
 
-// Run works through the queued levels until ctx ends, one level at a time
-// (one crawl runs at a time: crawls_single_active_idx). It first resumes
-// the open levels of running crawls, and looks for such levels again every
-// Rescan. A level interrupted by ctx keeps its pages' results; the next
-// Run resumes it.
+// Run works through the queued levels until ctx ends, up to Levels at once
+// (each crawl runs one level at a time; several crawls run side by side).
+// It first resumes the open levels of running crawls, and looks for such
+// levels again every Rescan. A level interrupted by ctx keeps its pages'
+// results; the next Run resumes it. Run returns once its levels have
+// stopped.
 func (r *Runner) Run(ctx context.Context) error {
 	if r.getLedger() == nil {
 		return errors.New("crawl runner: no ledger to report levels to")
 	}
+	var wg sync.WaitGroup
+	defer wg.Wait()
 	r.rescan(ctx)
 	t := time.NewTicker(r.cfg.Rescan)
 	defer t.Stop()
@@ -255,8 +306,10 @@ func (r *Runner) Run(ctx context.Context) error {
 			return nil
 		}
 		if l, ok := r.pop(); ok {
-			r.runLevel(ctx, l)
-			r.forget(l)
+			wg.Go(func() {
+				defer r.forget(l)
+				r.runLevel(ctx, l)
+			})
 			continue
 		}
 		select {

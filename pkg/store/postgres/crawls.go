@@ -20,12 +20,38 @@ import (
 
 // InsertCrawl inserts a running crawl and its depth-0 pages in one
 // transaction and returns the crawl id and the pages inserted (duplicate
-// seeds collapse). A second running crawl is an *ledger.ActiveCrawlError; only a
-// violation of crawls_single_active_idx is translated.
+// seeds collapse). With c.MaxRunning > 0, a crawl of an organization that
+// already runs that many is an *ledger.ActiveCrawlError naming its oldest
+// running crawl: the count is taken under a transaction-scoped advisory lock
+// of the organization, so two starts at once cannot both pass it.
 func (s *Store) InsertCrawl(ctx context.Context, c ledger.NewCrawl) (string, []ledger.PageRef, error) {
 	var id string
 	var pages []ledger.PageRef
+	var active *ledger.ActiveCrawlError
 	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		if c.MaxRunning > 0 {
+			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('ledgerctl crawls of ' || $1::text, 0))`, c.OrgID); err != nil {
+				return err
+			}
+			var running int
+			var oldest *string
+			var started *time.Time
+			err := tx.QueryRow(ctx, `
+				SELECT count(*)::int,
+				       (array_agg(id::text ORDER BY started_at, id))[1],
+				       min(started_at)
+				FROM crawls WHERE state = 'running' AND org_id = $1`, c.OrgID).Scan(&running, &oldest, &started)
+			if err != nil {
+				return err
+			}
+			if running >= c.MaxRunning {
+				active = &ledger.ActiveCrawlError{Running: running, Limit: c.MaxRunning}
+				if oldest != nil && started != nil {
+					active.CrawlID, active.StartedAt = *oldest, *started
+				}
+				return active
+			}
+		}
 		err := tx.QueryRow(ctx, `
 			INSERT INTO crawls (seeds, rules, max_depth, max_pages, per_host_delay_ms, host_parallelism,
 			                    org_id, requested_by, state, started_at, progressed_at, pages_discovered)
@@ -45,13 +71,7 @@ func (s *Store) InsertCrawl(ctx context.Context, c ledger.NewCrawl) (string, []l
 		}
 		return err
 	})
-	if IsUniqueViolation(err, "crawls_single_active_idx") {
-		active := &ledger.ActiveCrawlError{}
-		rerr := s.Pool.QueryRow(ctx, `SELECT id::text, started_at FROM crawls WHERE state = 'running' LIMIT 1`).
-			Scan(&active.CrawlID, &active.StartedAt)
-		if rerr != nil && !errors.Is(rerr, pgx.ErrNoRows) {
-			return "", nil, fmt.Errorf("%w (and reading the running crawl failed: %v)", active, rerr)
-		}
+	if active != nil && errors.Is(err, active) {
 		return "", nil, active
 	}
 	if err != nil {

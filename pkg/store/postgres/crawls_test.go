@@ -79,10 +79,22 @@ func TestInsertCrawl(t *testing.T) {
 	if err != nil || len(pages) != 2 || pages[1].Host != "[::1]:8080" || pages[0].ID >= pages[1].ID {
 		t.Fatalf("InsertCrawl = %s %+v %v", id, pages, err)
 	}
-	_, _, err = s.InsertCrawl(ctx, newCrawl("https://b.example/"))
+	// No bound: a second running crawl of the organization is taken.
+	if _, _, err = s.InsertCrawl(ctx, newCrawl("https://b.example/")); err != nil {
+		t.Fatalf("second running crawl without a bound: %v", err)
+	}
+	bounded := newCrawl("https://c.example/")
+	bounded.MaxRunning = 2
+	_, _, err = s.InsertCrawl(ctx, bounded)
 	var active *ledger.ActiveCrawlError
-	if !errors.As(err, &active) || active.CrawlID != id || active.StartedAt.IsZero() {
-		t.Fatalf("second running crawl: %v", err)
+	if !errors.As(err, &active) || active.CrawlID != id || active.StartedAt.IsZero() || active.Running != 2 || active.Limit != 2 {
+		t.Fatalf("third running crawl at a bound of 2: %v %+v", err, active)
+	}
+	// The bound counts the organization's own crawls only.
+	other := newCrawl("https://c.example/")
+	other.MaxRunning, other.OrgID = 1, "globex"
+	if _, _, err := s.InsertCrawl(ctx, other); err != nil {
+		t.Fatalf("another organization's crawl: %v", err)
 	}
 	if ok, err := s.FailCrawl(ctx, id, "done", time.Now()); err != nil || !ok {
 		t.Fatal(ok, err)

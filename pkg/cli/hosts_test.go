@@ -1,0 +1,93 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/capture-ledger/ledgerctl/pkg/ledger"
+	"github.com/capture-ledger/ledgerctl/pkg/store/postgres"
+	"github.com/capture-ledger/ledgerctl/pkg/testenv"
+)
+
+// TestHostsPoliteness: `hosts politeness` lists the captures of a host made
+// through the leases by two organizations (exit 0, JSON and table), exits 1
+// once a capture started sooner than the delay its predecessor asked for,
+// and refuses a bad HOST or --since with exit 2 naming it.
+func TestHostsPoliteness(t *testing.T) {
+	t.Parallel()
+	dsn := testenv.Database(t)
+	env := map[string]string{"DATABASE_URL": dsn}
+	dir := t.TempDir()
+	ctx := context.Background()
+	pool, err := postgres.Open(ctx, dsn, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	st := &postgres.Store{Pool: pool}
+	const host = "polite.example:8443"
+	for _, org := range []string{"acme", "globex", "acme"} {
+		h, err := ledger.AcquireHost(ctx, st, ledger.HostLeaseRequest{Host: host, Kind: ledger.HostKindCapture, Org: org,
+			URL: "https://" + host + "/", Delay: 20 * time.Millisecond, Source: "host", AtOnce: 1, TTL: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := h.Release(ctx, 20*time.Millisecond, "host"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, errs, code := run(t, dir, env, "hosts", "politeness", "POLITE.example:8443", "--json")
+	var rep struct {
+		OK            bool     `json:"ok"`
+		Captures      int      `json:"captures"`
+		Direct        int      `json:"direct"`
+		Gaps          int      `json:"gaps"`
+		Organizations []string `json:"organizations"`
+		Sources       map[string]int
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &rep) != nil || !rep.OK || rep.Captures != 3 || rep.Direct != 3 || rep.Gaps != 2 ||
+		len(rep.Organizations) != 2 || rep.Sources["host"] != 3 {
+		t.Fatalf("polite host: exit %d %s %s", code, out, errs)
+	}
+	if out, _, code := run(t, dir, env, "hosts", "politeness", host); code != 0 || !strings.Contains(out, "3 capture(s)") || !strings.Contains(out, "globex") {
+		t.Errorf("table: exit %d %s", code, out)
+	}
+	if out, _, code := run(t, dir, env, "hosts", "politeness", host, "--since", "2999-01-01T00:00:00Z", "--json"); code != 0 || !strings.Contains(out, `"captures":0`) {
+		t.Errorf("--since in the future: exit %d %s", code, out)
+	}
+
+	// A capture that started 5 ms after an end held for 20 ms.
+	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `
+			INSERT INTO host_captures (host, holder, kind, org_id, url, started_at, ended_at, expires_at, delay_ms, delay_source)
+			SELECT host, gen_random_uuid(), 'capture', 'initech', url, ended_at + interval '5 milliseconds',
+			       ended_at + interval '6 milliseconds', ended_at + interval '1 minute', 0, 'host'
+			FROM host_captures WHERE host = $1 ORDER BY started_at DESC LIMIT 1`, host)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, errs, code = run(t, dir, env, "hosts", "politeness", host)
+	if code != ExitFailure || !strings.Contains(out, "SHORT") || !strings.Contains(errs, "1 short gap") {
+		t.Errorf("a short gap: exit %d %s %s", code, out, errs)
+	}
+
+	for _, bad := range [][]string{
+		{"hosts", "politeness", "https://polite.example/"},
+		{"hosts", "politeness", "polite example"},
+		{"hosts", "politeness", "polite.example\x00"},
+		{"hosts", "politeness", "\xff"},
+		{"hosts", "politeness", host, "--since", "yesterday"},
+		{"hosts", "politeness", host, "--since", "-1h"},
+	} {
+		if _, errs, code := run(t, dir, env, bad...); code != ExitUsage || (!strings.Contains(errs, "HOST") && !strings.Contains(errs, "--since")) {
+			t.Errorf("%q: exit %d %s", bad, code, errs)
+		}
+	}
+}
