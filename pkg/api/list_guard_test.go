@@ -91,8 +91,8 @@ func getList(t *testing.T, base, query, subject, orgs string) listAnswer {
 	return a
 }
 
-// pickerQuery is the query the picker builds from a page's next to load
-// more (pkg/api/picker.go).
+// pickerQuery is the query the console's archives screen builds from a
+// page's next to load more (pkg/web/assets/archives.js).
 func pickerQuery(next *api.CursorJSON) string {
 	return "?before=" + url.QueryEscape(next.Before) + "&beforeId=" + url.QueryEscape(next.BeforeID)
 }
@@ -187,7 +187,7 @@ func TestArchiveListCursorRevealsNoHiddenRow(t *testing.T) {
 		t.Errorf("the first page reveals the %s", l)
 	}
 
-	// Following the cursors (as the picker sends them) walks the whole
+	// Following the cursors (as the console sends them) walks the whole
 	// ledger: every page empty, no cursor revealing anything, and an end.
 	next, pages := first.page.Next, 1
 	for next != nil {
