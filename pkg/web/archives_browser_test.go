@@ -110,6 +110,9 @@ func TestArchivesHomeInTheBrowser(t *testing.T) {
 	if first[3] == "" || first[3] == first[2] || !strings.Contains(first[3], "UTC") {
 		t.Errorf("captured time shown %q (datetime %q): want it in the reader's locale and zone", first[3], first[2])
 	}
+	if !evalJS[bool](t, ctx, `!!document.querySelector('nav a[href="/search"]')`) {
+		t.Error("no Search in the navigation of a serve with search")
+	}
 	if first[4] != "/archives/"+owned {
 		t.Errorf("the row links to %q", first[4])
 	}
@@ -221,7 +224,7 @@ func TestArchivesHomeInTheBrowser(t *testing.T) {
 		t.Errorf("at 360 px the page is %d px wide", w)
 	}
 	shot(t, ctx, "archives-360-en.png")
-	if err := chromedp.Do(ctx, chromedp.EmulateReset()); err != nil {
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900)); err != nil {
 		t.Fatal(err)
 	}
 

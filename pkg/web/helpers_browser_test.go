@@ -43,7 +43,7 @@ func waitJS(t *testing.T, ctx context.Context, what, js, show string, d time.Dur
 	}
 }
 
-// shot saves what the tab shows as name under LEDGER_TEST_SCREENSHOTS,
+// shot saves what the tab's window shows as name under LEDGER_TEST_SCREENSHOTS,
 // when it is set (to look at; nothing compares them).
 func shot(t *testing.T, ctx context.Context, name string) {
 	t.Helper()
@@ -51,7 +51,7 @@ func shot(t *testing.T, ctx context.Context, name string) {
 	if dir == "" {
 		return
 	}
-	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
 	if err == nil {
 		err = os.WriteFile(filepath.Join(dir, name), png, 0o644)
 	}

@@ -165,6 +165,9 @@ L.screen("archives", function () {
       return;
     }
     var mine = generation;
+    // The names and token forms say who is asking; until they have, there
+    // is nobody to ask for.
+    if ((L.who === "names" || L.who === "token") && !L.identity()) { status.textContent = L.t("unauthorized"); return; }
     status.textContent = L.t("loading");
     setBusy(true);
     L.api("GET", query()).then(function (r) {
@@ -199,6 +202,7 @@ L.screen("archives", function () {
   function running() {
     if (timer) { clearTimeout(timer); timer = null; }
     if (!strip || !(L.config.Features && L.config.Features.Crawls)) { return; }
+    if ((L.who === "names" || L.who === "token") && !L.identity()) { strip.hidden = true; return; }
     L.api("GET", "/api/crawls?state=running").then(function (r) {
       if (!r.ok || !r.body) { strip.hidden = true; return; }
       var list = (r.body.crawls || []).filter(function (c) { return c.state === "running"; });

@@ -112,6 +112,7 @@ L.screen("search", function () {
       return;
     }
     var mine = generation, first = !cursor;
+    if ((L.who === "names" || L.who === "token") && !L.identity()) { found.textContent = L.t("unauthorized"); return; }
     var p = new URLSearchParams();
     fields.forEach(function (k) { if (filters[k]) { p.set(k, filters[k]); } });
     if (cursor) { p.set("cursor", cursor); }
