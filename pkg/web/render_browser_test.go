@@ -292,8 +292,8 @@ func TestSearchInTheBrowser(t *testing.T) {
 
 	// Japanese: the switch, a Japanese word, hits of one archive in one
 	// group, "at least", a withheld text said as text. (The filters' part of
-// the address is the archives screen's test; the API takes them once it
-// answers host, crawl, from and to.)
+	// the address is the archives screen's test; the API takes them once it
+	// answers host, crawl, from and to.)
 	if err := chromedp.Do(ctx,
 		chromedp.Navigate(srv.URL+"/search?lang=ja"),
 		chromedp.WaitVisible("#q"),
