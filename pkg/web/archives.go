@@ -6,11 +6,12 @@ package web
 // by crawl; the crawls running now. Opening an archive asks the API for a
 // replay link (checked again there) and opens it in a tab of its own.
 func init() {
+	// Every page's navigation names this screen: its label is a common text.
+	addCommon(texts{"navArchives": {"Archives", "アーカイブ"}})
 	register(screen{
 		Name: "archives", Pattern: "GET /{$}", Nav: "navArchives", Order: 10, Href: "/",
 		Title: "archivesTitle", Script: true,
 		Text: texts{
-			"navArchives":   {"Archives", "アーカイブ"},
 			"archivesTitle": {"Archives", "アーカイブ"},
 			"filtersLabel":  {"Filter the archives", "アーカイブを絞り込む"},
 			"fText":         {"Text", "テキスト"},

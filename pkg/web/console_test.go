@@ -244,6 +244,10 @@ func TestSearchScreenHasTheForm(t *testing.T) {
 			if !regexp.MustCompile(`<a href="/search"[^>]*>` + map[string]string{"en": "Search", "ja": "検索"}[lang] + `</a>`).MatchString(body) {
 				t.Errorf("%s, %s: no navigation entry for search", lang, cfg.Who)
 			}
+			// Every screen's entry is named on every page.
+			if !regexp.MustCompile(`<a href="/">` + map[string]string{"en": "Archives", "ja": "アーカイブ"}[lang] + `</a>`).MatchString(body) {
+				t.Errorf("%s, %s: the search page's navigation does not name the archives", lang, cfg.Who)
+			}
 		}
 	}
 	js := asset(t, "search.js")

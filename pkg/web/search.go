@@ -5,12 +5,13 @@ package web
 // matches highlighted (built from text nodes and <mark> elements, never
 // from the server's markup).
 func init() {
+	// Every page's navigation names this screen: its label is a common text.
+	addCommon(texts{"navSearch": {"Search", "検索"}})
 	register(screen{
 		Name: "search", Pattern: "GET /search", Nav: "navSearch", Order: 20,
 		Title: "searchTitle", Script: true,
 		Needs: func(f Features) bool { return f.Search },
 		Text: texts{
-			"navSearch":       {"Search", "検索"},
 			"searchTitle":     {"Search archived pages", "保存したページを検索"},
 			"searchLabel":     {"Search archived pages", "保存したページを検索"},
 			"searchButton":    {"Search", "検索"},
