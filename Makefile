@@ -139,7 +139,7 @@ test: build tools postgres chromium vet replay-viewer
 # .env.local), then runs `ledgerctl dev demo` with the dev identity headers
 # (loopback only): it serves the bundled demo site on 127.0.0.1, grants the
 # dev user submitter on the demo organization, starts a crawl of the site,
-# prints the picker URL and the `crawl status --watch` command, and runs
+# prints the console URL and the `crawl status --watch` command, and runs
 # serve. Captures may reach loopback (CAPTURE_LEDGER_CAPTURE_ALLOW_PRIVATE=1)
 # for that command only. DEMO=0 runs plain `ledgerctl serve` instead.
 # CAPTURE_LEDGER_API_PORT (default 7070) is checked first: taken, make run
@@ -173,7 +173,7 @@ run: build tools postgres chromium replay-viewer
 			CAPTURE_LEDGER_CAPTURE_ALLOW_PRIVATE=1 ./$(BIN) dev demo; \
 		fi; \
 	elif [ "$(DEMO)" = 0 ]; then \
-		echo "Picker: http://$${CAPTURE_LEDGER_API_HOST:-127.0.0.1}:$${CAPTURE_LEDGER_API_PORT:-7070}/  (dev identity: type any subject and organization)"; echo; \
+		echo "Console: http://$${CAPTURE_LEDGER_API_HOST:-127.0.0.1}:$${CAPTURE_LEDGER_API_PORT:-7070}/  (dev identity: type any subject and organization)"; echo; \
 		echo "CAPTURE_LEDGER_DEV_IDENTITY=$${CAPTURE_LEDGER_DEV_IDENTITY:-1} ./$(BIN) serve"; \
 		CAPTURE_LEDGER_DEV_IDENTITY=$${CAPTURE_LEDGER_DEV_IDENTITY:-1} exec ./$(BIN) serve; \
 	else \

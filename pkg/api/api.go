@@ -1,5 +1,5 @@
-// Package api is ledgerctl's HTTP surface: the JSON API, the browser picker
-// and the health check. Handlers validate input before identity, resolve the
+// Package api is ledgerctl's HTTP surface: the JSON API (the web console,
+// package web, adds its pages through Pages) and the health checks. Handlers validate input before identity, resolve the
 // caller, call the same use-case functions the CLI calls, and map errors to
 // status codes in one place. "Not allowed" is always 404, never 403.
 package api
@@ -73,9 +73,7 @@ type Server struct {
 	Crawls     *crawl.Service
 	Identity   identity.Resolver
 	Submitters Submitters
-	Picker     PickerConfig
-	// Pages, when set, adds the web console's routes; when it serves "/"
-	// the picker is not served.
+	// Pages, when set, adds the web console's routes (its home is "/").
 	Pages Pages
 	Log   *slog.Logger
 
@@ -100,7 +98,7 @@ type Server struct {
 	// route).
 	Details *archive.Details
 	// AllowedHosts, when not nil, are the only host names (of the Host
-	// header, any port) the API and the picker answer for; any other gets
+	// header, any port) the API and the console answer for; any other gets
 	// 421. Serve sets it with the dev identity, which trusts whoever can
 	// reach it: a page on another name resolving to this machine (DNS
 	// rebinding) must not be able to. Replay origins are apart from it.
@@ -139,8 +137,8 @@ func (s *Server) Handler() http.Handler {
 		if s.Captures != nil {
 			s.captureRoutes()
 		}
-		if s.Pages == nil || !s.Pages.Register(s.mux) {
-			s.mux.HandleFunc("GET /{$}", s.picker)
+		if s.Pages != nil {
+			s.Pages.Register(s.mux)
 		}
 		if s.Replay != nil {
 			s.replayMux = s.replayOriginHandler()

@@ -83,7 +83,6 @@ func newFixture(t *testing.T, res identity.Resolver) *fixture {
 	s := &api.Server{
 		Access:   &archive.Access{Perms: perms, Catalog: store, Signer: env.App.Blob()},
 		Identity: res, Submitters: perms,
-		Picker: api.PickerConfig{View: api.ViewNames, Host: "127.0.0.1", Port: 7070},
 	}
 	f.srv = httptest.NewServer(s.Handler())
 	t.Cleanup(f.srv.Close)
@@ -239,39 +238,5 @@ func TestAPIValidationOrder(t *testing.T) {
 	me := f.do(t, "GET", "/api/me", "bob", " acme , ,", "")
 	if me.body != `{"canSubmit":false,"organizations":["acme"],"subject":"bob"}` {
 		t.Errorf("me: %s", me.body)
-	}
-}
-
-func TestPickerEscapesAndChoosesView(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		cfg     api.PickerConfig
-		want    []string
-		notWant []string
-	}{
-		{api.PickerConfig{View: api.ViewNone}, []string{"everyone gets 401"}, []string{"<script>\n(function"}},
-		{api.PickerConfig{View: api.ViewToken, Issuer: `http://x/"><script>alert(1)</script>`}, []string{"&lt;script&gt;alert(1)", "capture-ui.token"}, []string{"<script>alert(1)"}},
-		{api.PickerConfig{View: api.ViewNames, Host: "0.0.0.0", Port: 7070}, []string{"0.0.0.0:7070", "capture-ui.subject"}, []string{`'"</script>`}},
-	} {
-		s := &api.Server{Picker: tc.cfg}
-		rec := httptest.NewRecorder()
-		s.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/", nil))
-		body := rec.Body.String()
-		if rec.Code != 200 || !strings.HasPrefix(rec.Header().Get("Content-Type"), "text/html") {
-			t.Fatalf("%d %s", rec.Code, rec.Header().Get("Content-Type"))
-		}
-		for _, w := range tc.want {
-			if !strings.Contains(body, w) {
-				t.Errorf("view %s lacks %q", tc.cfg.View, w)
-			}
-		}
-		for _, w := range tc.notWant {
-			if strings.Contains(body, w) {
-				t.Errorf("view %s contains %q", tc.cfg.View, w)
-			}
-		}
-		if strings.Contains(body, "innerHTML") {
-			t.Error("the picker must not use innerHTML")
-		}
 	}
 }

@@ -91,9 +91,9 @@ func getList(t *testing.T, base, query, subject, orgs string) listAnswer {
 	return a
 }
 
-// pickerQuery is the query the picker builds from a page's next to load
-// more (pkg/api/picker.go).
-func pickerQuery(next *api.CursorJSON) string {
+// consoleQuery is the query the console's archives screen builds from a
+// page's next to load more (pkg/web/assets/archives.js).
+func consoleQuery(next *api.CursorJSON) string {
 	return "?before=" + url.QueryEscape(next.Before) + "&beforeId=" + url.QueryEscape(next.BeforeID)
 }
 
@@ -187,11 +187,11 @@ func TestArchiveListCursorRevealsNoHiddenRow(t *testing.T) {
 		t.Errorf("the first page reveals the %s", l)
 	}
 
-	// Following the cursors (as the picker sends them) walks the whole
+	// Following the cursors (as the console sends them) walks the whole
 	// ledger: every page empty, no cursor revealing anything, and an end.
 	next, pages := first.page.Next, 1
 	for next != nil {
-		a := getList(t, base, pickerQuery(next), "carol", "nobody")
+		a := getList(t, base, consoleQuery(next), "carol", "nobody")
 		if a.status != 200 || len(a.page.Archives) != 0 {
 			t.Fatalf("page %d: %d %s", pages+1, a.status, a.body)
 		}
@@ -309,7 +309,7 @@ func TestArchiveListBudgetResumesExactlyOnce(t *testing.T) {
 				if pages > 100 {
 					t.Fatal("the cursors never reach the end")
 				}
-				query = pickerQuery(a.page.Next)
+				query = consoleQuery(a.page.Next)
 			}
 			if truncated == 0 {
 				t.Error("no page was cut by the budget")

@@ -147,7 +147,7 @@ func parseReplayOf(r *http.Request, withPage bool) (replayLinkRequest, error) {
 // can_view check as minting a presigned URL (404 otherwise). An optional
 // body asks for another lifetime than the hour ({"expiresIn": seconds},
 // never past the caller's credential) and names the archived page to open
-// ({"page": url}, the picker sends the row's sourceUrl; without it the
+// ({"page": url}, the console sends the row's sourceUrl; without it the
 // viewer opens the archive's first page).
 func (s *Server) replayLink() http.HandlerFunc {
 	return handle(s, http.StatusOK,
@@ -459,7 +459,7 @@ func (s *Server) sessionSource(label, source string) bool {
 // source, at the root of the session's origin. It opens nothing but that
 // source (sessionSource).
 func (s *Server) viewerPage(w http.ResponseWriter, r *http.Request) {
-	lang := pickerLang(r)
+	lang := i18n.FromAcceptLanguage(strings.Join(r.Header.Values("Accept-Language"), ","))
 	t := viewerTexts[lang]
 	q := r.URL.Query()
 	d := viewerData{Lang: lang.String(), T: t, URL: "page:0"}

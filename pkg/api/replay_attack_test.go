@@ -201,7 +201,7 @@ func openInNewTab(t *testing.T, parent context.Context, link, want string) (cont
 
 // TestReplayedPageCannotReachOtherArchivesOrIdentity is the attack of a
 // captured page on whoever replays it, in real Chromium: alice (a member
-// of acme, with the dev identity the picker keeps) opens acme's garden
+// of acme, with the dev identity the console keeps) opens acme's garden
 // archive, then an archive of a hostile page. Its script escapes the
 // viewer's rewriting to the real top window and takes what it can. It
 // must get nothing of the garden archive (its text, its token, its
@@ -216,16 +216,16 @@ func TestReplayedPageCannotReachOtherArchivesOrIdentity(t *testing.T) {
 	garden, hostile := f.ids[0], f.ids[1]
 
 	browser := browserTab(t, chromium, 3*time.Minute, chromedp.Flag("disable-quic", true), chromedp.WindowSize(1280, 900))
-	// alice signs in to the picker as people do with the dev identity.
+	// alice signs in to the console as people do with the dev identity.
 	if err := chromedp.Do(browser,
 		chromedp.Navigate(f.srv.URL+"/"),
 		chromedp.WaitVisible("#subject"),
 		chromedp.SendKeys("#subject", "alice"),
 		chromedp.SendKeys("#orgs", "acme"),
 		chromedp.Click("#who button"),
-		chromedp.WaitVisible(`a[href="#`+garden+`"]`),
+		chromedp.WaitVisible(`li.archive[data-id="`+garden+`"] button.open`),
 	); err != nil {
-		t.Fatalf("picker as alice: %v", err)
+		t.Fatalf("console as alice: %v", err)
 	}
 	_, _ = openInNewTab(t, browser, f.mintLink(t, "/api/archives/"+garden+"/replay", `{"page":"`+archivedPage+`"}`), archivedText)
 	_, shown := openInNewTab(t, browser, f.mintLink(t, "/api/archives/"+hostile+"/replay", `{"page":"`+hostilePage+`"}`), "LOOT:")

@@ -148,10 +148,10 @@ func poll(ctx context.Context, check func() (bool, error)) error {
 }
 
 // TestReplayInTheBrowser: in headless Chromium, a member of acme opens the
-// picker, clicks the archive, and its archived text appears inside
+// console, clicks the archive, and its archived text appears inside
 // ReplayWeb.page served on the session's own origin under
 // replay.localhost, read range by range there;
-// an outsider's picker lists nothing; once acme loses the archive, the
+// an outsider's console lists nothing; once acme loses the archive, the
 // open viewer's next reads are 404s and the page is no longer shown.
 func TestReplayInTheBrowser(t *testing.T) {
 	// Not parallel: the package's browser tests take turns on two cores.
@@ -159,33 +159,33 @@ func TestReplayInTheBrowser(t *testing.T) {
 	reads := &waczReads{}
 	f := newReplayFixture(t, replayOptions{content: gardenWACZ(t), sourceURL: archivedPage, viewerDir: viewer, wrap: reads.wrap})
 
-	picker := browserTab(t, chromium, 3*time.Minute, chromedp.Flag("disable-quic", true), chromedp.WindowSize(1280, 900))
+	console := browserTab(t, chromium, 3*time.Minute, chromedp.Flag("disable-quic", true), chromedp.WindowSize(1280, 900))
 
-	// The member's picker lists both archives; the first row is the WACZ.
-	if err := chromedp.Do(picker,
+	// The member's console lists both archives; the first row is the WACZ.
+	if err := chromedp.Do(console,
 		chromedp.Navigate(f.srv.URL+"/"),
 		chromedp.WaitVisible("#subject"),
 		chromedp.SendKeys("#subject", "alice"),
 		chromedp.SendKeys("#orgs", "acme"),
 		chromedp.Click("#who button"),
-		chromedp.WaitVisible(`a[href="#`+f.ids[0]+`"]`),
+		chromedp.WaitVisible(`li.archive[data-id="`+f.ids[0]+`"] button.open`),
 	); err != nil {
-		t.Fatalf("picker as alice: %v", err)
+		t.Fatalf("console as alice: %v", err)
 	}
-	if err := chromedp.Do(picker, chromedp.Click(`a[href="#`+f.ids[0]+`"]`)); err != nil {
+	if err := chromedp.Do(console, chromedp.Click(`li.archive[data-id="`+f.ids[0]+`"] button.open`)); err != nil {
 		t.Fatal(err)
 	}
 	// The click asks the API for a link and opens it in a new tab.
 	var tab context.Context
-	err := poll(picker, func() (bool, error) {
-		targets, err := chromedp.Targets(picker)
+	err := poll(console, func() (bool, error) {
+		targets, err := chromedp.Targets(console)
 		if err != nil {
 			return false, err
 		}
 		for _, ti := range targets {
 			if ti.Type == "page" && strings.HasPrefix(ti.URL, "http://") && strings.Contains(ti.URL, ".replay.localhost:") && strings.Contains(ti.URL, "/?source=") {
 				var c context.CancelFunc
-				tab, c = chromedp.NewContext(picker, chromedp.WithTargetID(ti.TargetID))
+				tab, c = chromedp.NewContext(console, chromedp.WithTargetID(ti.TargetID))
 				t.Cleanup(c)
 				return true, nil
 			}
@@ -193,12 +193,12 @@ func TestReplayInTheBrowser(t *testing.T) {
 		return false, nil
 	})
 	if err != nil {
-		note, _ := chromedp.Run(picker, chromedp.Evaluate[string](`Array.from(document.querySelectorAll(".note")).map(function (n) { return n.textContent; }).join("|")`))
+		note, _ := chromedp.Run(console, chromedp.Evaluate[string](`Array.from(document.querySelectorAll(".note")).map(function (n) { return n.textContent; }).join("|")`))
 		t.Fatalf("no viewer tab opened (%v); the row says %q", err, note)
 	}
 	text := ""
 	shown := func(d time.Duration) error {
-		ctx, cancel := context.WithTimeout(picker, d)
+		ctx, cancel := context.WithTimeout(console, d)
 		defer cancel()
 		return poll(ctx, func() (bool, error) {
 			s, err := chromedp.Run(tab, chromedp.Evaluate[string](replayedTextJS))
@@ -231,20 +231,20 @@ func TestReplayInTheBrowser(t *testing.T) {
 	}
 	t.Logf("alice: %d archive reads to show the page (%d ranges)", len(granted), partial)
 
-	// An outsider's picker (same browser, another name) shows no archive.
-	if err := chromedp.Do(picker,
+	// An outsider's console (same browser, another name) shows no archive.
+	if err := chromedp.Do(console,
 		chromedp.SetValue("#subject", "bob"),
 		chromedp.SetValue("#orgs", "globex"),
 		chromedp.Click("#who button"),
 	); err != nil {
 		t.Fatal(err)
 	}
-	err = poll(picker, func() (bool, error) {
-		s, err := chromedp.Run(picker, chromedp.Evaluate[string](`document.getElementById("status").textContent + "|" + document.getElementById("rows").children.length`))
+	err = poll(console, func() (bool, error) {
+		s, err := chromedp.Run(console, chromedp.Evaluate[string](`document.getElementById("status").textContent + "|" + document.querySelectorAll("#rows li.archive").length`))
 		return err == nil && s == "No archives you can see|0", err
 	})
 	if err != nil {
-		t.Errorf("bob's picker: %v", err)
+		t.Errorf("bob's console: %v", err)
 	}
 
 	// acme loses the archive. Once the check cache has let go of the
@@ -267,14 +267,14 @@ func TestReplayInTheBrowser(t *testing.T) {
 	}
 	q := second.Query()
 	if q.Get("url") != archivedPage {
-		t.Errorf("the picker's link opens %q, not the row's page %s", q.Get("url"), archivedPage)
+		t.Errorf("the console's link opens %q, not the row's page %s", q.Get("url"), archivedPage)
 	}
 	q.Set("url", archivedPage2)
 	second.RawQuery = q.Encode()
 	if err := chromedp.Do(tab, chromedp.Navigate(second.String())); err != nil && !errors.Is(err, context.Canceled) {
 		t.Logf("navigate: %v", err)
 	}
-	err = poll(picker, func() (bool, error) { return len(reads.since(before)) > 0, nil })
+	err = poll(console, func() (bool, error) { return len(reads.since(before)) > 0, nil })
 	if err != nil {
 		t.Fatalf("the viewer read nothing for the second page: %v", err)
 	}

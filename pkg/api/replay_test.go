@@ -32,6 +32,7 @@ import (
 	"github.com/capture-ledger/ledgerctl/pkg/manifest"
 	"github.com/capture-ledger/ledgerctl/pkg/outbox"
 	"github.com/capture-ledger/ledgerctl/pkg/replay"
+	"github.com/capture-ledger/ledgerctl/pkg/web"
 )
 
 // notFoundBody is the answer of every refusal (and of absence).
@@ -147,7 +148,7 @@ func newReplayFixture(t testing.TB, o replayOptions) *replayFixture {
 	s := &api.Server{
 		Access:   &archive.Access{Perms: perms, Catalog: store, Signer: env.App.Blob(), Log: log},
 		Identity: resolver, Submitters: perms, Log: log,
-		Picker: api.PickerConfig{View: api.ViewNames, Host: "127.0.0.1", Port: 7070},
+		Pages:  &web.Console{Config: web.Config{Who: web.WhoNames, Host: "127.0.0.1", Port: 7070, Features: web.Features{Replay: true}}},
 		Replay: &api.Replay{Service: f.svc, ViewerDir: o.viewerDir},
 	}
 	h := s.Handler()
@@ -295,7 +296,7 @@ func TestReplayLink(t *testing.T) {
 	if labelOf(t, tok2) == labelOf(t, tok) {
 		t.Errorf("two links share the origin %s", origin)
 	}
-	// The page to open, as the picker names it (the row's sourceUrl).
+	// The page to open, as the console names it (the row's sourceUrl).
 	l, tok = f.link(t, id, "alice", "acme", `{"page":"https://example.com/a?b=c&d"}`)
 	if want := f.origins.Origin(labelOf(t, tok)) + "/?source=" + url.QueryEscape(f.reads(t, tok)(id, tok)) + "&url=" + url.QueryEscape("https://example.com/a?b=c&d"); l.URL != want {
 		t.Errorf("with a page: %s, want %s", l.URL, want)

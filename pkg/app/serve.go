@@ -45,7 +45,7 @@ func (e *RefusedError) Unwrap() error { return e.Err }
 const ShutdownTimeout = 15 * time.Second
 
 // Server is `ledgerctl serve` built from the settings: the HTTP API, the
-// picker and the replay viewer on one handler, and the background workers
+// web console and the replay viewer on one handler, and the background workers
 // (the outbox drain, the stalled-crawl closer).
 type Server struct {
 	// Mode is how callers are identified.
@@ -103,8 +103,6 @@ func (a *App) Server(ctx context.Context, o ServeOptions) (*Server, error) {
 	apiSrv := &api.Server{
 		Access: access, Identity: resolver, Submitters: subs, Log: log,
 		Readiness: a.Readiness(),
-		Picker: api.PickerConfig{View: pickerView(mode), Issuer: s.OIDCIssuer, Host: s.APIHost, Port: s.APIPort,
-			Why: access.Source == archive.SourceCandidates},
 	}
 	if mode == identity.ModeHeader {
 		apiSrv.AllowedHosts = DevHosts(s.APIHost, s.APIURL)
@@ -131,7 +129,7 @@ func (a *App) Server(ctx context.Context, o ServeOptions) (*Server, error) {
 	}
 	srv.work(func(ctx context.Context) { drainLoop(ctx, a, s.DrainInterval, log) })
 	console := &web.Console{Log: log}
-	who := web.Who(pickerView(mode))
+	who := consoleWho(mode)
 	if mode == identity.ModeJWT && s.OIDCClientID != "" {
 		// Sign-in: Bearer tokens keep working; a browser without one is
 		// resolved by its session cookie, and every state-changing
@@ -180,16 +178,16 @@ func DevHosts(apiHost, apiURL string) []string {
 // work adds a background worker: it runs from Run until serve stops.
 func (s *Server) work(fn func(ctx context.Context)) { s.workers = append(s.workers, fn) }
 
-// pickerView is what the picker shows of who is asking, for the identity
+// consoleWho is the identity form the console shows, for the identity
 // mode.
-func pickerView(mode identity.Mode) api.PickerView {
+func consoleWho(mode identity.Mode) web.Who {
 	switch mode {
 	case identity.ModeHeader:
-		return api.ViewNames
+		return web.WhoNames
 	case identity.ModeJWT:
-		return api.ViewToken
+		return web.WhoToken
 	}
-	return api.ViewNone
+	return web.WhoNone
 }
 
 func devIdentityRaw(dev bool) string {
@@ -202,7 +200,7 @@ func devIdentityRaw(dev bool) string {
 // Routes lists the route patterns serve answers on the API's origin.
 func (s *Server) Routes() []string { return s.api.Routes() }
 
-// Handler is the routed HTTP handler (the API, the picker, /healthz,
+// Handler is the routed HTTP handler (the API, the console, /healthz,
 // /readyz, the replay viewer).
 func (s *Server) Handler() http.Handler { return s.api.Handler() }
 

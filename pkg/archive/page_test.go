@@ -36,7 +36,7 @@ func TestParseListStart(t *testing.T) {
 		{"before=2026-12-01T10:00:00Z&beforeId=nope", "beforeId", "uuid", "", false},
 		{"before=2026-12-01T10:00:00Z&before=2026-12-02T10:00:00Z", "before", "single", "", false},
 		{"before=2026-12-01T10:00:00Z&beforeId=0b6b2c4e-3f5a-4c1e-9d7a-2f1e0c9b8a71&beforeId=0b6b2c4e-3f5a-4c1e-9d7a-2f1e0c9b8a71", "beforeId", "single", "", false},
-		// A token, as the picker sends it back (beforeId empty) or alone.
+		// A token, as the console sends it back (beforeId empty) or alone.
 		{"before=" + token + "&beforeId=", "", "", "", true},
 		{"before=" + token, "", "", "", true},
 		{"before=" + token + "&beforeId=0b6b2c4e-3f5a-4c1e-9d7a-2f1e0c9b8a71", "beforeId", "must be empty", "", false},

@@ -58,10 +58,10 @@ func newCmdDevDemo(f *Factory) *cobra.Command {
   3. closes a crawl an earlier demo left running in --org, and starts a
      crawl of www with mixed rules: skip the ads host, capture the blog's
      pages without following their links, follow www (max depth 2);
-  4. prints the picker URL and the crawl status --watch command, then runs
+  4. prints the console URL and the crawl status --watch command, then runs
      what ledgerctl serve runs (its embedded runner crawls the site) until
      Ctrl-C, which also stops the site; when the crawl ends it prints the
-     picker URL again, below the log lines.
+     console URL again, below the log lines.
 
 The API port (CAPTURE_LEDGER_API_PORT) is checked first: taken, the demo
 stops before it opens anything (exit 2), naming a free port. Logs are
@@ -161,14 +161,14 @@ func devDemoRun(ctx context.Context, opts *DevDemoOptions) error {
 	} else {
 		fmt.Fprintf(out, "Crawl       not started: %v\n", startErr)
 	}
-	picker := fmt.Sprintf("http://%s/", net.JoinHostPort(a.Settings.APIHost, fmt.Sprint(addr.Port)))
+	console := fmt.Sprintf("http://%s/", net.JoinHostPort(a.Settings.APIHost, fmt.Sprint(addr.Port)))
 	banner := func() {
 		if a.Settings.OIDCClientID != "" && a.Settings.OIDCIssuer != "" {
-			fmt.Fprintf(out, "Console     %s  (Sign in, then at the issuer's page type subject %s and organization %s)\n", picker, opts.As, opts.Org)
+			fmt.Fprintf(out, "Console     %s  (Sign in, then at the issuer's page type subject %s and organization %s)\n", console, opts.As, opts.Org)
 		} else if a.Settings.DevIdentity {
-			fmt.Fprintf(out, "Picker      %s  (type subject %s and organization %s: archives appear as each level is captured)\n", picker, opts.As, opts.Org)
+			fmt.Fprintf(out, "Console     %s  (type subject %s and organization %s: the crawl shows as it runs, its archives as each level is captured)\n", console, opts.As, opts.Org)
 		} else {
-			fmt.Fprintf(out, "Picker      %s\n", picker)
+			fmt.Fprintf(out, "Console     %s\n", console)
 		}
 		if startErr == nil {
 			fmt.Fprintf(out, "Watch       %s crawl status %s --as %s --org %s --watch\n", selfCommand(), id, opts.As, opts.Org)

@@ -45,9 +45,11 @@ func (s *syncBuffer) String() string {
 
 // TestDevDemo: `dev demo` serves the bundled site, grants the dev user,
 // starts the crawl with mixed rules and runs serve, whose embedded runner
-// (http engine) crawls the site to its end; the picker's API then lists
-// the archives to the dev user, and the crawl's decisions explain what was
-// left out.
+// (http engine) crawls the site to its end. The console the banner names
+// shows the crawl running (the strip of running crawls, linking to the
+// crawl) and then, in the same tab without a reload, its archives; the
+// list API gives them to the dev user, and the crawl's decisions explain
+// what was left out.
 func TestDevDemo(t *testing.T) {
 	t.Parallel()
 	dir, env := deployedStack(t)
@@ -63,6 +65,13 @@ func TestDevDemo(t *testing.T) {
 	}
 	env["CAPTURE_LEDGER_CAPTURE_ALLOW_PRIVATE"] = "1"
 
+	// The browser a newcomer opens the console in, started before the
+	// demo so it is ready when the banner names the console.
+	home := testenv.BrowserTab(t, 5*time.Minute, chromedp.WindowSize(1280, 900))
+	if err := chromedp.Do(home, chromedp.Navigate("about:blank")); err != nil {
+		t.Fatal(err)
+	}
+
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	out := &syncBuffer{}
@@ -73,12 +82,12 @@ func TestDevDemo(t *testing.T) {
 	}()
 
 	watch := regexp.MustCompile(`ledgerctl crawl status ([0-9a-f-]{36}) --as alice --org demo --watch`)
-	picker := regexp.MustCompile(`Picker +(http://127\.0\.0\.1:\d+/)`)
+	consoleLine := regexp.MustCompile(`Console +(http://127\.0\.0\.1:\d+/)`)
 	var id, base string
 	for deadline := time.Now().Add(60 * time.Second); id == ""; {
 		if m := watch.FindStringSubmatch(out.String()); m != nil {
 			id = m[1]
-			if p := picker.FindStringSubmatch(out.String()); p != nil {
+			if p := consoleLine.FindStringSubmatch(out.String()); p != nil {
 				base = p[1]
 			}
 		}
@@ -95,6 +104,10 @@ func TestDevDemo(t *testing.T) {
 	if base == "" || !strings.Contains(out.String(), "alice may now start crawls for demo") {
 		t.Fatalf("the demo's summary: %s", out)
 	}
+	if n := len(regexp.MustCompile(`https?://127\.0\.0\.1:\d+/`).FindAllString(out.String(), -1)); n != 1 {
+		t.Errorf("the banner names %d addresses of serve, want one:\n%s", n, out)
+	}
+	demoConsoleWhileRunning(t, home, base, id)
 
 	f := NewFactory(Streams{In: strings.NewReader(""), Out: io.Discard, Err: io.Discard})
 	f.Dir = dir
@@ -126,15 +139,15 @@ func TestDevDemo(t *testing.T) {
 		t.Errorf("demo crawl: %s with %d captured, want succeeded with 5", v.State, v.PagesCaptured)
 	}
 	// The banner comes again once the crawl ends, below the log lines
-	// that pushed it up: the outcome, then the picker and watch lines.
-	ended := regexp.MustCompile(`Crawl +` + regexp.QuoteMeta(id) + ` succeeded: 5 page\(s\) captured of \d+ discovered\nPicker +` + regexp.QuoteMeta(base) + ` [^\n]*\nWatch +[^\n]* crawl status ` + regexp.QuoteMeta(id) + ` --as alice --org demo --watch\n`)
+	// that pushed it up: the outcome, then the console and watch lines.
+	ended := regexp.MustCompile(`Crawl +` + regexp.QuoteMeta(id) + ` succeeded: 5 page\(s\) captured of \d+ discovered\nConsole +` + regexp.QuoteMeta(base) + ` [^\n]*\nWatch +[^\n]* crawl status ` + regexp.QuoteMeta(id) + ` --as alice --org demo --watch\n`)
 	for deadline := time.Now().Add(30 * time.Second); !ended.MatchString(out.String()); time.Sleep(200 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the banner was not printed again when the crawl ended:\n%s", out)
 		}
 	}
 
-	// The picker's API, as the newcomer typing alice / demo: the archives
+	// The console's list API, as the newcomer typing alice / demo: the archives
 	// appear once serve's drain has written their tuples to OpenFGA.
 	var got []string
 	for deadline := time.Now().Add(time.Minute); ; {
@@ -147,6 +160,20 @@ func TestDevDemo(t *testing.T) {
 	if want := []string{"/", "/", "/2026/hello", "/about", "/ja"}; !slices.Equal(got, want) {
 		t.Errorf("archives' paths %q, want %q", got, want)
 	}
+
+	// The console opened while the crawl ran now shows its archives,
+	// without a reload (it asks again when the running crawl changes).
+	rows := ""
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		rows, _ = chromedp.Run(home, chromedp.Evaluate[string](`String(document.querySelectorAll("#rows li.archive").length) + "|" + document.getElementById("running").hidden`))
+		if rows == "5|true" || time.Now().After(deadline) {
+			break
+		}
+	}
+	if rows != "5|true" {
+		t.Errorf("the console opened during the crawl shows rows|strip hidden %q, want the 5 archives and no running crawl", rows)
+	}
+	screenshot(t, home, "console-demo-archives-en.png")
 
 	demoReplaysAsOneCollection(t, base, id, out.String())
 
@@ -218,7 +245,56 @@ func needReplayBrowser(t *testing.T) (chromium, viewer string) {
 // replayedFramesJS runs a function on each archived page the viewer shows.
 const replayedFramesJS = testenv.ReplayedFramesJS
 
-// demoReplaysAsOneCollection: in Chromium, alice opens the picker, asks to
+// demoConsoleWhileRunning opens the console at base as alice of demo, as
+// a newcomer does on reading the banner, and checks it shows the crawl
+// running: the strip names it and links to its page. (Only if the crawl
+// ended before the page could ask is there nothing to check; the test says
+// so.)
+func demoConsoleWhileRunning(t *testing.T, tab context.Context, base, crawlID string) {
+	t.Helper()
+	if err := chromedp.Do(tab,
+		chromedp.Navigate(base),
+		chromedp.WaitVisible("#subject"),
+		chromedp.SendKeys("#subject", "alice"),
+		chromedp.SendKeys("#orgs", "demo"),
+		chromedp.Click("#who button"),
+	); err != nil {
+		t.Fatalf("the console as alice of demo: %v", err)
+	}
+	link := `#running:not([hidden]) a[href="/crawls/` + crawlID + `"]`
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		shown, _ := chromedp.Run(tab, chromedp.Evaluate[bool](`!!document.querySelector('`+link+`')`))
+		if shown {
+			screenshot(t, tab, "console-demo-running-en.png")
+			return
+		}
+		if demoCrawlState(t, base, crawlID) != crawl.StateRunning {
+			t.Logf("the demo crawl ended before the console could show it running")
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the console never showed the running crawl %s", crawlID)
+		}
+	}
+}
+
+// demoCrawlState is the crawl's state as GET /api/crawls/{id} tells alice.
+func demoCrawlState(t *testing.T, base, id string) string {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, base+"api/crawls/"+id, nil)
+	req.Header.Set("X-Capture-ledger-Subject", "alice")
+	req.Header.Set("X-Capture-ledger-Organizations", "demo")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var v struct{ State string }
+	_ = json.NewDecoder(resp.Body).Decode(&v)
+	return v.State
+}
+
+// demoReplaysAsOneCollection: in Chromium, alice opens the console, asks to
 // replay the demo crawl, and the collection opens on a replay origin of
 // its own; inside the replayed home page she clicks "About this site",
 // and the archived About page (another archive of the crawl) appears.
@@ -233,10 +309,10 @@ func demoReplaysAsOneCollection(t *testing.T, base, crawlID, summary string) {
 	defer cancelAlloc()
 	bctx, cancelTime := context.WithTimeout(alloc, 4*time.Minute)
 	defer cancelTime()
-	picker, cancelTab := chromedp.NewContext(bctx)
+	console, cancelTab := chromedp.NewContext(bctx)
 	defer cancelTab()
 	crawlButton := `button.crawl[data-crawl="` + crawlID + `"]`
-	// signIn types the names into the picker, as a newcomer does, until
+	// signIn types the names into the console, as a newcomer does, until
 	// the crawl's rows show.
 	signIn := func(tab context.Context) error {
 		return chromedp.Do(tab,
@@ -248,22 +324,22 @@ func demoReplaysAsOneCollection(t *testing.T, base, crawlID, summary string) {
 			chromedp.WaitVisible(crawlButton),
 		)
 	}
-	err := signIn(picker)
+	err := signIn(console)
 	if err == nil {
-		err = chromedp.Do(picker, chromedp.Click(crawlButton))
+		err = chromedp.Do(console, chromedp.Click(crawlButton))
 	}
 	if err != nil {
-		t.Fatalf("the picker's replay-this-crawl button: %v", err)
+		t.Fatalf("the console's replay-this-crawl button: %v", err)
 	}
 	var tab context.Context
 	for deadline := time.Now().Add(30 * time.Second); tab == nil; time.Sleep(200 * time.Millisecond) {
-		targets, err := chromedp.Targets(picker)
+		targets, err := chromedp.Targets(console)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, ti := range targets {
 			if ti.Type == "page" && strings.Contains(ti.URL, ".replay.localhost:") && strings.Contains(ti.URL, "collection.json") {
-				c, cancel := chromedp.NewContext(picker, chromedp.WithTargetID(ti.TargetID))
+				c, cancel := chromedp.NewContext(console, chromedp.WithTargetID(ti.TargetID))
 				defer cancel()
 				tab = c
 			}
@@ -319,17 +395,17 @@ func demoReplaysAsOneCollection(t *testing.T, base, crawlID, summary string) {
 		t.Fatalf("the archived About page did not appear after the click: %v; shown: %q", err, shown)
 	}
 	screenshot(t, tab, "replay-collection-about.png")
-	screenshot(t, picker, "picker-replay-crawl-en.png")
+	screenshot(t, console, "console-replay-crawl-en.png")
 	if dir := os.Getenv("LEDGER_TEST_SCREENSHOTS"); dir != "" {
-		// The same picker in a browser asking for Japanese.
+		// The same console in a browser asking for Japanese.
 		jaAlloc, cancelJA := chromedp.NewExecAllocator(context.Background(), append(opts[:len(opts):len(opts)], chromedp.UserDataDir(t.TempDir()), chromedp.Flag("accept-lang", "ja"), chromedp.Flag("lang", "ja"))...)
 		defer cancelJA()
 		ja, cancel := chromedp.NewContext(jaAlloc)
 		defer cancel()
 		if err := signIn(ja); err != nil {
-			t.Errorf("the picker in Japanese: %v", err)
+			t.Errorf("the console in Japanese: %v", err)
 		}
-		screenshot(t, ja, "picker-replay-crawl-ja.png")
+		screenshot(t, ja, "console-replay-crawl-ja.png")
 	}
 
 	// A share of the About archive to bob: bob's collection of the crawl

@@ -19,7 +19,7 @@ import (
 // TestQuickStart follows the README's quick start: the ledger prepared as
 // `make run` prepares it (migrate up, fga deploy) and served with the dev
 // identity; a capture server's files in the bucket; `archives add --prefix`,
-// `drain`, `archives list`; then the picker and the API as alice of acme
+// `drain`, `archives list`; then the console and the API as alice of acme
 // list the archive and its link downloads the exact bytes, while someone of
 // another organization sees nothing.
 func TestQuickStart(t *testing.T) {
@@ -108,10 +108,10 @@ func TestQuickStart(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	if code, body := as("GET", "/", "", ""); code != 200 || !strings.Contains(string(body), "<html") {
-		t.Errorf("picker: %d", code)
+		t.Errorf("console: %d", code)
 	}
 	if code, body := as("GET", "/api/archives", "alice", "acme"); code != 200 || !strings.Contains(string(body), archiveID) {
-		t.Errorf("the picker's list as alice of acme: %d %s", code, body)
+		t.Errorf("the console's list as alice of acme: %d %s", code, body)
 	}
 	if code, body := as("GET", "/api/archives", "carol", "contoso"); code != 200 || strings.Contains(string(body), archiveID) {
 		t.Errorf("another organization's list: %d %s", code, body)
@@ -119,7 +119,7 @@ func TestQuickStart(t *testing.T) {
 	code, body := as("POST", "/api/archives/"+archiveID+"/url", "alice", "acme")
 	var u struct{ URL string }
 	if err := json.Unmarshal(body, &u); code != 200 || err != nil || u.URL == "" {
-		t.Fatalf("the picker's link: %d %s", code, body)
+		t.Fatalf("the console's link: %d %s", code, body)
 	}
 	res, err := http.Get(u.URL)
 	if err != nil {

@@ -26,9 +26,9 @@ func newCmdServe(f *Factory) *cobra.Command {
 	opts := &ServeOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "Run the HTTP API, the picker and the background workers",
-		Long: `Serves the archive API (presigned URLs, archive list, /api/me), the browser
-picker at /, /healthz (alive) and /readyz (PostgreSQL, OpenFGA and S3
+		Short: "Run the HTTP API, the web console and the background workers",
+		Long: `Serves the archive API (presigned URLs, archive list, /api/me), the web
+console at / (docs/console.md), /healthz (alive) and /readyz (PostgreSQL, OpenFGA and S3
 answer), and the crawl routes; POST /api/archives/{id}/replay,
 /api/crawls/{id}/replay and /api/replay, whose links open the archive viewer
 (ReplayWeb.page) with its token-bound reads on an origin of each replay

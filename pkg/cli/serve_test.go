@@ -128,7 +128,7 @@ func TestServeLikeAnOperator(t *testing.T) {
 	}
 	page, err := http.Get(base + "/")
 	if err != nil || page.StatusCode != 200 {
-		t.Errorf("picker: %v", err)
+		t.Errorf("console: %v", err)
 	} else {
 		page.Body.Close()
 	}

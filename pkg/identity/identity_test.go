@@ -151,7 +151,7 @@ func TestStartupNotes(t *testing.T) {
 		{"header mode on 0.0.0.0 with crawls",
 			Startup{Mode: ModeHeader, DevIdentity: true, Host: "0.0.0.0", Port: 7070, Crawls: true, LevelReports: true},
 			[]Note{warn(headerWarn),
-				warn("The dev header is trusted on 0.0.0.0:7070 (--insecure-dev-identity-on-network) — anyone who can reach this port can act as any user. Set CAPTURE_LEDGER_API_HOST=127.0.0.1, or keep CAPTURE_LEDGER_OIDC_ISSUER (the picker takes a token)"),
+				warn("The dev header is trusted on 0.0.0.0:7070 (--insecure-dev-identity-on-network) — anyone who can reach this port can act as any user. Set CAPTURE_LEDGER_API_HOST=127.0.0.1, or keep CAPTURE_LEDGER_OIDC_ISSUER (the console takes a token)"),
 				warn(headerCrawl),
 				info("Archive API listening on 0.0.0.0:7070 — identity: dev header; crawl level reports: blocked")}},
 		{"header mode on localhost with crawls",

@@ -145,7 +145,7 @@ func StartupNotes(s Startup) []Note {
 	if s.Mode == ModeHeader && !loopback {
 		// Only reachable with --insecure-dev-identity-on-network
 		// (CheckDevListen refuses otherwise).
-		warn("The dev header is trusted on " + hostPort + " (--" + DevNetworkFlag + ") — anyone who can reach this port can act as any user. Set CAPTURE_LEDGER_API_HOST=127.0.0.1, or keep CAPTURE_LEDGER_OIDC_ISSUER (the picker takes a token)")
+		warn("The dev header is trusted on " + hostPort + " (--" + DevNetworkFlag + ") — anyone who can reach this port can act as any user. Set CAPTURE_LEDGER_API_HOST=127.0.0.1, or keep CAPTURE_LEDGER_OIDC_ISSUER (the console takes a token)")
 	}
 	blocked := false
 	if s.LevelReports && loopback {

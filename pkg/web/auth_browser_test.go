@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -19,23 +18,6 @@ import (
 	"github.com/capture-ledger/ledgerctl/pkg/identity"
 	"github.com/capture-ledger/ledgerctl/pkg/testenv"
 )
-
-// shot saves what tab shows as name under LEDGER_TEST_SCREENSHOTS, when it
-// is set (to look at; nothing compares them).
-func shot(t *testing.T, tab context.Context, name string) {
-	t.Helper()
-	dir := os.Getenv("LEDGER_TEST_SCREENSHOTS")
-	if dir == "" {
-		return
-	}
-	png, err := chromedp.Run(tab, chromedp.FullScreenshot(100))
-	if err == nil {
-		err = os.WriteFile(filepath.Join(dir, name), png, 0o644)
-	}
-	if err != nil {
-		t.Logf("screenshot %s: %v", name, err)
-	}
-}
 
 // apiMe is GET /api/me asked by the page's own script (the session cookie
 // goes with it): its status and body.
