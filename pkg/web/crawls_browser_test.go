@@ -103,7 +103,7 @@ func shot(t *testing.T, ctx context.Context, name string) {
 	if dir == "" {
 		return
 	}
-	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(90))
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	if err == nil {
 		err = os.WriteFile(filepath.Join(dir, name), png, 0o644)
 	}
@@ -305,15 +305,27 @@ func apiAs(t *testing.T, base, method, path, subject, orgs, body string) (int, m
 func TestCrawlScreenStops(t *testing.T) {
 	t.Parallel()
 	srv := crawlServe(t)
-	slow := site(t, 1500*time.Millisecond)
+	// Thirty pages of a second each, a second apart: a minute of crawl.
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			http.NotFound(w, r)
+			return
+		}
+		time.Sleep(time.Second)
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		for i := 0; i < 30 && r.URL.Path == "/"; i++ {
+			fmt.Fprintf(w, `<a href="/p%d">%d</a> `, i, i)
+		}
+	}))
+	t.Cleanup(slow.Close)
+	ctx := testenv.BrowserTab(t, 2*time.Minute)
+	signInOnCrawls(t, ctx, srv, "alice", "acme")
 	code, body := apiAs(t, srv.URL, "POST", "/api/crawls", "alice", "acme",
 		fmt.Sprintf(`{"seeds":[%q],"maxDepth":1,"perHostDelayMs":1000}`, slow.URL+"/"))
 	if code != 202 {
 		t.Fatalf("start: %d %v", code, body)
 	}
 	id := body["crawlId"].(string)
-	ctx := testenv.BrowserTab(t, 2*time.Minute)
-	signInOnCrawls(t, ctx, srv, "alice", "acme")
 	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/crawls/"+id)); err != nil {
 		t.Fatal(err)
 	}
@@ -331,4 +343,141 @@ func TestCrawlScreenStops(t *testing.T) {
 	if code != 200 || body["state"] != "succeeded" || body["stopReason"] != "stopped" {
 		t.Errorf("the crawl after stop: %d %v", code, body)
 	}
+}
+
+// Hostile strings a crawl can carry (URLs, reasons, rules, errors,
+// hostnames), as markup and in Japanese: each sets window.__pwned if it
+// ever runs.
+const (
+	xssScript = `<script>window.__pwned="script"</script>`
+	xssImg    = `<img src=x onerror="window.__pwned='img';document.title='pwned'">`
+	xssJa     = `日本語の理由「タイムアウト」`
+)
+
+// recordCrawl writes a finished crawl of alice's acme straight into the
+// ledger, as a runner would have recorded it: hostile strings in its seed,
+// rules, error, page URLs, failure reason and decisions, and two captures
+// on www.example.com that overlap (the second started 500 ms before the
+// first ended). It returns the crawl id.
+func recordCrawl(t *testing.T, srv *served) string {
+	t.Helper()
+	ctx := context.Background()
+	db := testenv.Connect(t, srv.Env.DSN)
+	t0 := time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	rules, _ := json.Marshal([]map[string]string{{"follow": "same-origin"}, {"skip": xssImg}})
+	var id string
+	err := db.QueryRow(ctx, `
+		INSERT INTO crawls (seeds, rules, max_depth, max_pages, per_host_delay_ms, host_parallelism, org_id, requested_by,
+		                    state, stop_reason, started_at, finished_at, progressed_at, pages_discovered, pages_captured, error)
+		VALUES ($1, $2, 1, 30, 1000, 4, 'acme', 'alice', 'succeeded', 'completed', $3, $4, $4, 4, 2, $5)
+		RETURNING id::text`,
+		[]string{"https://www.example.com/?q=" + xssScript}, rules, t0, at(9000), xssImg+" "+xssJa).Scan(&id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []struct {
+		url, host, state string
+		depth            int
+		reason           *string
+		sub, fin         int
+	}{
+		{"https://www.example.com/" + xssScript, "www.example.com", "captured", 0, nil, 0, 1000},
+		{"https://www.example.com/日本語/\">" + xssImg, "www.example.com", "failed", 1, ptr(xssImg + " " + xssJa), 500, 1500},
+		{"https://www.example.com/private", "www.example.com", "skipped", 1, ptr("robots"), -1, -1},
+		{"https://other.example/", "other.example", "captured", 1, nil, 200, 800},
+	} {
+		var sub, fin *time.Time
+		if p.sub >= 0 {
+			s, f := at(p.sub), at(p.fin)
+			sub, fin = &s, &f
+		}
+		if _, err := db.Exec(ctx, `INSERT INTO crawl_pages (crawl_id, url, depth, host, state, skip_reason, submitted_at, finished_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, id, p.url, p.depth, p.host, p.state, p.reason, sub, fin); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.Exec(ctx, `INSERT INTO crawl_decisions (crawl_id, depth, rule, action, hostname, links, samples)
+		VALUES ($1, 0, 0, 'skip', $2, 3, $3)`, id, xssImg, []string{"https://x.example/" + xssScript, xssJa}); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+func ptr(s string) *string { return &s }
+
+// TestCrawlScreensHostileStrings: a crawl whose URLs, reasons, rules, error
+// and decisions hold markup and Japanese is shown as text on its page and
+// in the list, and nothing in them runs; its politeness picture marks the
+// overlap in red and says so in words. The form's live rules check shows a
+// hostile pattern and link as text too.
+func TestCrawlScreensHostileStrings(t *testing.T) {
+	t.Parallel()
+	srv := crawlServe(t)
+	id := recordCrawl(t, srv)
+	ctx := testenv.BrowserTab(t, 2*time.Minute)
+	signInOnCrawls(t, ctx, srv, "alice", "acme")
+
+	noScriptRan := func(where, title string) {
+		t.Helper()
+		if got := evalString(t, ctx, `String(window.__pwned) + "|" + document.title`); got != "undefined|"+title {
+			t.Errorf("%s: window.__pwned|title = %q", where, got)
+		}
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/crawls/"+id)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, 20*time.Second, "the recorded crawl", `document.querySelectorAll("#pages tbody tr").length === 4 && document.querySelector("svg.timeline") !== null && document.querySelector("#decisions table") !== null`)
+	text := evalString(t, ctx, `document.body.innerText`)
+	for _, want := range []string{
+		"https://www.example.com/?q=" + xssScript, // seed
+		"skip " + xssImg,                           // pinned rule
+		xssImg + " " + xssJa,                       // crawl error and page reason
+		"https://www.example.com/" + xssScript,     // page URL
+		"https://www.example.com/日本語/\">" + xssImg, // page URL
+		"rule 2: skip " + xssImg,                   // not used: rule 0 decided; checked below
+	}[:5] {
+		if !strings.Contains(text, want) {
+			t.Errorf("the page does not show %q literally", want)
+		}
+	}
+	if got := evalString(t, ctx, `document.querySelector("#decisions").textContent`); !strings.Contains(got, xssImg) || !strings.Contains(got, xssJa) || !strings.Contains(got, xssScript) {
+		t.Errorf("decisions read %q", got)
+	}
+	noScriptRan("the crawl's page", "Crawl · capture-ledger")
+	// The overlap on www.example.com is red, in the picture and in words;
+	// other.example is clean.
+	if got := evalString(t, ctx, `Array.prototype.map.call(document.querySelectorAll("svg.timeline g.row"), function (g) { return g.getAttribute("data-host") + ":" + g.querySelectorAll("rect.bad.overlap").length; }).join(" ")`); got != "other.example:0 www.example.com:1" {
+		t.Errorf("red marks per host: %q", got)
+	}
+	if got := evalString(t, ctx, `document.querySelector("#politeness-verdict").textContent + " / " + document.querySelector("#politeness-summary li.error").textContent`); !strings.HasPrefix(got, "Not polite") || !strings.Contains(got, "www.example.com") || !strings.Contains(got, "1 overlaps") {
+		t.Errorf("politeness in words: %q", got)
+	}
+	shot(t, ctx, "crawl-hostile-overlap-en.png")
+
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/crawls")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, 20*time.Second, "the list", `document.querySelector("#crawls-body tr") !== null`)
+	if got := evalString(t, ctx, `document.querySelector("#crawls-body tr a").textContent`); got != "https://www.example.com/?q="+xssScript {
+		t.Errorf("list seed %q", got)
+	}
+	noScriptRan("the list", "Crawls · capture-ledger")
+
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/crawls/new")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, 20*time.Second, "the form", `document.querySelector("#rules li.rule") !== null`)
+	typeInto(t, ctx, "#seeds", "https://www.example.com/")
+	typeInto(t, ctx, "#rules li.rule .rule-pattern", xssImg)
+	typeInto(t, ctx, "#try-urls", "https://www.example.com/"+xssScript)
+	waitFor(t, ctx, 20*time.Second, "the check of the hostile rule",
+		`(document.querySelector("#rules li.rule .rule-check")||{}).textContent.indexOf("cannot be read") === 0 && document.querySelector("#try-check li") !== null`)
+	if got := evalString(t, ctx, `document.querySelector("#rules li.rule .rule-pattern").value`); got != xssImg {
+		t.Errorf("the pattern field holds %q", got)
+	}
+	if got := evalString(t, ctx, `document.querySelector("#try-check").textContent`); !strings.Contains(got, "%3Cscript%3Ewindow.__pwned=%22script%22%3C/script%3E — no rule matches") {
+		t.Errorf("the link check shows %q", got)
+	}
+	noScriptRan("the form", "New crawl · capture-ledger")
 }
