@@ -22,7 +22,7 @@ import (
 
 // crawlServe is serve for the crawl screens: captures may reach loopback
 // (the test's sites), and alice is a submitter of acme.
-func crawlServe(t *testing.T) *served {
+func crawlServe(t testing.TB) *served {
 	t.Helper()
 	srv := startServe(t, func(s *config.Settings) {
 		s.Lookup = func(name string) string {
@@ -359,7 +359,7 @@ const (
 // rules, error, page URLs, failure reason and decisions, and two captures
 // on www.example.com that overlap (the second started 500 ms before the
 // first ended). It returns the crawl id.
-func recordCrawl(t *testing.T, srv *served) string {
+func recordCrawl(t testing.TB, srv *served) string {
 	t.Helper()
 	ctx := context.Background()
 	db := testenv.Connect(t, srv.Env.DSN)
