@@ -107,7 +107,7 @@
         if (u.error) { text = L.t("urlInvalid", { why: u.error }); }
         else if (u.rule > 0) { text = L.t("urlDecided", { n: u.rule, action: L.t("action_" + u.action), pattern: u.pattern || "" }); }
         else { text = L.t("urlNoRule"); }
-        tryOut.appendChild(L.el("li", { className: u.error ? "error" : (u.action === "skip" || !u.rule ? "skip" : "ok"), "data-rule": String(u.rule || 0) },
+        tryOut.appendChild(L.el("li", { className: u.error ? "error" : (u.action === "skip" || !u.rule ? "dropped" : "ok"), "data-rule": String(u.rule || 0) },
           L.el("span", { className: "url" }, u.url), " — ", text));
       });
     }

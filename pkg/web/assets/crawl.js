@@ -23,8 +23,14 @@
   }
   function table(caption, heads, rows, numeric) {
     var thead = L.el("tr", null, heads.map(function (h, i) { return L.el("th", { scope: "col", className: numeric && numeric[i] ? "num" : null }, h); }));
-    return L.el("div", { className: "table-wrap" }, L.el("table", null,
+    label(rows, heads);
+    return L.el("div", { className: "table-wrap" }, L.el("table", { className: "cards" },
       L.el("caption", { className: "sr-only" }, caption), L.el("thead", null, thead), L.el("tbody", null, rows)));
+  }
+  // label names each cell by its column, for the narrow layout that shows
+  // rows as cards (the label is an attribute, shown by CSS as text).
+  function label(rows, heads) {
+    rows.forEach(function (r) { Array.prototype.forEach.call(r.cells, function (c, i) { c.setAttribute("data-label", heads[i] || ""); }); });
   }
   function svg(tag, attrs) {
     var e = document.createElementNS(SVG, tag);
@@ -185,6 +191,7 @@
         if (!append || !body) {
           L.clear(box).appendChild(table(L.t("pagesCaption"), [L.t("colURL"), L.t("colDepth"), L.t("colStatus"), L.t("colDecidedBy"), L.t("colArchive")], rows, [false, true, false, false, false]));
         } else {
+          label(rows, [L.t("colURL"), L.t("colDepth"), L.t("colStatus"), L.t("colDecidedBy"), L.t("colArchive")]);
           L.append(body, rows);
         }
         pagesNext = r.body.next === null || r.body.next === undefined ? null : r.body.next;

@@ -46,7 +46,12 @@
         if (!r.ok) { status.textContent = L.problem(r); table.hidden = true; more.hidden = true; return; }
         if (!append) { L.clear(body); }
         var list = r.body.crawls || [];
-        list.forEach(function (c) { body.appendChild(row(c)); });
+        var heads = Array.prototype.map.call(table.querySelectorAll("thead th"), function (h) { return h.textContent; });
+        list.forEach(function (c) {
+          var tr = row(c);
+          Array.prototype.forEach.call(tr.cells, function (td, i) { td.setAttribute("data-label", heads[i] || ""); });
+          body.appendChild(tr);
+        });
         next = r.body.next || null;
         more.hidden = !next;
         var rows = body.querySelectorAll("tr").length;
