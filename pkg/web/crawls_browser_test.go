@@ -142,7 +142,7 @@ func TestCrawlScreensLive(t *testing.T) {
 	typeInto(t, ctx, "#seeds", one.URL+"/\n"+two.URL+"/")
 	typeInto(t, ctx, "#try-urls", one.URL+"/a\nhttps://elsewhere.example/")
 	waitFor(t, ctx, 20*time.Second, "the rules check to decide the links",
-		`document.querySelectorAll("#try-check li").length === 2 && document.querySelector("#try-check li[data-rule='1']") !== null && document.querySelector("#try-check li[data-rule='0']") !== null`)
+		`document.querySelectorAll("#try-check li").length === 2 && document.querySelector("#try-check li[data-rule='1']") !== null && document.querySelector("#try-check li[data-rule='0']") !== null && document.querySelector("#try-check li[data-rule='0']").getBoundingClientRect().left >= 0`)
 	if got := evalString(t, ctx, `document.querySelector("#seeds-check").textContent`); strings.Count(got, "followed (site") != 2 {
 		t.Errorf("seeds check reads %q", got)
 	}
@@ -225,6 +225,15 @@ func TestCrawlScreensLive(t *testing.T) {
 		t.Errorf("decisions read %q", got)
 	}
 	shot(t, ctx, "crawl-en.png")
+	// Replay the crawl as one collection: a link that opens a new tab
+	// without opener or referrer, on a replay origin (not this one).
+	if err := chromedp.Do(ctx, chromedp.Click("#replay")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, 20*time.Second, "the replay link", `document.querySelector("#replay-open") !== null`)
+	if got := evalString(t, ctx, `(function () { var a = document.querySelector("#replay-open"); return a.target + " " + a.rel + " " + (new URL(a.href).origin !== location.origin); })()`); got != "_blank noopener noreferrer true" {
+		t.Errorf("replay link: %q", got)
+	}
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(360, 800)); err != nil {
 		t.Fatal(err)
 	}
