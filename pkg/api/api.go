@@ -127,6 +127,7 @@ func (s *Server) Handler() http.Handler {
 		if s.Crawls != nil {
 			s.crawlRoutes()
 			s.politenessRoutes()
+			s.crawlConsoleRoutes()
 		}
 		s.searchRoutes()
 		if s.Replay != nil {

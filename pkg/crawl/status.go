@@ -124,6 +124,10 @@ type CrawlSummary struct {
 	Seeds           []string `json:"seeds"`
 	PagesCaptured   int      `json:"pagesCaptured"`
 	PagesDiscovered int      `json:"pagesDiscovered"`
+	// PagesFailed and PagesSkipped count the crawl's pages that failed and
+	// that were skipped (robots.txt, rules).
+	PagesFailed  int `json:"pagesFailed"`
+	PagesSkipped int `json:"pagesSkipped"`
 	// WaczCount is the number of archives the crawl's pages produced.
 	WaczCount  int        `json:"waczCount"`
 	StartedAt  time.Time  `json:"startedAt"`
@@ -184,6 +188,7 @@ func (s *Service) List(ctx context.Context, c Caller, state string, cursor *Curs
 		out.Crawls = append(out.Crawls, CrawlSummary{
 			CrawlID: r.ID, State: r.State, StopReason: r.StopReason, RequestedBy: r.RequestedBy, OrgID: r.OrgID,
 			Seeds: r.Seeds, PagesCaptured: r.PagesCaptured, PagesDiscovered: r.PagesDiscovered, WaczCount: r.WaczCount,
+			PagesFailed: r.PagesFailed, PagesSkipped: r.PagesSkipped,
 			StartedAt: r.StartedAt.UTC(), FinishedAt: utcPtr(r.FinishedAt), LastJob: lastJob(r.Crawl),
 		})
 	}

@@ -89,10 +89,12 @@ type CrawlCursor struct {
 }
 
 // CrawlRow is a crawl as the list shows it: the row and the number of
-// distinct archives its pages produced.
+// distinct archives its pages produced, and its pages that failed and
+// that were skipped.
 type CrawlRow struct {
 	Crawl
-	WaczCount int
+	WaczCount                 int
+	PagesFailed, PagesSkipped int
 }
 
 // CrawlScope is the part of the crawls a caller may see: those of Orgs

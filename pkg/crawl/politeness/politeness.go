@@ -10,6 +10,7 @@ package politeness
 import (
 	"context"
 	"math"
+	"time"
 
 	"github.com/capture-ledger/ledgerctl/pkg/crawl"
 	"github.com/capture-ledger/ledgerctl/pkg/store/postgres"
@@ -81,6 +82,66 @@ type HostPoliteness struct {
 	// host's later pages in that level waited the longer time.
 	Backoff *Backoffs   `json:"backoff,omitempty"`
 	Robots  RobotsState `json:"robots"`
+	// Timeline is the host's captures in the order they started, with the
+	// gap before each and the delay it was held to (present when the
+	// store can read capture times; the first MaxTimeline of them).
+	Timeline []Capture `json:"timeline,omitempty"`
+	// TimelineCut says the host had more captures than Timeline holds.
+	TimelineCut bool `json:"timelineCut,omitempty"`
+}
+
+// MaxTimeline is how many captures of one host a report's timeline holds.
+const MaxTimeline = 2000
+
+// Capture is one capture on a host: when it started and ended, the gap
+// since the latest end of an earlier capture on the host (nil for the
+// first), the delay of its level, and whether the gap was an overlap
+// (negative) or shorter than the delay.
+type Capture struct {
+	URL         string    `json:"url"`
+	Depth       int       `json:"depth"`
+	State       string    `json:"state"`
+	SubmittedAt time.Time `json:"submittedAt"`
+	FinishedAt  time.Time `json:"finishedAt"`
+	GapMs       *float64  `json:"gapMs"`
+	DelayMs     int       `json:"delayMs"`
+	Overlap     bool      `json:"overlap"`
+	Short       bool      `json:"short"`
+}
+
+// TimelineStore reads every capture's times; *postgres.Store implements
+// it.
+type TimelineStore interface {
+	PolitenessTimeline(ctx context.Context, crawlID string) ([]postgres.TimelineCapture, error)
+}
+
+// timelines groups captures (ordered by host and start) by host, with
+// each one's gap measured as the report's SQL measures it: from the latest
+// end of the host's earlier captures.
+func timelines(rows []postgres.TimelineCapture) (map[string][]Capture, map[string]bool) {
+	out, cut := map[string][]Capture{}, map[string]bool{}
+	var host string
+	var latest time.Time
+	for i, r := range rows {
+		c := Capture{URL: r.URL, Depth: r.Depth, State: r.State, SubmittedAt: r.SubmittedAt.UTC(), FinishedAt: r.FinishedAt.UTC(), DelayMs: r.DelayMs}
+		if i == 0 || r.Host != host {
+			host, latest = r.Host, r.FinishedAt
+		} else {
+			gap := float64(r.SubmittedAt.Sub(latest).Microseconds()) / 1000
+			c.GapMs = &gap
+			c.Overlap = gap < 0
+			c.Short = gap < float64(r.DelayMs)
+			if r.FinishedAt.After(latest) {
+				latest = r.FinishedAt
+			}
+		}
+		if len(out[r.Host]) >= MaxTimeline {
+			cut[r.Host] = true
+			continue
+		}
+		out[r.Host] = append(out[r.Host], c)
+	}
+	return out, cut
 }
 
 // Backoffs summarises a host's back-offs.
@@ -112,6 +173,15 @@ func (p *Service) Report(ctx context.Context, c crawl.Caller, crawlID string) (R
 		return Report{}, err
 	}
 	out := Report{CrawlID: v.CrawlID, State: v.State, PerHostDelayMs: v.PerHostDelayMs, OK: true, Hosts: make([]HostPoliteness, len(rows))}
+	var lines map[string][]Capture
+	var cut map[string]bool
+	if ts, ok := p.Store.(TimelineStore); ok {
+		caps, err := ts.PolitenessTimeline(ctx, v.CrawlID)
+		if err != nil {
+			return Report{}, err
+		}
+		lines, cut = timelines(caps)
+	}
 	for i, r := range rows {
 		h := HostPoliteness{
 			Host: r.Host, Captures: r.Captures, Captured: r.Captured, Retries: r.Retries, Gaps: r.Gaps,
@@ -128,6 +198,7 @@ func (p *Service) Report(ctx context.Context, c crawl.Caller, crawlID string) (R
 		if r.Backoffs > 0 {
 			h.Backoff = &Backoffs{Count: r.Backoffs, MaxMs: r.BackoffMs}
 		}
+		h.Timeline, h.TimelineCut = lines[r.Host], cut[r.Host]
 		if h.Overlaps > 0 || h.ShortGaps > 0 {
 			out.OK = false
 		}

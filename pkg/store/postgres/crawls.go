@@ -162,7 +162,9 @@ func (s *Store) ListCrawls(ctx context.Context, scope ledger.CrawlScope, state s
 	}
 	q := `SELECT ` + crawlCols + `,
 		(SELECT count(DISTINCT a.id) FROM crawl_pages p JOIN archives a ON a.task_id = p.task_id::uuid
-		 WHERE p.crawl_id = c.id AND p.task_id IS NOT NULL)
+		 WHERE p.crawl_id = c.id AND p.task_id IS NOT NULL),
+		(SELECT count(*) FROM crawl_pages p WHERE p.crawl_id = c.id AND p.state = 'failed'),
+		(SELECT count(*) FROM crawl_pages p WHERE p.crawl_id = c.id AND p.state = 'skipped')
 		FROM crawls c`
 	if len(where) > 0 {
 		q += ` WHERE ` + strings.Join(where, " AND ")
@@ -174,7 +176,7 @@ func (s *Store) ListCrawls(ctx context.Context, scope ledger.CrawlScope, state s
 	}
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (ledger.CrawlRow, error) {
 		var c ledger.CrawlRow
-		err := r.Scan(append(crawlTargets(&c.Crawl), &c.WaczCount)...)
+		err := r.Scan(append(crawlTargets(&c.Crawl), &c.WaczCount, &c.PagesFailed, &c.PagesSkipped)...)
 		return c, err
 	})
 }

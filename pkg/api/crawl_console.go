@@ -1,0 +1,83 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+
+	"github.com/capture-ledger/ledgerctl/pkg/crawl"
+	"github.com/capture-ledger/ledgerctl/pkg/crawl/politeness"
+	"github.com/capture-ledger/ledgerctl/pkg/identity"
+)
+
+// crawlConsoleRoutes serves what the console's crawl pages need besides
+// the crawl routes: stopping a crawl (POST /api/crawls/{id}/stop), its
+// progress by level and host (GET /api/crawls/{id}/progress) and its pages
+// with what decided each (GET /api/crawls/{id}/pages?after=&limit=). Each
+// is gated like GET /api/crawls/{id}: an absent crawl and one the caller
+// may not touch are the same 404.
+func (s *Server) crawlConsoleRoutes() {
+	svc := s.Crawls
+	s.mux.HandleFunc("POST /api/crawls/{id}/stop", handle(s, http.StatusOK,
+		func(r *http.Request) (string, error) {
+			id, err := crawlID(r)
+			if err == nil {
+				err = DecodeBody(r, &struct{}{}, 1024)
+			}
+			return id, err
+		},
+		func(ctx context.Context, who identity.Identity, id string) (any, error) {
+			res, err := svc.Stop(ctx, crawlCaller(who), id)
+			return res, crawlRefusal(err, inParams)
+		}))
+	if st, ok := svc.Store.(politeness.ProgressStore); ok {
+		prog := &politeness.ProgressService{Crawls: svc, Store: st}
+		s.mux.HandleFunc("GET /api/crawls/{id}/progress", handle(s, http.StatusOK, crawlID,
+			func(ctx context.Context, who identity.Identity, id string) (any, error) {
+				p, err := prog.Progress(ctx, crawlCaller(who), id)
+				return p, crawlRefusal(err, inParams)
+			}))
+	}
+	if st, ok := svc.Store.(politeness.PagesStore); ok {
+		pages := &politeness.PagesService{Crawls: svc, Store: st}
+		s.mux.HandleFunc("GET /api/crawls/{id}/pages", handle(s, http.StatusOK,
+			func(r *http.Request) (pagesQuery, error) {
+				id, err := crawlID(r)
+				if err != nil {
+					return pagesQuery{}, err
+				}
+				q := pagesQuery{id: id, limit: politeness.DefaultPageRows}
+				v := r.URL.Query()
+				if a := v["after"]; len(a) > 0 {
+					n, err := strconv.ParseInt(a[0], 10, 64)
+					if len(a) > 1 || err != nil || n < 0 {
+						return pagesQuery{}, &BadRequest{Message: "querystring/after must be a non-negative integer, given once"}
+					}
+					q.after = n
+				}
+				if l := v["limit"]; len(l) > 0 {
+					n, err := strconv.Atoi(l[0])
+					if len(l) > 1 || err != nil || n < 1 || n > politeness.MaxPageRows {
+						return pagesQuery{}, &BadRequest{Message: "querystring/limit must be an integer from 1 to " + strconv.Itoa(politeness.MaxPageRows) + ", given once"}
+					}
+					q.limit = n
+				}
+				return q, nil
+			},
+			func(ctx context.Context, who identity.Identity, q pagesQuery) (any, error) {
+				p, err := pages.Pages(ctx, crawlCaller(who), q.id, q.after, q.limit)
+				return p, crawlRefusal(err, inParams)
+			}))
+	}
+}
+
+type pagesQuery struct {
+	id    string
+	after int64
+	limit int
+}
+
+// crawlCaller is the crawl use-cases' view of an identity.
+func crawlCaller(who identity.Identity) crawl.Caller {
+	return crawl.Caller{Subject: who.Subject, Orgs: who.Organizations}
+}

@@ -1,0 +1,124 @@
+package politeness
+
+import (
+	"context"
+	"time"
+
+	"github.com/capture-ledger/ledgerctl/pkg/crawl"
+	"github.com/capture-ledger/ledgerctl/pkg/crawl/rules"
+	"github.com/capture-ledger/ledgerctl/pkg/store/postgres"
+)
+
+// PagesStore reads a crawl's pages one page of rows at a time;
+// *postgres.Store implements it.
+type PagesStore interface {
+	CrawlPageRows(ctx context.Context, crawlID string, after int64, limit int) ([]postgres.CrawlPageRow, error)
+}
+
+// PagesService answers GET /api/crawls/{id}/pages (the console's pages
+// table), gated like the crawl.
+type PagesService struct {
+	Crawls CrawlReader
+	Store  PagesStore
+}
+
+// Bounds of one page of the pages table.
+const (
+	DefaultPageRows = 100
+	MaxPageRows     = 500
+)
+
+// Page is one row of the pages table: a page of the crawl, its state, what
+// decided it, and the archive its capture became.
+type Page struct {
+	ID    int64  `json:"id"`
+	URL   string `json:"url"`
+	Depth int    `json:"depth"`
+	Host  string `json:"host"`
+	// State is pending, captured, failed or skipped (a result the runner
+	// kept counts before its level is reported).
+	State string `json:"state"`
+	// Reason says why a page failed or was skipped, as reported.
+	Reason      *string    `json:"reason"`
+	DecidedBy   DecidedBy  `json:"decidedBy"`
+	ArchiveID   *string    `json:"archiveId"`
+	SubmittedAt *time.Time `json:"submittedAt"`
+	FinishedAt  *time.Time `json:"finishedAt"`
+}
+
+// DecidedBy is what put a page in the crawl or kept it out: Kind seed (a
+// seed of the crawl), rule (the first of the crawl's pinned rules that
+// matches the URL: Rule, Action, Pattern) or robots (robots.txt disallowed
+// it; it was not fetched).
+type DecidedBy struct {
+	Kind    string       `json:"kind"`
+	Rule    int          `json:"rule,omitempty"`
+	Action  rules.Action `json:"action,omitempty"`
+	Pattern string       `json:"pattern,omitempty"`
+}
+
+// Pages is one page of the table; Next is the after of the following one
+// (nil on the last).
+type Pages struct {
+	CrawlID string `json:"crawlId"`
+	Pages   []Page `json:"pages"`
+	Next    *int64 `json:"next"`
+}
+
+// Pages returns up to limit pages of the crawl after the row id after
+// (0: from the start), in the order they joined the crawl.
+func (p *PagesService) Pages(ctx context.Context, c crawl.Caller, crawlID string, after int64, limit int) (Pages, error) {
+	if limit <= 0 || limit > MaxPageRows {
+		limit = DefaultPageRows
+	}
+	v, err := p.Crawls.Get(ctx, c, crawlID)
+	if err != nil {
+		return Pages{}, err
+	}
+	rows, err := p.Store.CrawlPageRows(ctx, v.CrawlID, after, limit+1)
+	if err != nil {
+		return Pages{}, err
+	}
+	out := Pages{CrawlID: v.CrawlID, Pages: make([]Page, 0, min(len(rows), limit))}
+	if len(rows) > limit {
+		rows = rows[:limit]
+		next := rows[len(rows)-1].ID
+		out.Next = &next
+	}
+	var seeds []rules.URL
+	for _, s := range v.Seeds {
+		if u, err := rules.ParseURL(s); err == nil {
+			seeds = append(seeds, u)
+		}
+	}
+	set, setErr := rules.NewSet(v.Rules, seeds)
+	for _, r := range rows {
+		pg := Page{ID: r.ID, URL: r.URL, Depth: r.Depth, Host: r.Host, State: r.State, Reason: r.Reason, ArchiveID: r.ArchiveID,
+			SubmittedAt: utc(r.SubmittedAt), FinishedAt: utc(r.FinishedAt)}
+		switch {
+		case r.State == "skipped" && r.Reason != nil && *r.Reason == "robots":
+			pg.DecidedBy = DecidedBy{Kind: "robots"}
+		case r.Depth == 0:
+			pg.DecidedBy = DecidedBy{Kind: "seed"}
+		default:
+			pg.DecidedBy = DecidedBy{Kind: "rule"}
+			if u, err := rules.ParseURL(r.URL); err == nil && setErr == nil {
+				d := set.Decide(u)
+				pg.DecidedBy.Rule, pg.DecidedBy.Action = d.Rule, d.Action
+				if d.Rule > 0 {
+					pg.DecidedBy.Pattern = set.Rules()[d.Rule-1].Pattern
+				}
+			}
+		}
+		out.Pages = append(out.Pages, pg)
+	}
+	return out, nil
+}
+
+func utc(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}

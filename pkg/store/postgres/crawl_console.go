@@ -1,0 +1,104 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// StopCrawl ends a running crawl as stopped by a person: succeeded, with
+// the stop reason 'stopped'. It reports false when no running crawl has
+// that id (it had already ended, or was stopped before).
+func (s *Store) StopCrawl(ctx context.Context, id string, now time.Time) (bool, error) {
+	tag, err := s.Pool.Exec(ctx, `
+		UPDATE crawls SET state = 'succeeded', stop_reason = 'stopped', finished_at = $2, progressed_at = $2
+		WHERE id = $1 AND state = 'running'`, id, now)
+	if err != nil {
+		return false, fmt.Errorf("stop crawl: %w", err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+// CrawlPageRow is one page of a crawl as the console's pages table shows
+// it. State and Reason count the runner's kept result while the level is
+// not reported yet; ArchiveID is the archive its capture was admitted as.
+type CrawlPageRow struct {
+	ID                      int64
+	URL                     string
+	Depth                   int
+	Host                    string
+	State                   string
+	Reason                  *string
+	ArchiveID               *string
+	SubmittedAt, FinishedAt *time.Time
+}
+
+// CrawlPageRows reads up to limit pages of a crawl after the page id
+// after, in the order they were added (seeds first, then level by level).
+func (s *Store) CrawlPageRows(ctx context.Context, crawlID string, after int64, limit int) ([]CrawlPageRow, error) {
+	rows, err := s.Pool.Query(ctx, `
+		SELECT cp.id, cp.url, cp.depth, cp.host,
+		       CASE WHEN cp.state <> 'pending' THEN cp.state ELSE coalesce(r.result->>'status', 'pending') END,
+		       coalesce(cp.skip_reason, CASE WHEN cp.state = 'pending' THEN nullif(r.result->>'skipReason', '') END),
+		       (SELECT a.id::text FROM archives a
+		        WHERE a.task_id = CASE WHEN cp.task_id ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
+		                               THEN cp.task_id::uuid END
+		        ORDER BY a.id LIMIT 1),
+		       coalesce(cp.submitted_at, r.submitted_at), coalesce(cp.finished_at, r.finished_at)
+		FROM crawl_pages cp
+		LEFT JOIN crawl_runner_results r ON r.crawl_id = cp.crawl_id AND r.url = cp.url
+		WHERE cp.crawl_id = $1 AND cp.id > $2
+		ORDER BY cp.id LIMIT $3`, crawlID, after, limit)
+	if err != nil {
+		return nil, fmt.Errorf("read the crawl's pages: %w", err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (CrawlPageRow, error) {
+		var p CrawlPageRow
+		err := r.Scan(&p.ID, &p.URL, &p.Depth, &p.Host, &p.State, &p.Reason, &p.ArchiveID, &p.SubmittedAt, &p.FinishedAt)
+		return p, err
+	})
+}
+
+// TimelineCapture is one capture on a host of a crawl, with the delay its
+// level held the host to.
+type TimelineCapture struct {
+	Host                    string
+	Depth                   int
+	URL                     string
+	State                   string
+	SubmittedAt, FinishedAt time.Time
+	DelayMs                 int
+}
+
+// PolitenessTimeline reads every capture of a crawl with both times
+// recorded (the runner's kept results for a level not reported yet),
+// ordered by host and start: the evidence Politeness summarises.
+func (s *Store) PolitenessTimeline(ctx context.Context, crawlID string) ([]TimelineCapture, error) {
+	rows, err := s.Pool.Query(ctx, `
+		WITH p AS (
+			SELECT cp.host, cp.depth, cp.url,
+			       CASE WHEN cp.state <> 'pending' THEN cp.state ELSE coalesce(r.result->>'status', 'pending') END AS state,
+			       coalesce(cp.submitted_at, r.submitted_at) AS submitted_at,
+			       coalesce(cp.finished_at, r.finished_at) AS finished_at
+			FROM crawl_pages cp
+			LEFT JOIN crawl_runner_results r ON r.crawl_id = cp.crawl_id AND r.url = cp.url
+			WHERE cp.crawl_id = $1
+		)
+		SELECT p.host, p.depth, p.url, p.state, p.submitted_at, p.finished_at,
+		       coalesce(h.delay_ms, c.per_host_delay_ms)
+		FROM p
+		JOIN crawls c ON c.id = $1
+		LEFT JOIN crawl_runner_hosts h ON h.crawl_id = $1 AND h.depth = p.depth AND h.host = p.host
+		WHERE p.submitted_at IS NOT NULL AND p.finished_at IS NOT NULL
+		ORDER BY p.host, p.submitted_at, p.url`, crawlID)
+	if err != nil {
+		return nil, fmt.Errorf("read the crawl's capture times: %w", err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (TimelineCapture, error) {
+		var c TimelineCapture
+		err := r.Scan(&c.Host, &c.Depth, &c.URL, &c.State, &c.SubmittedAt, &c.FinishedAt, &c.DelayMs)
+		return c, err
+	})
+}

@@ -1,0 +1,474 @@
+package web_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/capture-ledger/ledgerctl/pkg/authz"
+	"github.com/capture-ledger/ledgerctl/pkg/capture"
+	"github.com/capture-ledger/ledgerctl/pkg/config"
+	"github.com/capture-ledger/ledgerctl/pkg/testenv"
+)
+
+// crawlServe is serve for the crawl screens: captures may reach loopback
+// (the test's sites), and alice is a submitter of acme.
+func crawlServe(t testing.TB) *served {
+	t.Helper()
+	srv := startServe(t, func(s *config.Settings) {
+		s.Lookup = func(name string) string {
+			if name == capture.EnvAllowPrivate {
+				return "1"
+			}
+			return os.Getenv(name)
+		}
+	})
+	if _, err := authz.Grant(context.Background(), srv.Env.FGA, "submitter", "alice", "acme"); err != nil {
+		t.Fatal(err)
+	}
+	return srv
+}
+
+// signInOnCrawls is signIn on a crawl screen: until the console's home
+// screen is served, "/" is the API's picker, whose form signIn does not
+// drive (the query absorbs signIn's trailing "/").
+func signInOnCrawls(t *testing.T, ctx context.Context, srv *served, subject, orgs string) {
+	t.Helper()
+	signIn(t, ctx, srv.URL+"/crawls/new?from=", subject, orgs)
+}
+
+// site is a loopback web site: / links to /a, /b and /private (which its
+// robots.txt disallows); every page takes slow to answer.
+func site(t *testing.T, slow time.Duration) *httptest.Server {
+	t.Helper()
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			fmt.Fprint(w, "User-agent: *\nDisallow: /private\n")
+			return
+		}
+		time.Sleep(slow)
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		switch r.URL.Path {
+		case "/":
+			fmt.Fprint(w, `<!doctype html><title>ホーム</title><a href="/a">a</a> <a href="/b">b</a> <a href="/private">p</a> <a href="https://elsewhere.example/">x</a>`)
+		case "/a", "/b", "/private":
+			fmt.Fprintf(w, `<!doctype html><title>page %s</title><p>%s</p>`, r.URL.Path, r.URL.Path)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+// evalString runs js in the tab and returns its string value.
+func evalString(t *testing.T, ctx context.Context, js string) string {
+	t.Helper()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[string](js))
+	if err != nil {
+		t.Fatalf("%s: %v", js, err)
+	}
+	return v
+}
+
+// waitFor evaluates js (a boolean) until it is true, or fails the test
+// after limit saying what.
+func waitFor(t *testing.T, ctx context.Context, limit time.Duration, what, js string) {
+	t.Helper()
+	for deadline := time.Now().Add(limit); ; time.Sleep(100 * time.Millisecond) {
+		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](js))
+		if err == nil && ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("waiting for %s: %v; page reads: %.1500s", what, err, evalString(t, ctx, `document.body.innerText`))
+		}
+	}
+}
+
+// typeInto replaces the value of the field sel with text as a person
+// types it (input events fire, so the live check runs).
+func typeInto(t *testing.T, ctx context.Context, sel, text string) {
+	t.Helper()
+	evalString(t, ctx, fmt.Sprintf(`(function(){var e=document.querySelector(%q); e.value=""; return "";})()`, sel))
+	if err := chromedp.Do(ctx, chromedp.Focus(sel), chromedp.SendKeys(sel, text)); err != nil {
+		t.Fatalf("type into %s: %v", sel, err)
+	}
+}
+
+// TestCrawlScreensLive: alice starts a crawl of two loopback hosts from
+// the form — the rules check answering as she types (which rule decides a
+// link, a shadowed rule) — lands on the crawl's page and watches it run
+// and finish without a reload; the page shows its levels, the pages with
+// what decided each (robots.txt for /private, rule 1 for /a) and links to
+// their archives, and the politeness picture has one row per host and no
+// red mark. The list shows the crawl with its counts.
+func TestCrawlScreensLive(t *testing.T) {
+	t.Parallel()
+	srv := crawlServe(t)
+	one, two := site(t, 150*time.Millisecond), site(t, 150*time.Millisecond)
+	ctx := testenv.BrowserTab(t, 4*time.Minute)
+	signInOnCrawls(t, ctx, srv, "alice", "acme")
+
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/crawls/new"), chromedp.WaitVisible("#seeds")); err != nil {
+		t.Fatal(err)
+	}
+	typeInto(t, ctx, "#seeds", one.URL+"/\n"+two.URL+"/")
+	typeInto(t, ctx, "#try-urls", one.URL+"/a\nhttps://elsewhere.example/")
+	waitFor(t, ctx, 20*time.Second, "the rules check to decide the links",
+		`document.querySelectorAll("#try-check li").length === 2 && document.querySelector("#try-check li[data-rule='1']") !== null && document.querySelector("#try-check li[data-rule='0']") !== null && document.querySelector("#try-check li[data-rule='0']").getBoundingClientRect().left >= 0`)
+	if got := evalString(t, ctx, `document.querySelector("#seeds-check").textContent`); strings.Count(got, "followed (site") != 2 {
+		t.Errorf("seeds check reads %q", got)
+	}
+	// A second rule the first already covers is named as shadowed.
+	if err := chromedp.Do(ctx, chromedp.Click("#add-rule")); err != nil {
+		t.Fatal(err)
+	}
+	typeInto(t, ctx, "#rules li.rule:nth-child(2) .rule-pattern", "same-origin")
+	waitFor(t, ctx, 20*time.Second, "the shadowed rule to be named",
+		`(document.querySelector("#rules li.rule:nth-child(2) .rule-check")||{}).textContent === "never matches: rule 1 already decides every link it would"`)
+	shot(t, ctx, "crawl-new-en.png")
+	if err := chromedp.Do(ctx, chromedp.Click("#rules li.rule:nth-child(2) .remove")); err != nil {
+		t.Fatal(err)
+	}
+	// A field the API refuses is named at the field, and nothing starts.
+	typeInto(t, ctx, "#maxDepth", "11")
+	if err := chromedp.Do(ctx, chromedp.Click("#start")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, 20*time.Second, "the depth to be refused at its field",
+		`document.querySelector("#maxDepth-error").textContent.indexOf("body/maxDepth") === 0 && document.querySelector("#maxDepth").getAttribute("aria-invalid") === "true"`)
+	typeInto(t, ctx, "#maxDepth", "1")
+	typeInto(t, ctx, "#perHostDelayMs", "300")
+	typeInto(t, ctx, "#maxPages", "10")
+	if err := chromedp.Do(ctx, chromedp.Click("#start")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, 20*time.Second, "the crawl's page", `/^\/crawls\/[0-9a-f-]{36}$/.test(location.pathname) && document.body.getAttribute("data-crawl-state") !== null`)
+	id := strings.TrimPrefix(evalString(t, ctx, `location.pathname`), "/crawls/")
+	// The page is not reloaded from here on: a mark set now must stay.
+	evalString(t, ctx, `window.__sameLoad = "yes"; document.body.getAttribute("data-crawl-state")`)
+	var seen []string
+	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		st := evalString(t, ctx, `document.body.getAttribute("data-crawl-state") || ""`)
+		if len(seen) == 0 || seen[len(seen)-1] != st {
+			seen = append(seen, st)
+		}
+		if st == "succeeded" || st == "failed" || time.Now().After(deadline) {
+			break
+		}
+	}
+	if len(seen) < 2 || seen[0] != "running" || seen[len(seen)-1] != "succeeded" {
+		t.Fatalf("states seen on the page: %v (want running … succeeded)", seen)
+	}
+	if evalString(t, ctx, `String(window.__sameLoad)`) != "yes" {
+		t.Fatal("the page was reloaded")
+	}
+	waitFor(t, ctx, 20*time.Second, "the final tables",
+		`document.querySelectorAll("#pages tbody tr").length === 8 && document.querySelectorAll("svg.timeline g.row").length === 2`)
+
+	// Pages: what decided each, and links to archives.
+	rows := evalString(t, ctx, `Array.prototype.map.call(document.querySelectorAll("#pages tbody tr"), function (r) { return Array.prototype.map.call(r.cells, function (c) { return c.textContent; }).join(" | "); }).join("\n")`)
+	for _, want := range []string{
+		one.URL + "/ | 0 | captured | seed | Open",
+		one.URL + "/a | 1 | captured | rule 1: follow same-origin | Open",
+		one.URL + "/private | 1 | skipped | robots.txt disallows it | —",
+		two.URL + "/b | 1 | captured | rule 1: follow same-origin | Open",
+	} {
+		if !strings.Contains(rows, want) {
+			t.Errorf("pages table lacks %q:\n%s", want, rows)
+		}
+	}
+	if n := evalString(t, ctx, `String(document.querySelectorAll("#pages a[href^='/archives/']").length)`); n != "6" {
+		t.Errorf("%s archive links, want 6 (6 pages captured)", n)
+	}
+	// Politeness: one row per host, no red mark, a polite verdict and a
+	// text summary per host.
+	if got := evalString(t, ctx, `Array.prototype.map.call(document.querySelectorAll("svg.timeline g.row"), function (g) { return g.getAttribute("data-host") + ":" + g.querySelectorAll("rect.capture").length; }).sort().join(" ")`); got != fmt.Sprintf("%s:3 %s:3", strings.TrimPrefix(one.URL, "http://"), strings.TrimPrefix(two.URL, "http://")) &&
+		got != sortedHosts(strings.TrimPrefix(one.URL, "http://")+":3", strings.TrimPrefix(two.URL, "http://")+":3") {
+		t.Errorf("timeline rows %q", got)
+	}
+	if n := evalString(t, ctx, `String(document.querySelectorAll("svg.timeline rect.bad, svg.timeline rect.late").length)`); n != "0" {
+		t.Errorf("%s red marks on a polite crawl", n)
+	}
+	if got := evalString(t, ctx, `document.querySelector("#politeness-verdict").textContent + " / " + document.querySelectorAll("#politeness-summary li.ok").length`); !strings.HasPrefix(got, "Polite:") || !strings.HasSuffix(got, "/ 2") {
+		t.Errorf("politeness verdict %q", got)
+	}
+	// Decisions by rule and host list the links rule 0 dropped.
+	if got := evalString(t, ctx, `document.querySelector("#decisions").textContent`); !strings.Contains(got, "no rule matched") || !strings.Contains(got, "elsewhere.example") {
+		t.Errorf("decisions read %q", got)
+	}
+	shot(t, ctx, "crawl-en.png")
+	// Replay the crawl as one collection: a link that opens a new tab
+	// without opener or referrer, on a replay origin (not this one).
+	if err := chromedp.Do(ctx, chromedp.Click("#replay")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, 20*time.Second, "the replay link", `document.querySelector("#replay-open") !== null`)
+	if got := evalString(t, ctx, `(function () { var a = document.querySelector("#replay-open"); return a.target + " " + a.rel + " " + (new URL(a.href).origin !== location.origin); })()`); got != "_blank noopener noreferrer true" {
+		t.Errorf("replay link: %q", got)
+	}
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(360, 800)); err != nil {
+		t.Fatal(err)
+	}
+	if w := evalString(t, ctx, `String(document.documentElement.scrollWidth)`); w != "360" {
+		t.Errorf("at 360 px the page is %s px wide", w)
+	}
+	shot(t, ctx, "crawl-360.png")
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1200, 900)); err != nil {
+		t.Fatal(err)
+	}
+
+	// The list shows it with its counts.
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/crawls")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, 20*time.Second, "the list", `document.querySelector("#crawls-body tr[data-crawl='`+id+`']") !== null`)
+	row := evalString(t, ctx, `Array.prototype.map.call(document.querySelector("#crawls-body tr").cells, function (c) { return c.textContent; }).join(" | ")`)
+	if !strings.Contains(row, "| succeeded | 6 | 0 | 2 | alice |") {
+		t.Errorf("list row %q", row)
+	}
+	shot(t, ctx, "crawls-en.png")
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(360, 800)); err != nil {
+		t.Fatal(err)
+	}
+	shot(t, ctx, "crawls-360.png")
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1200, 900)); err != nil {
+		t.Fatal(err)
+	}
+
+	// Japanese: the same screens, switched by the language link.
+	for _, p := range []struct{ path, ready, name string }{
+		{"/crawls?lang=ja", `document.querySelector("#crawls-body tr") !== null`, "crawls-ja.png"},
+		{"/crawls/" + id + "?lang=ja", `document.querySelectorAll("svg.timeline g.row").length === 2 && document.querySelectorAll("#pages tbody tr").length === 8`, "crawl-ja.png"},
+		{"/crawls/new?lang=ja", `document.querySelectorAll("#seeds-check li, #rules li.rule .rule-check span").length > 0`, "crawl-new-ja.png"},
+	} {
+		if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+p.path)); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, ctx, 20*time.Second, p.path, p.ready)
+		if lang := evalString(t, ctx, `document.documentElement.lang`); lang != "ja" {
+			t.Errorf("%s: lang %q", p.path, lang)
+		}
+		shot(t, ctx, p.name)
+	}
+}
+
+func sortedHosts(a, b string) string {
+	if a < b {
+		return a + " " + b
+	}
+	return b + " " + a
+}
+
+// apiAs calls the API at base as subject of orgs.
+func apiAs(t *testing.T, base, method, path, subject, orgs, body string) (int, map[string]any) {
+	t.Helper()
+	req, err := http.NewRequest(method, base+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("X-Capture-Ledger-Subject", subject)
+	req.Header.Set("X-Capture-Ledger-Organizations", orgs)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var out map[string]any
+	_ = json.NewDecoder(res.Body).Decode(&out)
+	return res.StatusCode, out
+}
+
+// TestCrawlScreenStops: a running crawl of a slow site is stopped from its
+// page; the page says so without a reload and the crawl ends "stopped".
+func TestCrawlScreenStops(t *testing.T) {
+	t.Parallel()
+	srv := crawlServe(t)
+	// Thirty pages of a second each, a second apart: a minute of crawl.
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			http.NotFound(w, r)
+			return
+		}
+		time.Sleep(time.Second)
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		for i := 0; i < 30 && r.URL.Path == "/"; i++ {
+			fmt.Fprintf(w, `<a href="/p%d">%d</a> `, i, i)
+		}
+	}))
+	t.Cleanup(slow.Close)
+	ctx := testenv.BrowserTab(t, 2*time.Minute)
+	signInOnCrawls(t, ctx, srv, "alice", "acme")
+	code, body := apiAs(t, srv.URL, "POST", "/api/crawls", "alice", "acme",
+		fmt.Sprintf(`{"seeds":[%q],"maxDepth":1,"perHostDelayMs":1000}`, slow.URL+"/"))
+	if code != 202 {
+		t.Fatalf("start: %d %v", code, body)
+	}
+	id := body["crawlId"].(string)
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/crawls/"+id)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, 20*time.Second, "the stop button", `document.body.getAttribute("data-crawl-state") === "running" && !document.querySelector("#stop").hidden`)
+	evalString(t, ctx, `window.__sameLoad = "yes"`)
+	if err := chromedp.Do(ctx, chromedp.Click("#stop")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, 20*time.Second, "the stopped crawl",
+		`document.body.getAttribute("data-crawl-state") === "succeeded" && document.querySelector("#crawl-facts .chip").textContent === "stopped" && document.querySelector("#stop").hidden`)
+	if got := evalString(t, ctx, `document.querySelector("#action-note").textContent + "|" + window.__sameLoad`); got != "Stopped: no new page starts; what was admitted stays.|yes" {
+		t.Errorf("after stop the page reads %q", got)
+	}
+	code, body = apiAs(t, srv.URL, "GET", "/api/crawls/"+id, "alice", "acme", "")
+	if code != 200 || body["state"] != "succeeded" || body["stopReason"] != "stopped" {
+		t.Errorf("the crawl after stop: %d %v", code, body)
+	}
+}
+
+// Hostile strings a crawl can carry (URLs, reasons, rules, errors,
+// hostnames), as markup and in Japanese: each sets window.__pwned if it
+// ever runs.
+const (
+	xssScript = `<script>window.__pwned="script"</script>`
+	xssImg    = `<img src=x onerror="window.__pwned='img';document.title='pwned'">`
+	xssJa     = `日本語の理由「タイムアウト」`
+)
+
+// recordCrawl writes a finished crawl of alice's acme straight into the
+// ledger, as a runner would have recorded it: hostile strings in its seed,
+// rules, error, page URLs, failure reason and decisions, and two captures
+// on www.example.com that overlap (the second started 500 ms before the
+// first ended). It returns the crawl id.
+func recordCrawl(t testing.TB, srv *served) string {
+	t.Helper()
+	ctx := context.Background()
+	db := testenv.Connect(t, srv.Env.DSN)
+	t0 := time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	rules, _ := json.Marshal([]map[string]string{{"follow": "same-origin"}, {"skip": xssImg}})
+	var id string
+	err := db.QueryRow(ctx, `
+		INSERT INTO crawls (seeds, rules, max_depth, max_pages, per_host_delay_ms, host_parallelism, org_id, requested_by,
+		                    state, stop_reason, started_at, finished_at, progressed_at, pages_discovered, pages_captured, error)
+		VALUES ($1, $2, 1, 30, 1000, 4, 'acme', 'alice', 'succeeded', 'completed', $3, $4, $4, 4, 2, $5)
+		RETURNING id::text`,
+		[]string{"https://www.example.com/?q=" + xssScript}, rules, t0, at(9000), xssImg+" "+xssJa).Scan(&id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []struct {
+		url, host, state string
+		depth            int
+		reason           *string
+		sub, fin         int
+	}{
+		{"https://www.example.com/" + xssScript, "www.example.com", "captured", 0, nil, 0, 1000},
+		{"https://www.example.com/日本語/\">" + xssImg, "www.example.com", "failed", 1, ptr(xssImg + " " + xssJa), 500, 1500},
+		{"https://www.example.com/private", "www.example.com", "skipped", 1, ptr("robots"), -1, -1},
+		{"https://other.example/", "other.example", "captured", 1, nil, 200, 800},
+	} {
+		var sub, fin *time.Time
+		if p.sub >= 0 {
+			s, f := at(p.sub), at(p.fin)
+			sub, fin = &s, &f
+		}
+		if _, err := db.Exec(ctx, `INSERT INTO crawl_pages (crawl_id, url, depth, host, state, skip_reason, submitted_at, finished_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, id, p.url, p.depth, p.host, p.state, p.reason, sub, fin); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.Exec(ctx, `INSERT INTO crawl_decisions (crawl_id, depth, rule, action, hostname, links, samples)
+		VALUES ($1, 0, 0, 'skip', $2, 3, $3)`, id, xssImg, []string{"https://x.example/" + xssScript, xssJa}); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+func ptr(s string) *string { return &s }
+
+// TestCrawlScreensHostileStrings: a crawl whose URLs, reasons, rules, error
+// and decisions hold markup and Japanese is shown as text on its page and
+// in the list, and nothing in them runs; its politeness picture marks the
+// overlap in red and says so in words. The form's live rules check shows a
+// hostile pattern and link as text too.
+func TestCrawlScreensHostileStrings(t *testing.T) {
+	t.Parallel()
+	srv := crawlServe(t)
+	id := recordCrawl(t, srv)
+	ctx := testenv.BrowserTab(t, 2*time.Minute)
+	signInOnCrawls(t, ctx, srv, "alice", "acme")
+
+	noScriptRan := func(where, title string) {
+		t.Helper()
+		if got := evalString(t, ctx, `String(window.__pwned) + "|" + document.title`); got != "undefined|"+title {
+			t.Errorf("%s: window.__pwned|title = %q", where, got)
+		}
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/crawls/"+id)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, 20*time.Second, "the recorded crawl", `document.querySelectorAll("#pages tbody tr").length === 4 && document.querySelector("svg.timeline") !== null && document.querySelector("#decisions table") !== null`)
+	text := evalString(t, ctx, `document.body.innerText`)
+	for _, want := range []string{
+		"https://www.example.com/?q=" + xssScript, // seed
+		"skip " + xssImg,                           // pinned rule
+		xssImg + " " + xssJa,                       // crawl error and page reason
+		"https://www.example.com/" + xssScript,     // page URL
+		"https://www.example.com/日本語/\">" + xssImg, // page URL
+		"rule 2: skip " + xssImg,                   // not used: rule 0 decided; checked below
+	}[:5] {
+		if !strings.Contains(text, want) {
+			t.Errorf("the page does not show %q literally", want)
+		}
+	}
+	if got := evalString(t, ctx, `document.querySelector("#decisions").textContent`); !strings.Contains(got, xssImg) || !strings.Contains(got, xssJa) || !strings.Contains(got, xssScript) {
+		t.Errorf("decisions read %q", got)
+	}
+	noScriptRan("the crawl's page", "Crawl · capture-ledger")
+	// The overlap on www.example.com is red, in the picture and in words;
+	// other.example is clean.
+	if got := evalString(t, ctx, `Array.prototype.map.call(document.querySelectorAll("svg.timeline g.row"), function (g) { return g.getAttribute("data-host") + ":" + g.querySelectorAll("rect.bad.overlap").length; }).join(" ")`); got != "other.example:0 www.example.com:1" {
+		t.Errorf("red marks per host: %q", got)
+	}
+	if got := evalString(t, ctx, `document.querySelector("#politeness-verdict").textContent + " / " + document.querySelector("#politeness-summary li.error").textContent`); !strings.HasPrefix(got, "Not polite") || !strings.Contains(got, "www.example.com") || !strings.Contains(got, "1 overlaps") {
+		t.Errorf("politeness in words: %q", got)
+	}
+	shot(t, ctx, "crawl-hostile-overlap-en.png")
+
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/crawls")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, 20*time.Second, "the list", `document.querySelector("#crawls-body tr") !== null`)
+	if got := evalString(t, ctx, `document.querySelector("#crawls-body tr a").textContent`); got != "https://www.example.com/?q="+xssScript {
+		t.Errorf("list seed %q", got)
+	}
+	noScriptRan("the list", "Crawls · capture-ledger")
+
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/crawls/new")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, 20*time.Second, "the form", `document.querySelector("#rules li.rule") !== null`)
+	typeInto(t, ctx, "#seeds", "https://www.example.com/")
+	typeInto(t, ctx, "#rules li.rule .rule-pattern", xssImg)
+	typeInto(t, ctx, "#try-urls", "https://www.example.com/"+xssScript)
+	waitFor(t, ctx, 20*time.Second, "the check of the hostile rule",
+		`(document.querySelector("#rules li.rule .rule-check")||{}).textContent.indexOf("cannot be read") === 0 && document.querySelector("#try-check li") !== null`)
+	if got := evalString(t, ctx, `document.querySelector("#rules li.rule .rule-pattern").value`); got != xssImg {
+		t.Errorf("the pattern field holds %q", got)
+	}
+	if got := evalString(t, ctx, `document.querySelector("#try-check").textContent`); !strings.Contains(got, "%3Cscript%3Ewindow.__pwned=%22script%22%3C/script%3E — no rule matches") {
+		t.Errorf("the link check shows %q", got)
+	}
+	noScriptRan("the form", "New crawl · capture-ledger")
+}
