@@ -5,7 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"net"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -120,7 +124,7 @@ func TestSearchCommands(t *testing.T) {
 		t.Errorf("bob, running: %d hits, total %v", len(p.Hits), p.Total)
 	}
 	out, errs, code = run(t, dir, env, "search", "東京", "支社", "--as", "bob", "--org", "globex", "--limit", "2")
-	if code != 0 || strings.Count(out, "«東京支社»") != 2 || !strings.Contains(errs, "2 hit(s) shown of 3 visible to bob") || !strings.Contains(errs, "more: --cursor c1.") {
+	if code != 0 || strings.Count(out, "«東京支社»") != 2 || !strings.Contains(errs, "2 hit(s) shown of 3 visible to bob") || !strings.Contains(errs, "more: --cursor "+search.CursorTokenPrefix) {
 		t.Errorf("search for a person: exit %d: %s %s", code, out, errs)
 	}
 
@@ -145,7 +149,12 @@ func TestSearchCommands(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer held.Close()
+	heldOpen := true
+	defer func() {
+		if heldOpen {
+			held.Close()
+		}
+	}()
 	if _, errs, code := run(t, dir, env, "search", "x", "--as", "alice", "--org", "acme"); code == 0 || !strings.Contains(errs, "open in another process") {
 		t.Errorf("search with the index held: exit %d: %s", code, errs)
 	}
@@ -180,4 +189,42 @@ func TestSearchCommands(t *testing.T) {
 	if rcode != ExitIncomplete || !strings.Contains(rerrs, "following its indexer") {
 		t.Errorf("reindex while held: exit %d: %s %s", rcode, rout, rerrs)
 	}
+	held.Close()
+	heldOpen = false
+
+	// While serve runs (holding the index), `ledgerctl search` goes through
+	// its admin socket: same answers, no token.
+	senv := maps.Clone(env)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	senv["CAPTURE_LEDGER_API_PORT"] = strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	l.Close()
+	senv["CAPTURE_LEDGER_DEV_IDENTITY"] = "1"
+	senv["CAPTURE_LEDGER_CAPTURE_ENGINE"] = "http"
+	sctx, stopServe := context.WithCancel(ctx)
+	served := make(chan string, 1)
+	go func() {
+		_, serrs, _ := runCtx(sctx, t, dir, senv, nil, "serve")
+		served <- serrs
+	}()
+	sock := app.AdminSocketPath(indexDir)
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if _, err := os.Stat(sock); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			stopServe()
+			t.Fatalf("serve opened no admin socket: %s", <-served)
+		}
+	}
+	if p := find("alice", "acme", "レスポンシブ"); len(p.Hits) != 5 || *p.Total != 5 || !p.TotalExact {
+		t.Errorf("alice beside serve: %d hits, total %v", len(p.Hits), p.Total)
+	}
+	if out, errs, code := run(t, dir, env, "search", "a\x00b", "--as", "alice", "--org", "acme"); code != ExitUsage || out != "" || !strings.Contains(errs, "must not contain control characters") {
+		t.Errorf("a bad query beside serve: exit %d: %q %q", code, out, errs)
+	}
+	stopServe()
+	<-served
 }
