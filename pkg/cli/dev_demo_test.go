@@ -65,6 +65,13 @@ func TestDevDemo(t *testing.T) {
 	}
 	env["CAPTURE_LEDGER_CAPTURE_ALLOW_PRIVATE"] = "1"
 
+	// The browser a newcomer opens the console in, started before the
+	// demo so it is ready when the banner names the console.
+	home := testenv.BrowserTab(t, 5*time.Minute, chromedp.WindowSize(1280, 900))
+	if err := chromedp.Do(home, chromedp.Navigate("about:blank")); err != nil {
+		t.Fatal(err)
+	}
+
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	out := &syncBuffer{}
@@ -100,7 +107,7 @@ func TestDevDemo(t *testing.T) {
 	if n := len(regexp.MustCompile(`https?://127\.0\.0\.1:\d+/`).FindAllString(out.String(), -1)); n != 1 {
 		t.Errorf("the banner names %d addresses of serve, want one:\n%s", n, out)
 	}
-	home := demoConsoleWhileRunning(t, base, id)
+	demoConsoleWhileRunning(t, home, base, id)
 
 	f := NewFactory(Streams{In: strings.NewReader(""), Out: io.Discard, Err: io.Discard})
 	f.Dir = dir
@@ -242,10 +249,9 @@ const replayedFramesJS = testenv.ReplayedFramesJS
 // a newcomer does on reading the banner, and checks it shows the crawl
 // running: the strip names it and links to its page. (Only if the crawl
 // ended before the page could ask is there nothing to check; the test says
-// so.) The tab stays open for the caller.
-func demoConsoleWhileRunning(t *testing.T, base, crawlID string) context.Context {
+// so.)
+func demoConsoleWhileRunning(t *testing.T, tab context.Context, base, crawlID string) {
 	t.Helper()
-	tab := testenv.BrowserTab(t, 4*time.Minute, chromedp.WindowSize(1280, 900))
 	if err := chromedp.Do(tab,
 		chromedp.Navigate(base),
 		chromedp.WaitVisible("#subject"),
@@ -260,11 +266,11 @@ func demoConsoleWhileRunning(t *testing.T, base, crawlID string) context.Context
 		shown, _ := chromedp.Run(tab, chromedp.Evaluate[bool](`!!document.querySelector('`+link+`')`))
 		if shown {
 			screenshot(t, tab, "console-demo-running-en.png")
-			return tab
+			return
 		}
 		if demoCrawlState(t, base, crawlID) != crawl.StateRunning {
 			t.Logf("the demo crawl ended before the console could show it running")
-			return tab
+			return
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("the console never showed the running crawl %s", crawlID)

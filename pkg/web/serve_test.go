@@ -26,7 +26,7 @@ type served struct {
 
 // startServe builds and runs serve for the test; it stops when the test
 // ends.
-func startServe(t *testing.T, tweak func(*config.Settings)) *served {
+func startServe(t testing.TB, tweak func(*config.Settings)) *served {
 	t.Helper()
 	port := freePort(t)
 	env := apptest.NewWith(t, func(s *config.Settings) {
@@ -62,7 +62,7 @@ func startServe(t *testing.T, tweak func(*config.Settings)) *served {
 }
 
 // freePort is a loopback port free when asked.
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
