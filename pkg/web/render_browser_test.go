@@ -321,9 +321,19 @@ func TestSearchInTheBrowser(t *testing.T) {
 		}
 	}
 	shot(t, ctx, "search-ja.png")
+	// 360 px wide: nothing wider than the screen. (Reloading the address
+	// searches again: the words are in it.)
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(360, 800, chromedp.EmulateScale(1)), chromedp.Reload()); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, "the hits at 360 px", `document.querySelectorAll("#hits li.hit").length === 2`, `document.getElementById("found").textContent`, 20*time.Second)
+	if w := evalJS[int](t, ctx, `document.documentElement.scrollWidth`); w > 360 {
+		t.Errorf("at 360 px the search page is %d px wide", w)
+	}
+	shot(t, ctx, "search-360-ja.png")
 	searcher.mu.Lock()
 	defer searcher.mu.Unlock()
-	if got := strings.Join(searcher.asked, " "); got != "alice|acme|plum| alice|acme|plum|"+searcher.cursor+" alice|acme|桜|" {
+	if got := strings.Join(searcher.asked, " "); got != "alice|acme|plum| alice|acme|plum|"+searcher.cursor+" alice|acme|桜| alice|acme|桜|" {
 		t.Errorf("asked %q", got)
 	}
 }
