@@ -30,7 +30,7 @@ func init() {
 			"truncated":     {`Stopped looking for archives you can see — "Load more" looks further`, "見えるアーカイブを探す途中で区切りました。「さらに読む」で続きを探します"},
 			"empty":         {"No archives you can see", "見えるアーカイブはありません"},
 			"emptyFiltered": {"No archives you can see match these filters", "この条件に合う、見えるアーカイブはありません"},
-			"shown":         {"{n} archives shown", "{n} 件のアーカイブを表示中"},
+			"shown":         {"Archives shown: {n}", "{n} 件のアーカイブを表示中"},
 			"opening":       {"Opening…", "開いています…"},
 			"replayCrawl":   {"Replay this crawl", "このクロールをリプレイ"},
 			"replayCrawlHint": {"Open every archive of this crawl you may view as one collection, to click from page to page",
