@@ -47,8 +47,8 @@ func SeedArchives(t testing.TB, env *Env, n int, orgOf func(i int) string) []See
 		out = append(out, Seeded{id, at, org})
 		rows = append(rows, []any{id, task, env.Bucket, fmt.Sprintf("org/%s/%d.wacz", org, i), fmt.Sprintf("https://e.com/%d", i), at})
 		tuples = append(tuples,
-			authz.Tuple{User: "capture_job:" + task, Relation: "parent", Object: "archive:" + id},
-			authz.Tuple{User: "organization:" + org, Relation: "parent", Object: "capture_job:" + task})
+			authz.Tuple{User: authz.CaptureJob(task), Relation: "parent", Object: authz.Archive(id)},
+			authz.Tuple{User: authz.Organization(org), Relation: "parent", Object: authz.CaptureJob(task)})
 		sources = append(sources, Source{ArchiveID: id, TaskID: task, At: at, Kind: "organization", Principal: org})
 	}
 	if _, err := conn.CopyFrom(ctx, pgx.Identifier{"archives"}, []string{"id", "task_id", "bucket", "object_key", "source_url", "captured_at"}, pgx.CopyFromRows(rows)); err != nil {

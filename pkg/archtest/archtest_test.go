@@ -32,7 +32,7 @@ var layers = []layer{
 	{name: "commands", pkgs: []string{"pkg/cli", "pkg/cli/demo"}},
 	{name: "wiring", pkgs: []string{"pkg/app", "pkg/health"}},
 	{name: "http", pkgs: []string{"pkg/api", "pkg/web"}},
-	{name: "use-cases", pkgs: []string{"pkg/archive", "pkg/crawl", "pkg/crawl/runner", "pkg/crawl/politeness", "pkg/replay", "pkg/search", "pkg/outbox"}},
+	{name: "use-cases", pkgs: []string{"pkg/archive", "pkg/crawl", "pkg/crawl/runner", "pkg/crawl/politeness", "pkg/replay", "pkg/search", "pkg/outbox", "pkg/visible"}},
 	{name: "pure", pkgs: []string{"pkg/crawl/rules", "pkg/manifest", "pkg/wacz", "pkg/i18n"}},
 	{name: "centre", pkgs: []string{"pkg/ledger"}, stdOnly: true},
 	{name: "adapters", pkgs: []string{"pkg/store/postgres", "pkg/blob", "pkg/authz", "pkg/browserhive", "pkg/windmill", "pkg/capture", "pkg/identity"}},
@@ -71,6 +71,9 @@ var arrows = map[string][]string{
 var packageArrows = [][2]string{
 	{"pkg/crawl/runner", "pkg/crawl"},
 	{"pkg/crawl/politeness", "pkg/crawl"},
+	// The list and search page through one permission-filtered engine.
+	{"pkg/archive", "pkg/visible"},
+	{"pkg/search", "pkg/visible"},
 	// /readyz and doctor's checks are built beside the adapters they ask.
 	{"pkg/app", "pkg/health"},
 }
@@ -86,7 +89,6 @@ var exceptions = []exception{
 	{"pkg/crawl/runner", "pkg/capture", "the built-in capturer adapter lives in the runner"},
 	{"pkg/crawl/runner", "pkg/browserhive", "the BrowserHive capturer adapter lives in the runner"},
 	{"pkg/crawl/politeness", "pkg/store/postgres", "politeness reads postgres row types"},
-	{"pkg/search", "pkg/archive", "search borrows the list's sealed cursor until both share one pagination package"},
 }
 
 // pkgInfo is what the test reads of `go list -deps -json`.

@@ -51,14 +51,8 @@ func fixture(t *testing.T, name, fromBucket, bucket, dir string) []byte {
 func TestArchivesAdd(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	dsn := testenv.Database(t)
-	objects, bucket, _ := testenv.Bucket(t)
-	dir := t.TempDir()
-	env := stackEnv(t, dsn, bucket)
-	env["CAPTURE_LEDGER_FGA_DATASTORE_URI"] = testenv.EmptyDatabase(t)
-	if out, errs, code := run(t, dir, env, "fga", "deploy"); code != 0 {
-		t.Fatalf("deploy: exit %d: %s %s", code, out, errs)
-	}
+	st := deployStack(t)
+	dsn, objects, bucket, dir, env := st.dsn, st.objects, st.bucket, st.dir, st.env
 	conn := testenv.Connect(t, dsn)
 	put := func(key string, body []byte) {
 		if err := objects.Put(ctx, bucket, key, "application/json", body); err != nil {

@@ -19,7 +19,6 @@ import (
 	"github.com/capture-ledger/ledgerctl/pkg/api"
 	"github.com/capture-ledger/ledgerctl/pkg/apptest"
 	"github.com/capture-ledger/ledgerctl/pkg/replay"
-	"github.com/capture-ledger/ledgerctl/pkg/testenv"
 )
 
 // TestArchivesOpen: `ledgerctl archives open` checks can_view like the API
@@ -30,14 +29,8 @@ import (
 func TestArchivesOpen(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	dsn := testenv.Database(t)
-	objects, bucket, _ := testenv.Bucket(t)
-	dir := t.TempDir()
-	env := stackEnv(t, dsn, bucket)
-	env["CAPTURE_LEDGER_FGA_DATASTORE_URI"] = testenv.EmptyDatabase(t)
-	if out, errs, code := run(t, dir, env, "fga", "deploy"); code != 0 {
-		t.Fatalf("deploy: exit %d: %s %s", code, out, errs)
-	}
+	st := deployStack(t)
+	objects, bucket, dir, env := st.objects, st.bucket, st.dir, st.env
 	task := uuid.NewString()
 	key := "org/acme/" + task + "_c0ffee00"
 	if err := objects.Put(ctx, bucket, key+".wacz", "application/wacz", []byte("wacz")); err != nil {

@@ -22,16 +22,9 @@ import (
 func TestArchivesListResumesWithOpaqueCursor(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	dsn := testenv.Database(t)
-	_, bucket, _ := testenv.Bucket(t)
-	dir := t.TempDir()
-	env := stackEnv(t, dsn, bucket)
-	env["CAPTURE_LEDGER_FGA_DATASTORE_URI"] = testenv.EmptyDatabase(t)
-	env["CAPTURE_LEDGER_LIST_CHECK_BUDGET"] = "100"
-	env["CAPTURE_LEDGER_LIST_SOURCE"] = "scan" // the full scan's budget is what is tested
-	if out, errs, code := run(t, dir, env, "fga", "deploy"); code != 0 {
-		t.Fatalf("deploy: exit %d: %s %s", code, out, errs)
-	}
+	// LIST_SOURCE=scan: the full scan's budget is what is tested.
+	st := deployStack(t, "CAPTURE_LEDGER_LIST_CHECK_BUDGET", "100", "CAPTURE_LEDGER_LIST_SOURCE", "scan")
+	dsn, bucket, dir, env := st.dsn, st.bucket, st.dir, st.env
 	// 150 archives of an organization carol is not in.
 	conn := testenv.Connect(t, dsn)
 	var rows [][]any

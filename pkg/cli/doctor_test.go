@@ -43,14 +43,8 @@ func doctorChecks(t *testing.T, out string) (doctorJSON, map[string]int) {
 func TestDoctor(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	dsn := testenv.Database(t)
-	_, bucket, _ := testenv.Bucket(t)
-	dir := t.TempDir()
-	env := stackEnv(t, dsn, bucket)
-	env["CAPTURE_LEDGER_FGA_DATASTORE_URI"] = testenv.EmptyDatabase(t)
-	if out, errs, code := run(t, dir, env, "fga", "deploy"); code != 0 {
-		t.Fatalf("deploy: exit %d: %s %s", code, out, errs)
-	}
+	st := deployStack(t)
+	dsn, dir, env := st.dsn, st.dir, st.env
 	all := []string{"config", "postgres", "openfga", "s3", "postgres-write", "s3-write", "fga-check", "fga-model", "migrations", "outbox", "clock"}
 
 	t.Run("healthy", func(t *testing.T) {
@@ -179,14 +173,8 @@ func TestDoctor(t *testing.T) {
 func TestDoctorProvesWrites(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	dsn := testenv.Database(t)
-	_, bucket, _ := testenv.Bucket(t)
-	dir := t.TempDir()
-	env := stackEnv(t, dsn, bucket)
-	env["CAPTURE_LEDGER_FGA_DATASTORE_URI"] = testenv.EmptyDatabase(t)
-	if out, errs, code := run(t, dir, env, "fga", "deploy"); code != 0 {
-		t.Fatalf("deploy: exit %d: %s %s", code, out, errs)
-	}
+	st := deployStack(t)
+	bucket, dir, env := st.bucket, st.dir, st.env
 	with := func(k, v string) map[string]string {
 		e := maps.Clone(env)
 		e[k] = v

@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/capture-ledger/ledgerctl/pkg/blob"
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 	"github.com/capture-ledger/ledgerctl/pkg/testenv"
 )
@@ -44,20 +45,42 @@ func stackEnv(t *testing.T, dsn, bucket string) map[string]string {
 	}
 }
 
+// testStack is a stack deployed for one test: its own database, bucket
+// and OpenFGA datastore with the model deployed, and the settings that
+// name them (env, with the overrides given to deployStack applied before
+// the deploy).
+type testStack struct {
+	dir, dsn, bucket string
+	objects          *blob.Client
+	env              map[string]string
+}
+
+// deployStack is testStack's set-up; overrides are KEY, VALUE pairs.
+func deployStack(t *testing.T, overrides ...string) testStack {
+	t.Helper()
+	if len(overrides)%2 != 0 {
+		t.Fatalf("deployStack: overrides %q are not KEY, VALUE pairs", overrides)
+	}
+	s := testStack{dsn: testenv.Database(t), dir: t.TempDir()}
+	s.objects, s.bucket, _ = testenv.Bucket(t)
+	s.env = stackEnv(t, s.dsn, s.bucket)
+	s.env["CAPTURE_LEDGER_FGA_DATASTORE_URI"] = testenv.EmptyDatabase(t)
+	for i := 0; i < len(overrides); i += 2 {
+		s.env[overrides[i]] = overrides[i+1]
+	}
+	if out, errs, code := run(t, s.dir, s.env, "fga", "deploy"); code != 0 {
+		t.Fatalf("deploy: exit %d: %s %s", code, out, errs)
+	}
+	return s
+}
+
 // deployedStack is a working directory and the env that reaches a test's
 // own database, bucket and OpenFGA datastore (PostgreSQL), the model
 // deployed.
 func deployedStack(t *testing.T) (dir string, env map[string]string) {
 	t.Helper()
-	dsn := testenv.Database(t)
-	_, bucket, _ := testenv.Bucket(t)
-	dir = t.TempDir()
-	env = stackEnv(t, dsn, bucket)
-	env["CAPTURE_LEDGER_FGA_DATASTORE_URI"] = testenv.EmptyDatabase(t)
-	if _, errs, code := run(t, dir, env, "fga", "deploy"); code != 0 {
-		t.Fatalf("deploy: %s", errs)
-	}
-	return dir, env
+	s := deployStack(t)
+	return s.dir, s.env
 }
 
 func TestReconcile(t *testing.T) {
