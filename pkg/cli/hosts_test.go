@@ -3,9 +3,11 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 
@@ -90,4 +92,36 @@ func TestHostsPoliteness(t *testing.T) {
 			t.Errorf("%q: exit %d %s", bad, code, errs)
 		}
 	}
+}
+
+// FuzzHostArg: HOST is outside input. It is refused (a usage error) or
+// read into a host that is valid UTF-8 without spaces or control
+// characters and reads back to itself; --since is refused or a time.
+func FuzzHostArg(f *testing.F) {
+	for _, s := range []string{"www.example.com", "127.0.0.1:8081", "[::1]:80", "EXAMPLE.com:443", "bücher.example", "a b", "x\x00", "\xff", "https://x/", "ex%41mple.com", ""} {
+		f.Add(s, "24h")
+	}
+	f.Add("example.com", "2026-12-01T09:00:00Z")
+	f.Fuzz(func(t *testing.T, raw, since string) {
+		host, err := hostArg(raw)
+		if err != nil {
+			var u usageError
+			if !errors.As(err, &u) || !strings.Contains(err.Error(), "HOST") {
+				t.Fatalf("hostArg(%q): %v is not a usage error naming HOST", raw, err)
+			}
+		} else {
+			if !utf8.ValidString(host) || strings.ContainsFunc(host, func(r rune) bool { return r < 0x21 || r == 0x7f }) || host == "" {
+				t.Fatalf("hostArg(%q) = %q", raw, host)
+			}
+			if again, err := hostArg(host); err != nil || again != host {
+				t.Fatalf("hostArg(%q) = %q, which reads back as %q, %v", raw, host, again, err)
+			}
+		}
+		if _, err := sinceFlag(since, time.Now()); err != nil {
+			var u usageError
+			if !errors.As(err, &u) || !strings.Contains(err.Error(), "--since") {
+				t.Fatalf("sinceFlag(%q): %v", since, err)
+			}
+		}
+	})
 }
