@@ -29,11 +29,15 @@ func newCmdDevIssuer(f *Factory) *cobra.Command {
 	opts := &DevIssuerOptions{f: f}
 	return &cobra.Command{
 		Use:   "issuer",
-		Short: "Run a local OIDC-like token issuer on 127.0.0.1 (development only)",
-		Long: `Serves /.well-known/openid-configuration, /.well-known/jwks.json and POST /token
-on 127.0.0.1:CAPTURE_LEDGER_DEV_ISSUER_PORT with an RS256 key generated in memory
-at every start. It mints a token for anyone who asks: never run it outside
-local development. Point the API at it with CAPTURE_LEDGER_OIDC_ISSUER.`,
+		Short: "Run a local OIDC token issuer on 127.0.0.1 (development only)",
+		Long: `Serves /.well-known/openid-configuration, /.well-known/jwks.json, /authorize and
+POST /token on 127.0.0.1:CAPTURE_LEDGER_DEV_ISSUER_PORT with an RS256 key
+generated in memory at every start. It mints a token for anyone who asks (a
+JSON POST /token), and answers the console's sign-in (the authorization-code
+flow with PKCE: /authorize shows a page where any subject and organizations
+may be typed, for loopback redirect URIs only): never run it outside local
+development. Point serve at it with CAPTURE_LEDGER_OIDC_ISSUER (and
+CAPTURE_LEDGER_OIDC_CLIENT_ID for the console's sign-in).`,
 		Example: "  ledgerctl dev issuer\n  CAPTURE_LEDGER_DEV_ISSUER_PORT=9199 ledgerctl dev issuer",
 		Args:    cobra.NoArgs,
 		RunE:    func(cmd *cobra.Command, _ []string) error { return devIssuerRun(cmd.Context(), opts) },

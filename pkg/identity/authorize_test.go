@@ -214,3 +214,26 @@ func TestIssuerAuthorizeRefuses(t *testing.T) {
 		t.Errorf("id rules: %q %d %s", code, res.StatusCode, body)
 	}
 }
+
+// FuzzParseAuthorizeRequest: whatever query reaches /authorize, parsing
+// never panics, and what it accepts is an S256 challenge, a loopback
+// redirect URI and bounded printable values.
+func FuzzParseAuthorizeRequest(f *testing.F) {
+	f.Add(authorizeQuery(strings.Repeat("v", 43)).Encode())
+	f.Add("response_type=code&scope=openid&client_id=c&redirect_uri=http://127.0.0.1/cb&state=s&nonce=n&code_challenge_method=S256&code_challenge=" + strings.Repeat("A", 43))
+	f.Add("redirect_uri=http://evil.example/&response_type=code")
+	f.Fuzz(func(t *testing.T, raw string) {
+		q, err := url.ParseQuery(raw)
+		if err != nil {
+			return
+		}
+		a, err := ParseAuthorizeRequest(q)
+		if err != nil {
+			return
+		}
+		u, perr := url.Parse(a.RedirectURI)
+		if perr != nil || !loopbackName(u.Host) || len(a.Challenge) != 43 || a.State == "" || a.ClientID == "" {
+			t.Fatalf("accepted %q: %+v", raw, a)
+		}
+	})
+}
