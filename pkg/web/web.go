@@ -337,7 +337,13 @@ func (c *Console) render(w http.ResponseWriter, r *http.Request, s screen, statu
 		if href == "" {
 			href = strings.TrimSuffix(strings.TrimPrefix(o.Pattern, "GET "), "{$}")
 		}
-		p.Nav = append(p.Nav, navItem{Href: href, Label: t[o.Nav], Current: o.Name == s.Name})
+		// A screen's label is its own text (or a common one), whichever
+		// page shows the navigation.
+		label := t[o.Nav]
+		if own, ok := o.Text[o.Nav]; ok {
+			label = texts{o.Nav: own}.in(lang)[o.Nav]
+		}
+		p.Nav = append(p.Nav, navItem{Href: href, Label: label, Current: o.Name == s.Name})
 	}
 	if fill != nil {
 		fill(&p)

@@ -92,6 +92,12 @@ func TestEveryScreenRenders(t *testing.T) {
 			if rec.Code != 200 || !strings.Contains(string(body), `<html lang="`+lang+`">`) {
 				t.Errorf("%s %s: %d %.200s", s.Name, lang, rec.Code, body)
 			}
+			// Every screen's entry in the navigation has its label on
+			// every page (a label only the screen itself carried was
+			// blank elsewhere).
+			if strings.Contains(string(body), "></a></li>") {
+				t.Errorf("%s %s: a navigation entry without a label", s.Name, lang)
+			}
 			if csp := rec.Header().Get("Content-Security-Policy"); !strings.Contains(csp, "frame-ancestors 'none'") || strings.Contains(csp, "unsafe-inline") {
 				t.Errorf("%s: CSP %q", s.Name, csp)
 			}
