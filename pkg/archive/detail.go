@@ -47,8 +47,6 @@ type Details struct {
 type Detail struct {
 	ledger.Archive
 	Organization string `json:"organization"`
-	// Title is the page's title when known ("" otherwise).
-	Title string `json:"title"`
 	// May is what the caller may do: each is asked again when done.
 	May May `json:"may"`
 }

@@ -39,13 +39,13 @@ func (s *Store) ArchiveDetail(ctx context.Context, v ledger.Viewer, id string, n
 			WHERE sh.archive_id = $1 AND sh.revoked_at IS NULL AND sh.expires_at > $4
 			  AND ((sh.grantee_type = 'user' AND sh.grantee = $3) OR (sh.grantee_type = 'organization' AND sh.grantee = ANY($2::text[])))
 		)
-		SELECT a.id::text, a.task_id::text, a.source_url, a.labels, a.wacz_complete, a.captured_at, a.object_key, a.bucket,
+		SELECT a.id::text, a.task_id::text, a.source_url, a.title, a.labels, a.wacz_complete, a.captured_at, a.object_key, a.bucket,
 		       COALESCE((SELECT org_id FROM capture_submissions WHERE task_id = a.task_id),
 		                (SELECT min(principal) FROM archive_sources WHERE archive_id = a.id AND kind = 'organization')),
 		       COALESCE((SELECT jsonb_agg(jsonb_build_object('kind', c.kind, 'organization', c.org, 'until', c.until, 'shareId', c.share_id)
 		                 ORDER BY c.kind, c.org, c.share_id) FROM c), '[]'::jsonb)
 		FROM archives a WHERE a.id = $1`,
-		id, orgs, v.Subject, now.Add(-shareSlack)).Scan(&c.ID, &c.TaskID, &c.SourceURL, &c.Labels, &c.WaczComplete, &c.CapturedAt, &c.ObjectKey, &c.Bucket, &org, &why)
+		id, orgs, v.Subject, now.Add(-shareSlack)).Scan(&c.ID, &c.TaskID, &c.SourceURL, &c.Title, &c.Labels, &c.WaczComplete, &c.CapturedAt, &c.ObjectKey, &c.Bucket, &org, &why)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return ledger.Candidate{}, "", ledger.ErrNotFound
 	}
