@@ -56,6 +56,8 @@ type Server struct {
 	// this process (dev identity without CAPTURE_LEDGER_REPLAY_KEY).
 	ReplayKeyEphemeral bool
 
+	// signIn, when set, is the startup line about the console's sign-in.
+	signIn  string
 	app     *App
 	api     *api.Server
 	ln      net.Listener
@@ -144,6 +146,7 @@ func (a *App) Server(ctx context.Context, o ServeOptions) (*Server, error) {
 			RedirectURL: s.RedirectURL(), Sessions: sessions})
 		apiSrv.CSRF = console.Auth.Guard
 		who = web.WhoSignIn
+		srv.signIn = "console sign-in: OIDC client " + s.OIDCClientID + " of " + s.OIDCIssuer + ", back at " + s.RedirectURL() + " (open the console at that host: cookies belong to a host name)"
 	}
 	console.Config = web.Config{
 		Who: who, Issuer: s.OIDCIssuer, Host: s.APIHost, Port: s.APIPort,
@@ -231,6 +234,9 @@ func (s *Server) StartupNotes(addr *net.TCPAddr) []identity.Note {
 		Mode: s.Mode, Issuer: st.OIDCIssuer, DevIdentity: st.DevIdentity, Host: st.APIHost, Port: addr.Port,
 		Crawls: s.Crawls, LevelReports: s.Crawls && st.WebhookURL != "",
 	})
+	if s.signIn != "" {
+		notes = append(notes, identity.Note{Level: slog.LevelInfo, Message: s.signIn})
+	}
 	if r := s.api.Replay; r != nil {
 		notes = append(notes, identity.Note{Level: slog.LevelInfo, Message: "replay sessions are served on origins of their own: " + r.Origins.Origin("<label>")})
 	}
