@@ -238,7 +238,7 @@ func crawlError(err error, jsonOut bool, absent string) error {
 	case errors.As(err, &active):
 		bound := "as many crawls as it may run at once"
 		if active.Limit > 0 {
-			bound = fmt.Sprintf("%d crawls, as many as it may run at once (CAPTURE_LEDGER_CRAWLS_PER_ORG)", active.Limit)
+			bound = fmt.Sprintf("%d crawl(s), as many as it may run at once (CAPTURE_LEDGER_CRAWLS_PER_ORG)", active.Limit)
 		}
 		if active.CrawlID == "" {
 			return &ExitError{Code: ExitFailure, Err: fmt.Errorf("the organization already runs %s; try again when one has ended", bound)}

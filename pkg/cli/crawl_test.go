@@ -131,7 +131,14 @@ func TestCrawlCommands(t *testing.T) {
 	if code != 0 || len(id) != 36 || levels.Load() != 1 || !strings.Contains(errs, "Windmill") {
 		t.Fatalf("start: exit %d %q %s (levels dispatched %d)", code, out, errs, levels.Load())
 	}
-	if _, errs, code := run(t, dir, env, "crawl", "start", "--as", "alice", "--org", "acme", "--seed", "https://other.example.org/"); code != ExitFailure || !strings.Contains(errs, id) {
+	// At a bound of one crawl per organization, a second start is refused
+	// naming the running one.
+	bound := map[string]string{"CAPTURE_LEDGER_CRAWLS_PER_ORG": "1"}
+	for k, v := range env {
+		bound[k] = v
+	}
+	if _, errs, code := run(t, dir, bound, "crawl", "start", "--as", "alice", "--org", "acme", "--seed", "https://other.example.org/"); code != ExitFailure ||
+		!strings.Contains(errs, id) || !strings.Contains(errs, "1 crawl(s)") {
 		t.Errorf("second crawl: exit %d %s", code, errs)
 	}
 	out, _, code = run(t, dir, env, "crawl", "status", id, "--as", "alice", "--org", "acme", "--json")
