@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"strconv"
 
 	"github.com/capture-ledger/ledgerctl/pkg/crawl"
@@ -46,29 +47,36 @@ func (s *Server) crawlConsoleRoutes() {
 				if err != nil {
 					return pagesQuery{}, err
 				}
-				q := pagesQuery{id: id, limit: politeness.DefaultPageRows}
-				v := r.URL.Query()
-				if a := v["after"]; len(a) > 0 {
-					n, err := strconv.ParseInt(a[0], 10, 64)
-					if len(a) > 1 || err != nil || n < 0 {
-						return pagesQuery{}, &BadRequest{Message: "querystring/after must be a non-negative integer, given once"}
-					}
-					q.after = n
-				}
-				if l := v["limit"]; len(l) > 0 {
-					n, err := strconv.Atoi(l[0])
-					if len(l) > 1 || err != nil || n < 1 || n > politeness.MaxPageRows {
-						return pagesQuery{}, &BadRequest{Message: "querystring/limit must be an integer from 1 to " + strconv.Itoa(politeness.MaxPageRows) + ", given once"}
-					}
-					q.limit = n
-				}
-				return q, nil
+				after, limit, err := ParsePagesQuery(r.URL.Query())
+				return pagesQuery{id: id, after: after, limit: limit}, err
 			},
 			func(ctx context.Context, who identity.Identity, q pagesQuery) (any, error) {
 				p, err := pages.Pages(ctx, crawlCaller(who), q.id, q.after, q.limit)
 				return p, crawlRefusal(err, inParams)
 			}))
 	}
+}
+
+// ParsePagesQuery reads ?after= (a non-negative row id, 0 when absent) and
+// ?limit= (1 to politeness.MaxPageRows, politeness.DefaultPageRows when
+// absent), each at most once; anything else is a 400 naming the parameter.
+func ParsePagesQuery(v url.Values) (after int64, limit int, err error) {
+	limit = politeness.DefaultPageRows
+	if a := v["after"]; len(a) > 0 {
+		n, err := strconv.ParseInt(a[0], 10, 64)
+		if len(a) > 1 || err != nil || n < 0 {
+			return 0, 0, &BadRequest{Message: "querystring/after must be a non-negative integer, given once"}
+		}
+		after = n
+	}
+	if l := v["limit"]; len(l) > 0 {
+		n, err := strconv.Atoi(l[0])
+		if len(l) > 1 || err != nil || n < 1 || n > politeness.MaxPageRows {
+			return 0, 0, &BadRequest{Message: "querystring/limit must be an integer from 1 to " + strconv.Itoa(politeness.MaxPageRows) + ", given once"}
+		}
+		limit = n
+	}
+	return after, limit, nil
 }
 
 type pagesQuery struct {
