@@ -198,7 +198,7 @@ L.screen("archives", function () {
   // the list, asked again every few seconds while any runs; when one
   // captures more or ends, the list's first page is asked again, so a
   // crawl's archives appear as they are captured.
-  var strip = L.$("running"), stripList = L.$("running-list"), timer = null, last = "";
+  var strip = L.$("running"), stripList = L.$("running-list"), timer = null, last = "", settle = 0;
   function running() {
     if (timer) { clearTimeout(timer); timer = null; }
     if (!strip || !(L.config.Features && L.config.Features.Crawls)) { return; }
@@ -215,11 +215,18 @@ L.screen("archives", function () {
       });
       strip.hidden = list.length === 0;
       var now = list.map(function (c) { return c.crawlId + ":" + c.pagesCaptured; }).join(",");
-      if (now !== last) {
-        if (last !== "" && pages <= 1 && !busy) { load(true); }
-        last = now;
+      // When the last running crawl ends, its final archives become
+      // visible only once their permissions reach OpenFGA (a moment
+      // later): the list is asked again a few times while that settles.
+      if (now !== last && last !== "" && !list.length) { settle = 5; }
+      if (((now !== last && last !== "") || settle > 0) && pages <= 1) {
+        // A list being loaded now may predate the change: try again soon.
+        if (busy) { timer = setTimeout(running, 1000); return; }
+        load(true);
       }
-      if (list.length) { timer = setTimeout(running, 3000); }
+      if (settle > 0 && !list.length) { settle--; }
+      last = now;
+      if (list.length) { timer = setTimeout(running, 3000); } else if (settle > 0) { timer = setTimeout(running, 2000); }
     }).catch(function () { strip.hidden = true; });
   }
 
