@@ -45,15 +45,17 @@ func (s *syncBuffer) String() string {
 
 // TestDevDemo: `dev demo` serves the bundled site, grants the dev user,
 // starts the crawl with mixed rules and runs serve, whose embedded runner
-// (http engine) crawls the site to its end. The console the banner names
-// shows the crawl running (the strip of running crawls, linking to the
-// crawl) and then, in the same tab without a reload, its archives; the
+// (browser engine, as `make run` has it) crawls the site to its end. The
+// console the banner names shows the crawl running (the strip of running
+// crawls, linking to the crawl) and then, in the same tab without a reload,
+// its archives with their titles and the pictures the capturer took; the
 // list API gives them to the dev user, and the crawl's decisions explain
 // what was left out.
 func TestDevDemo(t *testing.T) {
 	t.Parallel()
 	dir, env := deployedStack(t)
-	env["CAPTURE_LEDGER_CAPTURE_ENGINE"] = "http"
+	env["CAPTURE_LEDGER_CAPTURE_ENGINE"] = "browser"
+	env["CAPTURE_LEDGER_CHROMIUM_PATH"] = testenv.Chromium(t)
 	env["CAPTURE_LEDGER_API_HOST"], env["CAPTURE_LEDGER_API_PORT"] = "127.0.0.1", fmt.Sprint(freePort(t))
 	env["CAPTURE_LEDGER_DEV_IDENTITY"] = "1"
 	_, viewer := needReplayBrowser(t)
@@ -172,6 +174,18 @@ func TestDevDemo(t *testing.T) {
 	}
 	if rows != "5|true" {
 		t.Errorf("the console opened during the crawl shows rows|strip hidden %q, want the 5 archives and no running crawl", rows)
+	}
+	// Each row shows its page's title and the thumbnail the browser
+	// engine wrote into the WACZ (read back through the API).
+	shown := ""
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		shown, _ = chromedp.Run(home, chromedp.Evaluate[string](`String(document.querySelectorAll("#rows li.archive img.thumb.loaded").length) + "|" + Array.prototype.map.call(document.querySelectorAll("#rows li.archive .title"), function (e) { return e.textContent; }).join(",")`))
+		if strings.HasPrefix(shown, "5|") || time.Now().After(deadline) {
+			break
+		}
+	}
+	if !strings.HasPrefix(shown, "5|") || !strings.Contains(shown, "Demo Works") {
+		t.Errorf("the console's rows: %q, want 5 thumbnails and the pages' titles", shown)
 	}
 	screenshot(t, home, "console-demo-archives-en.png")
 
