@@ -156,9 +156,13 @@ type Runner struct {
 	ledger Ledger
 	queue  []crawl.Level
 	known  map[levelKey]bool // queued or running
-	// running counts the levels running, byOrg those of each organization.
+	// running counts the levels running, byOrg those of each organization;
+	// active holds the crawls with a level running here (one at a time:
+	// the next level a report dispatches waits in the queue until the
+	// level before it has let go of the crawl's lock).
 	running int
 	byOrg   map[string]int
+	active  map[string]bool
 	wake    chan struct{}
 }
 
@@ -204,7 +208,7 @@ func New(store Store, capturer Capturer, cfg Config) *Runner {
 	if cfg.HostLeaseTTL <= 0 {
 		cfg.HostLeaseTTL = 30 * time.Second
 	}
-	return &Runner{store: store, capturer: capturer, cfg: cfg, known: map[levelKey]bool{}, byOrg: map[string]int{}, wake: make(chan struct{}, 1)}
+	return &Runner{store: store, capturer: capturer, cfg: cfg, known: map[levelKey]bool{}, byOrg: map[string]int{}, active: map[string]bool{}, wake: make(chan struct{}, 1)}
 }
 
 // SetLedger sets the use-case levels are reported to.
@@ -251,23 +255,30 @@ func (r *Runner) enqueue(l crawl.Level) bool {
 // pop takes the next level to run when fewer than Levels run: the queued
 // level of the organization with the fewest levels running here (the
 // oldest queued among equals), so one organization's many crawls do not
-// hold every place.
+// hold every place; never a level of a crawl that has one running here.
 func (r *Runner) pop() (crawl.Level, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if len(r.queue) == 0 || r.running >= r.cfg.Levels {
 		return crawl.Level{}, false
 	}
-	best := 0
+	best := -1
 	for i, l := range r.queue {
-		if r.byOrg[l.OrgID] < r.byOrg[r.queue[best].OrgID] {
+		if r.active[l.CrawlID] {
+			continue
+		}
+		if best < 0 || r.byOrg[l.OrgID] < r.byOrg[r.queue[best].OrgID] {
 			best = i
 		}
+	}
+	if best < 0 {
+		return crawl.Level{}, false
 	}
 	l := r.queue[best]
 	r.queue = append(r.queue[:best:best], r.queue[best+1:]...)
 	r.running++
 	r.byOrg[l.OrgID]++
+	r.active[l.CrawlID] = true
 	return l, true
 }
 
@@ -275,6 +286,7 @@ func (r *Runner) pop() (crawl.Level, bool) {
 func (r *Runner) forget(l crawl.Level) {
 	r.mu.Lock()
 	delete(r.known, levelKey{l.CrawlID, l.Depth})
+	delete(r.active, l.CrawlID)
 	r.running--
 	if r.byOrg[l.OrgID]--; r.byOrg[l.OrgID] <= 0 {
 		delete(r.byOrg, l.OrgID)
