@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/capture-ledger/ledgerctl/pkg/api"
+	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 	"github.com/capture-ledger/ledgerctl/pkg/search"
 )
 
@@ -111,6 +112,18 @@ func adminHandler(searcher *search.Searcher) http.Handler {
 		if subject == "" {
 			answer(http.StatusBadRequest, map[string]string{"error": "as is required"})
 			return
+		}
+		// The same identity rules as every other caller: a hostile name is
+		// refused, naming it, before anything is asked.
+		if err := ledger.CheckSubject(subject); err != nil {
+			answer(http.StatusBadRequest, map[string]string{"error": "as: " + err.Error()})
+			return
+		}
+		for _, o := range orgs {
+			if err := ledger.CheckOrganization(o); err != nil {
+				answer(http.StatusBadRequest, map[string]string{"error": "org: " + err.Error()})
+				return
+			}
 		}
 		req, err := api.ParseSearchRequest(q)
 		var bad *api.BadRequest

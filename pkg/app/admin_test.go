@@ -96,6 +96,22 @@ func TestAdminSocketSearch(t *testing.T) {
 			t.Errorf("%v: %v, want a refusal %q", tc.params, err, tc.want)
 		}
 	}
+	// Hostile names are refused, naming them, as on every other path.
+	for _, tc := range []struct {
+		subject string
+		orgs    []string
+		want    string
+	}{
+		{"al\x00ice", []string{"acme"}, "as: "},
+		{"alice", []string{"ac\xffme"}, "org: "},
+		{"alice", []string{"ac#me"}, "org: "},
+	} {
+		_, err := app.AdminSearch(ctx, sock, tc.subject, tc.orgs, url.Values{"q": {"plum"}})
+		var ae *app.AdminError
+		if !errors.As(err, &ae) || !strings.HasPrefix(ae.Message, tc.want) {
+			t.Errorf("%q of %q: %v, want a refusal %q", tc.subject, tc.orgs, err, tc.want)
+		}
+	}
 	// A second serve on the same index directory is refused.
 	second := app.New(s, nil)
 	second.SetAuthz(env.FGA)
