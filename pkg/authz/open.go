@@ -7,6 +7,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/capture-ledger/ledgerctl/pkg/config"
+	"github.com/capture-ledger/ledgerctl/pkg/pgaddr"
 )
 
 // ErrNoDatastore says embedded mode has nowhere to keep its tuples.
@@ -54,7 +55,7 @@ func Where(s config.Settings) string {
 	if s.FGADatastoreURI == "" {
 		return "embedded OpenFGA"
 	}
-	return "embedded OpenFGA (datastore at " + pgHost(s.FGADatastoreURI) + ")"
+	return "embedded OpenFGA (datastore at " + pgaddr.Host(s.FGADatastoreURI, "CAPTURE_LEDGER_FGA_DATASTORE_URI") + ")"
 }
 
 // Deployment is what Deploy did.

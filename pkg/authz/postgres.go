@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/url"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/capture-ledger/ledgerctl/pkg/pgaddr"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -37,7 +38,7 @@ func NewPostgres(ctx context.Context, uri string, opts Options) (*Embedded, erro
 		sqlcommon.WithPingRetryMaxElapsedTime(10*time.Second),
 	))
 	if err != nil {
-		return nil, &UnreachableError{What: "the OpenFGA datastore (PostgreSQL)", Where: pgHost(uri), Err: pgCause(err)}
+		return nil, &UnreachableError{What: "the OpenFGA datastore (PostgreSQL)", Where: pgaddr.Host(uri, "CAPTURE_LEDGER_FGA_DATASTORE_URI"), Err: pgaddr.Cause(err)}
 	}
 	st, err := ds.IsReady(ctx)
 	if err != nil || !st.IsReady {
@@ -45,13 +46,13 @@ func NewPostgres(ctx context.Context, uri string, opts Options) (*Embedded, erro
 		if err == nil {
 			err = errors.New(st.Message)
 		}
-		return nil, fmt.Errorf("the OpenFGA datastore at %s is not ready (%v): run `ledgerctl fga deploy`, which migrates it", pgHost(uri), err)
+		return nil, fmt.Errorf("the OpenFGA datastore at %s is not ready (%v): run `ledgerctl fga deploy`, which migrates it", pgaddr.Host(uri, "CAPTURE_LEDGER_FGA_DATASTORE_URI"), err)
 	}
 	e, err := newEmbedded(ds, opts)
 	if err != nil {
 		return nil, err
 	}
-	e.where = pgHost(uri)
+	e.where = pgaddr.Host(uri, "CAPTURE_LEDGER_FGA_DATASTORE_URI")
 	return e, nil
 }
 
@@ -85,7 +86,7 @@ func PreparePostgres(ctx context.Context, uri string) error {
 		PingTimeout: 5 * time.Second, // zero fails at once with "context deadline exceeded"
 	})
 	if err != nil {
-		return fmt.Errorf("migrate the OpenFGA datastore at %s: %w", pgHost(uri), pgCause(err))
+		return fmt.Errorf("migrate the OpenFGA datastore at %s: %w", pgaddr.Host(uri, "CAPTURE_LEDGER_FGA_DATASTORE_URI"), pgaddr.Cause(err))
 	}
 	return nil
 }
@@ -107,7 +108,7 @@ func createDatabase(ctx context.Context, u *url.URL, name string) error {
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("create the OpenFGA datastore database %q: %w", name, pgCause(err))
+			return fmt.Errorf("create the OpenFGA datastore database %q: %w", name, pgaddr.Cause(err))
 		}
 		return nil
 	}
@@ -117,7 +118,7 @@ func createDatabase(ctx context.Context, u *url.URL, name string) error {
 func connect(ctx context.Context, uri string) (*pgx.Conn, error) {
 	cfg, err := pgx.ParseConfig(uri)
 	if err != nil {
-		return nil, fmt.Errorf("the OpenFGA datastore URL does not parse: %w", pgCause(err))
+		return nil, fmt.Errorf("the OpenFGA datastore URL does not parse: %w", pgaddr.Cause(err))
 	}
 	cfg.ConnectTimeout = 5 * time.Second
 	conn, err := pgx.ConnectConfig(ctx, cfg)
@@ -128,11 +129,11 @@ func connect(ctx context.Context, uri string) (*pgx.Conn, error) {
 				return nil, ErrDatastoreMissing
 			}
 			if outageCode(pgErr.Code) {
-				return nil, &UnreachableError{What: "the OpenFGA datastore (PostgreSQL)", Where: pgHost(uri), Err: fmt.Errorf("%s (SQLSTATE %s)", pgErr.Message, pgErr.Code)}
+				return nil, &UnreachableError{What: "the OpenFGA datastore (PostgreSQL)", Where: pgaddr.Host(uri, "CAPTURE_LEDGER_FGA_DATASTORE_URI"), Err: fmt.Errorf("%s (SQLSTATE %s)", pgErr.Message, pgErr.Code)}
 			}
-			return nil, fmt.Errorf("the OpenFGA datastore at %s refused the connection: %s", pgHost(uri), pgErr.Message)
+			return nil, fmt.Errorf("the OpenFGA datastore at %s refused the connection: %s", pgaddr.Host(uri, "CAPTURE_LEDGER_FGA_DATASTORE_URI"), pgErr.Message)
 		}
-		return nil, &UnreachableError{What: "the OpenFGA datastore (PostgreSQL)", Where: pgHost(uri), Err: pgCause(err)}
+		return nil, &UnreachableError{What: "the OpenFGA datastore (PostgreSQL)", Where: pgaddr.Host(uri, "CAPTURE_LEDGER_FGA_DATASTORE_URI"), Err: pgaddr.Cause(err)}
 	}
 	return conn, nil
 }
@@ -143,34 +144,4 @@ func pingPostgres(ctx context.Context, uri string) error {
 		return err
 	}
 	return conn.Close(ctx)
-}
-
-// pgHost is host:port of a PostgreSQL URL, for messages (never a password).
-func pgHost(uri string) string {
-	cfg, err := pgconn.ParseConfig(uri)
-	if err != nil {
-		if u, uerr := url.Parse(uri); uerr == nil && u.Host != "" {
-			return u.Host
-		}
-		return "(unparsable CAPTURE_LEDGER_FGA_DATASTORE_URI)"
-	}
-	if strings.HasPrefix(cfg.Host, "/") {
-		return fmt.Sprintf("%s (socket, port %d)", cfg.Host, cfg.Port)
-	}
-	return net.JoinHostPort(cfg.Host, fmt.Sprint(cfg.Port))
-}
-
-// pgCause is the part of a driver error worth showing: PostgreSQL's own
-// message, or the network error under a failed dial. (The ledger's store
-// has its own; an adapter does not import another.)
-func pgCause(err error) error {
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) {
-		return errors.New(pgErr.Message)
-	}
-	var opErr *net.OpError
-	if errors.As(err, &opErr) {
-		return opErr.Err
-	}
-	return err
 }

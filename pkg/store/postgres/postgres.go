@@ -6,10 +6,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"net/url"
 	"strings"
 	"time"
+
+	"github.com/capture-ledger/ledgerctl/pkg/pgaddr"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -35,17 +35,7 @@ func (e *UnreachableError) Is(target error) bool { return target == ledger.ErrUn
 
 // Cause is the most specific part of a driver error: the server's message,
 // or the network error under the dial, else err itself.
-func Cause(err error) error {
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) {
-		return errors.New(pgErr.Message)
-	}
-	var opErr *net.OpError
-	if errors.As(err, &opErr) {
-		return opErr.Err
-	}
-	return err
-}
+func Cause(err error) error { return pgaddr.Cause(err) }
 
 // oneLine keeps the last, most specific part of a nested driver error.
 func oneLine(err error) string {
@@ -60,19 +50,7 @@ func oneLine(err error) string {
 }
 
 // HostOf returns host:port of a PostgreSQL URL or key=value DSN, for messages.
-func HostOf(dsn string) string {
-	cfg, err := pgconn.ParseConfig(dsn)
-	if err != nil {
-		if u, uerr := url.Parse(dsn); uerr == nil && u.Host != "" {
-			return u.Host
-		}
-		return "(unparsable DATABASE_URL)"
-	}
-	if strings.HasPrefix(cfg.Host, "/") {
-		return fmt.Sprintf("%s (socket, port %d)", cfg.Host, cfg.Port)
-	}
-	return net.JoinHostPort(cfg.Host, fmt.Sprint(cfg.Port))
-}
+func HostOf(dsn string) string { return pgaddr.Host(dsn, "DATABASE_URL") }
 
 // Open connects a pool and pings it, so an unreachable database fails here
 // with one clear line instead of at the first query.
