@@ -377,15 +377,20 @@ func handle[In any](s *Server, ok int, parse func(*http.Request) (In, error), ru
 	}
 }
 
+// idAndNoBody is the parse step of a POST on one thing: the path's {id}
+// as a UUID, and a body that is empty or an empty JSON object (anything
+// else is a 400 naming it).
+func idAndNoBody(r *http.Request) (string, error) {
+	id, err := UUIDParam(r, "id")
+	if err == nil {
+		err = DecodeBody(r, &struct{}{}, 1024)
+	}
+	return id, err
+}
+
 func (s *Server) archiveURL() http.HandlerFunc {
 	return handle(s, http.StatusOK,
-		func(r *http.Request) (string, error) {
-			id, err := UUIDParam(r, "id")
-			if err == nil {
-				err = DecodeBody(r, &struct{}{}, 1024)
-			}
-			return id, err
-		},
+		idAndNoBody,
 		func(ctx context.Context, who identity.Identity, id string) (any, error) {
 			return s.Access.URL(ctx, who.Subject, who.Organizations, id)
 		})

@@ -67,13 +67,7 @@ type DownloadLink struct {
 // DownloadTTL. No bucket URL reaches the page.
 func (s *Server) downloadLink() http.HandlerFunc {
 	return handle(s, http.StatusOK,
-		func(r *http.Request) (string, error) {
-			id, err := UUIDParam(r, "id")
-			if err == nil {
-				err = DecodeBody(r, &struct{}{}, 1024)
-			}
-			return id, err
-		},
+		idAndNoBody,
 		func(ctx context.Context, who identity.Identity, id string) (any, error) {
 			m, err := s.Replay.Service.Mint(ctx, caller(who), id, DownloadTTL)
 			if err != nil {

@@ -20,13 +20,7 @@ import (
 func (s *Server) crawlConsoleRoutes() {
 	svc := s.Crawls
 	s.mux.HandleFunc("POST /api/crawls/{id}/stop", handle(s, http.StatusOK,
-		func(r *http.Request) (string, error) {
-			id, err := crawlID(r)
-			if err == nil {
-				err = DecodeBody(r, &struct{}{}, 1024)
-			}
-			return id, err
-		},
+		idAndNoBody,
 		func(ctx context.Context, who identity.Identity, id string) (any, error) {
 			res, err := svc.Stop(ctx, crawlCaller(who), id)
 			return res, crawlRefusal(err, inParams)

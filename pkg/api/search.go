@@ -109,14 +109,7 @@ type IndexAnswer struct {
 
 func (s *Server) indexCrawl() http.HandlerFunc {
 	return handle(s, http.StatusAccepted,
-		func(r *http.Request) (string, error) {
-			id, err := UUIDParam(r, "id")
-			if err == nil {
-				// The flow sends no body; an empty object is as good.
-				err = DecodeBody(r, &struct{}{}, 1024)
-			}
-			return id, err
-		},
+		idAndNoBody,
 		func(ctx context.Context, who identity.Identity, id string) (any, error) {
 			res, err := s.CrawlIndex.IndexCrawl(ctx, who.Subject, who.Organizations, id)
 			return IndexAnswer{Indexed: res.Indexed, Pages: res.Pages, Failed: res.Failed}, err

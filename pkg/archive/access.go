@@ -182,18 +182,8 @@ func (a *Access) URL(ctx context.Context, subject string, orgs []string, id stri
 	// OpenFGA asked whatever the other answers, and either refusal is the
 	// same 404.
 	bucket, key, lerr := a.Catalog.ArchiveLocation(ctx, id)
-	if lerr != nil && !errors.Is(lerr, ledger.ErrNotFound) {
-		return SignedURL{}, lerr
-	}
-	// An absent id is asked about as a stand-in (ledger.StandIn), so that
-	// OpenFGA takes as long as for another organization's archive.
-	ok, err := a.Perms.CanView(ctx, subject, orgs, a.standIn.For(id, lerr == nil))
-	if err != nil {
-		return SignedURL{}, fmt.Errorf("check can_view: %w", err)
-	}
-	if !ok || lerr != nil {
-		a.logger().Info("Denied", "archiveId", id)
-		return SignedURL{}, ledger.ErrNotFound
+	if err := viewable(ctx, a.Perms, &a.standIn, a.logger(), subject, orgs, id, lerr); err != nil {
+		return SignedURL{}, err
 	}
 	u, err := a.Signer.PresignGet(ctx, bucket, key, URLTTL)
 	if err != nil {
@@ -361,4 +351,24 @@ func (a *Access) logger() *slog.Logger {
 		return slog.New(slog.DiscardHandler)
 	}
 	return a.Log
+}
+
+// viewable asks can_view of an archive whose ledger read ended with lerr.
+// An absent id is asked about as a stand-in (ledger.StandIn), so OpenFGA
+// takes as long as for another organization's archive, and a caller who
+// may not view it and an absent id are both ledger.ErrNotFound after the
+// same work. Any other read error is returned as it is.
+func viewable(ctx context.Context, perms Permissions, standIn *ledger.StandIn, log *slog.Logger, subject string, orgs []string, id string, lerr error) error {
+	if lerr != nil && !errors.Is(lerr, ledger.ErrNotFound) {
+		return lerr
+	}
+	ok, err := perms.CanView(ctx, subject, orgs, standIn.For(id, lerr == nil))
+	if err != nil {
+		return fmt.Errorf("check can_view: %w", err)
+	}
+	if !ok || lerr != nil {
+		log.Info("Denied", "archiveId", id)
+		return ledger.ErrNotFound
+	}
+	return nil
 }

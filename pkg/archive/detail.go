@@ -2,7 +2,6 @@ package archive
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -75,16 +74,8 @@ func (d *Details) now() time.Time {
 // the recorded reasons OpenFGA confirmed, and May what else it may do.
 func (d *Details) Get(ctx context.Context, subject string, orgs []string, id string) (Detail, error) {
 	cand, org, lerr := d.Catalog.ArchiveDetail(ctx, ledger.Viewer{Subject: subject, Orgs: orgs}, id, d.now())
-	if lerr != nil && !errors.Is(lerr, ledger.ErrNotFound) {
-		return Detail{}, lerr
-	}
-	ok, err := d.Perms.CanView(ctx, subject, orgs, d.standIn.For(id, lerr == nil))
-	if err != nil {
-		return Detail{}, fmt.Errorf("check can_view: %w", err)
-	}
-	if !ok || lerr != nil {
-		d.logger().Info("Denied", "archiveId", id)
-		return Detail{}, ledger.ErrNotFound
+	if err := viewable(ctx, d.Perms, &d.standIn, d.logger(), subject, orgs, id, lerr); err != nil {
+		return Detail{}, err
 	}
 	out := Detail{Archive: cand.Archive, Organization: org, May: May{Open: true, Download: true}}
 	why := []ledger.Reason{}
@@ -101,6 +92,7 @@ func (d *Details) Get(ctx context.Context, subject string, orgs []string, id str
 	}
 	out.Why = &why
 	if d.Managing != nil {
+		var err error
 		if out.May.Share, out.May.Delete, err = d.Managing.MayManage(ctx, subject, id); err != nil {
 			return Detail{}, err
 		}

@@ -3,7 +3,6 @@ package archive
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
@@ -37,15 +36,8 @@ var ErrNoThumbnail = errors.New("no thumbnail")
 // view the archive can learn that it has no picture (ErrNoThumbnail).
 func (a *Access) Thumbnail(ctx context.Context, subject string, orgs []string, id string) (wacz.Image, error) {
 	bucket, key, lerr := a.Catalog.ArchiveLocation(ctx, id)
-	if lerr != nil && !errors.Is(lerr, ledger.ErrNotFound) {
-		return wacz.Image{}, lerr
-	}
-	ok, err := a.Perms.CanView(ctx, subject, orgs, a.standIn.For(id, lerr == nil))
-	if err != nil {
-		return wacz.Image{}, fmt.Errorf("check can_view: %w", err)
-	}
-	if !ok || lerr != nil {
-		return wacz.Image{}, ledger.ErrNotFound
+	if err := viewable(ctx, a.Perms, &a.standIn, a.logger(), subject, orgs, id, lerr); err != nil {
+		return wacz.Image{}, err
 	}
 	if a.Ranges == nil {
 		return wacz.Image{}, ErrNoThumbnail
