@@ -251,7 +251,7 @@ func TestSearchScreenHasTheForm(t *testing.T) {
 		}
 	}
 	js := asset(t, "search.js")
-	for _, w := range []string{`L.api("GET", "/api/search?" + p.toString())`, `p.set("cursor", cursor)`, `document.createTextNode(unescape(p))`, `document.createElement("mark")`, `replay(h.archiveId, h.url, note)`} {
+	for _, w := range []string{`L.api("GET", "/api/search?" + p.toString())`, `p.set("cursor", cursor)`, `document.createTextNode(unescape(p))`, `document.createElement("mark")`, `L.replay("/api/archives/" + encodeURIComponent(h.archiveId) + "/replay", { page: h.url }, note)`} {
 		if !strings.Contains(js, w) {
 			t.Errorf("search.js lacks %q", w)
 		}

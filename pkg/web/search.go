@@ -35,9 +35,6 @@ func init() {
 			"open":            {"Open", "開く"},
 			"openHint":        {"Replay this page in a new tab, on an origin of its own", "このページを新しいタブで、専用のオリジンでリプレイする"},
 			"details":         {"Details", "詳細"},
-			"opening":         {"Opening…", "開いています…"},
-			"openFailed":      {"{n} — could not open the archive", "{n} — アーカイブを開けませんでした"},
-			"goneArchive":     {"This archive is not there, or you may no longer view it", "このアーカイブは無いか、もう見られません"},
 		},
 	})
 }

@@ -87,31 +87,17 @@ L.screen("archives", function () {
     return img;
   }
 
-  // replay asks path for a replay session (an archive, or a crawl as one
-  // collection of what the caller may view) and opens it in a new tab
-  // without an opener, on the session's own origin. The API checks again.
-  function replay(path, body, note) {
-    note.textContent = L.t("opening");
-    L.api("POST", path, body).then(function (r) {
-      if (!r.ok || !r.body || typeof r.body.url !== "string") {
-        note.textContent = r.status === 404 ? L.t("goneArchive") : (r.status === 401 ? L.t("unauthorized") : L.t("openFailed", { n: r.status }));
-        return;
-      }
-      note.textContent = "";
-      window.open(r.body.url, "_blank", "noopener");
-    }).catch(function () { note.textContent = L.t("openFailed", { n: 0 }); });
-  }
 
   function row(a) {
     var note = L.el("span", { className: "note", "aria-live": "polite" });
     var name = a.title || a.sourceUrl;
     var why = (a.why || []).map(reason);
     var open = L.el("button", { type: "button", className: "open primary", title: L.t("openHint"), "aria-label": L.t("open") + ": " + name,
-      onclick: function () { replay("/api/archives/" + encodeURIComponent(a.id) + "/replay", { page: a.sourceUrl }, note); } }, L.t("open"));
+      onclick: function () { L.replay("/api/archives/" + encodeURIComponent(a.id) + "/replay", { page: a.sourceUrl }, note); } }, L.t("open"));
     var crawl = null;
     if (a.crawlId) {
       crawl = L.el("button", { type: "button", className: "crawl", title: L.t("replayCrawlHint"), "data-crawl": a.crawlId,
-        onclick: function () { replay("/api/crawls/" + encodeURIComponent(a.crawlId) + "/replay", {}, note); } }, L.t("replayCrawl"));
+        onclick: function () { L.replay("/api/crawls/" + encodeURIComponent(a.crawlId) + "/replay", {}, note); } }, L.t("replayCrawl"));
     }
     return L.el("li", { className: "archive", "data-id": a.id },
       thumb(a.id),

@@ -123,6 +123,22 @@
     return mePromise;
   };
 
+  // L.replay(path, body, note) asks path for a replay session (an archive,
+  // or a crawl as one collection of what the caller may view) and opens it
+  // in a new tab without an opener, on the session's own origin; note says
+  // how it went. The API checks again.
+  L.replay = function (path, body, note) {
+    note.textContent = L.t("opening");
+    L.api("POST", path, body).then(function (r) {
+      if (!r.ok || !r.body || typeof r.body.url !== "string") {
+        note.textContent = r.status === 404 ? L.t("goneArchive") : (r.status === 401 ? L.t("unauthorized") : L.t("openFailed", { n: r.status }));
+        return;
+      }
+      note.textContent = "";
+      window.open(r.body.url, "_blank", "noopener");
+    }).catch(function () { note.textContent = L.t("openFailed", { n: 0 }); });
+  };
+
   var screens = {};
   L.screen = function (name, fn) { screens[name] = fn; };
   document.addEventListener("DOMContentLoaded", function () {

@@ -54,17 +54,6 @@ L.screen("search", function () {
   // The highlight reader, for tests that feed it what the API could send.
   L.highlight = function (s) { return marked(L.el("p"), s); };
 
-  function replay(id, page, note) {
-    note.textContent = L.t("opening");
-    L.api("POST", "/api/archives/" + encodeURIComponent(id) + "/replay", { page: page }).then(function (r) {
-      if (!r.ok || !r.body || typeof r.body.url !== "string") {
-        note.textContent = r.status === 404 ? L.t("goneArchive") : (r.status === 401 ? L.t("unauthorized") : L.t("openFailed", { n: r.status }));
-        return;
-      }
-      note.textContent = "";
-      window.open(r.body.url, "_blank", "noopener");
-    }).catch(function () { note.textContent = L.t("openFailed", { n: 0 }); });
-  }
 
   function others(h) {
     var o = h.otherCaptures;
@@ -88,7 +77,7 @@ L.screen("search", function () {
     if (n) { li.appendChild(L.el("p", { className: "others muted" }, L.t("otherCaptures", { n: n }))); }
     li.appendChild(L.el("div", { className: "actions" },
       L.el("button", { type: "button", className: "open primary", title: L.t("openHint"),
-        onclick: function () { replay(h.archiveId, h.url, note); } }, L.t("open")),
+        onclick: function () { L.replay("/api/archives/" + encodeURIComponent(h.archiveId) + "/replay", { page: h.url }, note); } }, L.t("open")),
       note));
     return li;
   }
