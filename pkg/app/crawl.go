@@ -136,7 +136,7 @@ func (a *App) CrawlRunner(ctx context.Context, software string) (*crawl.Service,
 		ua = capture.DefaultUserAgent
 	}
 	r := runner.New(st, capt, runner.Config{
-		UserAgent: ua, CrawlDelayMax: s.CrawlDelayMax, BackoffMax: s.CrawlBackoffMax,
+		UserAgent: ua, CrawlDelayMax: s.CrawlDelayMax, BackoffMax: s.CrawlBackoffMax, Rescan: s.CrawlRescan,
 		RobotsClient: runner.NewRobotsClient(ccfg), CaptureFormats: s.CaptureFormats, Signing: s.CaptureSigning, Log: a.Log,
 		// Crawl pages draw from the same per-organization capacity as
 		// POST /api/captures.

@@ -246,6 +246,10 @@ type Settings struct {
 	WebhookURL, WebhookToken       string
 	WebhookTimeout                 time.Duration
 	CrawlStallTimeout              time.Duration
+	// CrawlRescan is how often the embedded runner looks for running
+	// crawls no process runs (a stopped or killed serve's) and resumes
+	// them.
+	CrawlRescan time.Duration
 	// The embedded crawl runner: the caps on Crawl-delay and on a 429/503
 	// back-off, and the BrowserHive endpoints it captures through (none:
 	// the built-in capturer) with the deadline of one call.
@@ -376,6 +380,7 @@ func (c *Config) Settings() (Settings, error) {
 	s.HostAtOnce = intIn("CAPTURE_LEDGER_HOST_CAPTURES_AT_ONCE", 1, 100)
 	s.HostDelay = ms("CAPTURE_LEDGER_HOST_DELAY_MS", 0, 3_600_000)
 	s.HostLeaseTTL = ms("CAPTURE_LEDGER_HOST_LEASE_TTL_MS", 1000, 3_600_000)
+	s.CrawlRescan = ms("CAPTURE_LEDGER_CRAWL_RESCAN_MS", 100, 3_600_000)
 	s.CaptureURLsPerCaller = intIn("CAPTURE_LEDGER_CAPTURE_URLS_PER_MINUTE_PER_CALLER", 1, 1_000_000)
 	s.CaptureURLsPerOrg = intIn("CAPTURE_LEDGER_CAPTURE_URLS_PER_MINUTE_PER_ORG", 1, 1_000_000)
 	if s.OIDCClientID != "" && s.OIDCIssuer == "" {

@@ -85,6 +85,7 @@ var Variables = []Var{
 	{Name: "CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN", Help: "bearer token for the crawl webhook", Secret: true},
 	{Name: "CAPTURE_LEDGER_CRAWL_WEBHOOK_TIMEOUT_MS", Default: "10000", Help: "timeout of one webhook call, in milliseconds"},
 	{Name: "CAPTURE_LEDGER_CRAWL_STALL_TIMEOUT_MS", Default: "1800000", Help: "a running crawl with no progress for this long is closed failed, in milliseconds"},
+	{Name: "CAPTURE_LEDGER_CRAWL_RESCAN_MS", Default: "15000", Help: "how often the embedded crawl runner of every serve looks for running crawls no process runs (a stopped or killed serve's) and resumes them, in milliseconds"},
 	{Name: "CAPTURE_LEDGER_CRAWL_DELAY_MAX_MS", Default: "60000", Help: "the embedded crawl runner's cap on a robots.txt Crawl-delay, in milliseconds (a longer one is cut to it and reported as the cap; it never shortens perHostDelayMs)"},
 	{Name: "CAPTURE_LEDGER_CRAWL_BACKOFF_MAX_MS", Default: "120000", Help: "the embedded crawl runner's cap on the wait after a 429 or 503 (Retry-After), in milliseconds"},
 	{Name: "CAPTURE_LEDGER_CRAWLS_PER_ORG", Default: "3", Help: "crawls one organization may run at once; past it POST /api/crawls answers 409 (other organizations' crawls do not count)"},

@@ -189,4 +189,7 @@ type HostCapture struct {
 	// one's end, and HoldSource why (zero while it runs, or expired).
 	Hold       time.Duration
 	HoldSource string
+	// AskedAt is when the party first asked for the lease (nil for
+	// captures recorded before it was kept).
+	AskedAt *time.Time
 }

@@ -45,7 +45,20 @@ type HostReport struct {
 	// Sources counts the captures by the source of the delay they kept
 	// (setting, crawl-delay, cap, backoff, host).
 	Sources map[string]int `json:"sources"`
-	Entries []HostEntry    `json:"captureList"`
+	// MostTurnsWhileWaiting is the fairness between organizations: the
+	// most captures one other organization started while a party of an
+	// organization stood in the host's line, ready (its delay kept), for
+	// its organization's next turn. The round robin makes it at most 1;
+	// TurnsWaiter is the organization that waited them and TurnsTaker
+	// the one that took them (both empty at 0). Captures recorded without
+	// the time they asked are left out.
+	MostTurnsWhileWaiting int    `json:"mostTurnsWhileWaiting"`
+	TurnsWaiter           string `json:"turnsWaiter,omitempty"`
+	TurnsTaker            string `json:"turnsTaker,omitempty"`
+	// LongestWaitMs is the longest time a party stood in the line (nil
+	// when no capture recorded when it asked).
+	LongestWaitMs *float64    `json:"longestWaitMs"`
+	Entries       []HostEntry `json:"captureList"`
 }
 
 // HostEntry is one capture of the host.
@@ -66,6 +79,10 @@ type HostEntry struct {
 	RequiredSource string   `json:"requiredSource"`
 	Overlap        bool     `json:"overlap,omitempty"`
 	ShortGap       bool     `json:"shortGap,omitempty"`
+	// AskedAt is when the party first asked for the host (nil: not
+	// recorded) and WaitedMs how long it stood in line.
+	AskedAt  *time.Time `json:"askedAt,omitempty"`
+	WaitedMs *float64   `json:"waitedMs,omitempty"`
 }
 
 // HostService answers `ledgerctl hosts politeness`.
@@ -106,6 +123,7 @@ func CheckHost(host string, caps []ledger.HostCapture, atOnce int) HostReport {
 		Organizations: []string{}, Entries: make([]HostEntry, 0, len(caps))}
 	crawls := map[string]bool{}
 	orgs := map[string]bool{}
+	lastOfOrg := map[string]time.Time{} // start of each organization's latest capture so far
 	var (
 		gaps      []float64
 		lastEnd   time.Time // latest end of an earlier capture
@@ -167,6 +185,18 @@ func CheckHost(host string, caps []ledger.HostCapture, atOnce int) HostReport {
 				holdUntil, holdSrc = h, c.HoldSource
 			}
 		}
+		if c.AskedAt != nil {
+			t := c.AskedAt.UTC()
+			w := float64(c.StartedAt.Sub(t)) / float64(time.Millisecond)
+			e.AskedAt, e.WaitedMs = &t, &w
+			if rep.LongestWaitMs == nil || w > *rep.LongestWaitMs {
+				rep.LongestWaitMs = &w
+			}
+			if n, taker := turnsWhileWaiting(caps, i, lastOfOrg); n > rep.MostTurnsWhileWaiting {
+				rep.MostTurnsWhileWaiting, rep.TurnsWaiter, rep.TurnsTaker = n, c.Org, taker
+			}
+		}
+		lastOfOrg[c.Org] = c.StartedAt
 		rep.Entries = append(rep.Entries, e)
 	}
 	rep.Crawls = len(crawls)
@@ -187,4 +217,31 @@ func CheckHost(host string, caps []ledger.HostCapture, atOnce int) HostReport {
 	}
 	rep.OK = rep.Overlaps == 0 && rep.ShortGaps == 0
 	return rep
+}
+
+// turnsWhileWaiting counts, for capture i (which recorded when its party
+// asked), the captures each other organization started after the party
+// asked and after its organization's previous turn (lastOfOrg), at a
+// moment the party was ready too: its own delay had passed since the end
+// the other capture's gap was counted from. It returns the largest count
+// and the organization that took those turns. Captures are in start order.
+func turnsWhileWaiting(caps []ledger.HostCapture, i int, lastOfOrg map[string]time.Time) (int, string) {
+	c := caps[i]
+	from := *c.AskedAt
+	if t, ok := lastOfOrg[c.Org]; ok && t.After(from) {
+		from = t
+	}
+	turns := map[string]int{}
+	most, who := 0, ""
+	for j := i - 1; j >= 0 && caps[j].StartedAt.After(from); j-- {
+		y := caps[j]
+		if y.Org == c.Org || (y.PrevEnd != nil && y.StartedAt.Before(y.PrevEnd.Add(c.Delay))) {
+			continue
+		}
+		turns[y.Org]++
+		if turns[y.Org] > most {
+			most, who = turns[y.Org], y.Org
+		}
+	}
+	return most, who
 }

@@ -125,8 +125,9 @@ func (s *Store) TryHost(ctx context.Context, req ledger.HostLeaseRequest) (lease
 		}
 		delayMs := int(max(delay, 0) / time.Millisecond)
 		if _, err := tx.Exec(ctx, `
-			INSERT INTO host_captures (host, holder, kind, org_id, crawl_id, url, started_at, expires_at, prev_end, delay_ms, delay_source)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+			INSERT INTO host_captures (host, holder, kind, org_id, crawl_id, url, started_at, expires_at, prev_end, delay_ms, delay_source, asked_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11,
+			        (SELECT since FROM host_waiters WHERE host = $1 AND holder = $2))`,
 			req.Host, req.Holder, req.Kind, req.Org, crawlID, req.URL, now, now.Add(req.TTL), lastEnd, delayMs, source); err != nil {
 			return err
 		}
@@ -203,7 +204,7 @@ func (s *Store) LeaveHost(ctx context.Context, host, holder string) error {
 func (s *Store) HostCaptures(ctx context.Context, host string, since time.Time) ([]ledger.HostCapture, error) {
 	rows, err := s.Pool.Query(ctx, `
 		SELECT id, host, kind, org_id, crawl_id::text, url, started_at, ended_at, expired, prev_end, delay_ms, delay_source,
-		       coalesce(hold_ms, 0), coalesce(hold_source, '')
+		       coalesce(hold_ms, 0), coalesce(hold_source, ''), asked_at
 		FROM host_captures WHERE host = $1 AND started_at >= $2 ORDER BY started_at, id`, host, since)
 	if err != nil {
 		return nil, fmt.Errorf("read the captures of host %s: %w", host, err)
@@ -214,7 +215,7 @@ func (s *Store) HostCaptures(ctx context.Context, host string, since time.Time) 
 		var c ledger.HostCapture
 		var ms, hold int
 		if err := rows.Scan(&c.ID, &c.Host, &c.Kind, &c.Org, &c.CrawlID, &c.URL, &c.StartedAt, &c.EndedAt, &c.Expired, &c.PrevEnd, &ms, &c.Source,
-			&hold, &c.HoldSource); err != nil {
+			&hold, &c.HoldSource, &c.AskedAt); err != nil {
 			return nil, fmt.Errorf("read the captures of host %s: %w", host, err)
 		}
 		c.Delay, c.Hold = time.Duration(ms)*time.Millisecond, time.Duration(hold)*time.Millisecond

@@ -1,0 +1,1 @@
+ALTER TABLE host_captures DROP COLUMN IF EXISTS asked_at;
