@@ -6,13 +6,13 @@ import (
 
 	"github.com/capture-ledger/ledgerctl/pkg/crawl"
 	"github.com/capture-ledger/ledgerctl/pkg/crawl/rules"
-	"github.com/capture-ledger/ledgerctl/pkg/store/postgres"
+	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 )
 
 // PagesStore reads a crawl's pages one page of rows at a time;
 // *postgres.Store implements it.
 type PagesStore interface {
-	CrawlPageRows(ctx context.Context, crawlID string, after int64, limit int) ([]postgres.CrawlPageRow, error)
+	CrawlPageRows(ctx context.Context, crawlID string, after int64, limit int) ([]ledger.CrawlPageRow, error)
 }
 
 // PagesService answers GET /api/crawls/{id}/pages (the console's pages

@@ -13,12 +13,12 @@ import (
 	"time"
 
 	"github.com/capture-ledger/ledgerctl/pkg/crawl"
-	"github.com/capture-ledger/ledgerctl/pkg/store/postgres"
+	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 )
 
 // Store reads a crawl's pacing evidence; *postgres.Store implements it.
 type Store interface {
-	Politeness(ctx context.Context, crawlID string) ([]postgres.PolitenessHost, error)
+	Politeness(ctx context.Context, crawlID string) ([]ledger.PolitenessHost, error)
 }
 
 // CrawlReader reads a crawl for a caller; *crawl.Service implements it. It
@@ -112,13 +112,13 @@ type Capture struct {
 // TimelineStore reads every capture's times; *postgres.Store implements
 // it.
 type TimelineStore interface {
-	PolitenessTimeline(ctx context.Context, crawlID string) ([]postgres.TimelineCapture, error)
+	PolitenessTimeline(ctx context.Context, crawlID string) ([]ledger.TimelineCapture, error)
 }
 
 // timelines groups captures (ordered by host and start) by host, with
 // each one's gap measured as the report's SQL measures it: from the latest
 // end of the host's earlier captures.
-func timelines(rows []postgres.TimelineCapture) (map[string][]Capture, map[string]bool) {
+func timelines(rows []ledger.TimelineCapture) (map[string][]Capture, map[string]bool) {
 	out, cut := map[string][]Capture{}, map[string]bool{}
 	var host string
 	var latest time.Time

@@ -4,14 +4,14 @@ import (
 	"context"
 
 	"github.com/capture-ledger/ledgerctl/pkg/crawl"
-	"github.com/capture-ledger/ledgerctl/pkg/store/postgres"
+	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 )
 
 // ProgressStore reads a crawl's current level host by host; *postgres.Store
 // implements it.
 type ProgressStore interface {
-	RunnerProgress(ctx context.Context, crawlID string) ([]postgres.HostProgress, error)
-	CrawlLevels(ctx context.Context, crawlID string) ([]postgres.LevelProgress, []postgres.FailureCount, error)
+	RunnerProgress(ctx context.Context, crawlID string) ([]ledger.HostProgress, error)
+	CrawlLevels(ctx context.Context, crawlID string) ([]ledger.LevelProgress, []ledger.FailureCount, error)
 }
 
 // Progress is a crawl's state and its current level, host by host (what

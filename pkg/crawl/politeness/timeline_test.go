@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/capture-ledger/ledgerctl/pkg/store/postgres"
+	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 )
 
 // TestTimelines: each capture's gap is measured from the latest end of the
@@ -15,10 +15,10 @@ func TestTimelines(t *testing.T) {
 	t.Parallel()
 	t0 := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
-	c := func(host string, s, f, delay int) postgres.TimelineCapture {
-		return postgres.TimelineCapture{Host: host, URL: host, SubmittedAt: at(s), FinishedAt: at(f), DelayMs: delay}
+	c := func(host string, s, f, delay int) ledger.TimelineCapture {
+		return ledger.TimelineCapture{Host: host, URL: host, SubmittedAt: at(s), FinishedAt: at(f), DelayMs: delay}
 	}
-	lines, cut := timelines([]postgres.TimelineCapture{
+	lines, cut := timelines([]ledger.TimelineCapture{
 		c("a", 0, 5000, 1000),    // first: no gap
 		c("a", 1000, 2000, 1000), // started inside the first: overlap (-4000)
 		c("a", 5500, 6000, 1000), // 500 after the latest end (5000): short
@@ -46,7 +46,7 @@ func TestTimelines(t *testing.T) {
 			}
 		}
 	}
-	many := make([]postgres.TimelineCapture, MaxTimeline+1)
+	many := make([]ledger.TimelineCapture, MaxTimeline+1)
 	for i := range many {
 		many[i] = c("h", i*10, i*10+5, 0)
 	}

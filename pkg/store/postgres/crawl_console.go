@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 )
 
 // StopCrawl ends a running crawl as stopped by a person: succeeded, with
@@ -21,23 +23,9 @@ func (s *Store) StopCrawl(ctx context.Context, id string, now time.Time) (bool, 
 	return tag.RowsAffected() == 1, nil
 }
 
-// CrawlPageRow is one page of a crawl as the console's pages table shows
-// it. State and Reason count the runner's kept result while the level is
-// not reported yet; ArchiveID is the archive its capture was admitted as.
-type CrawlPageRow struct {
-	ID                      int64
-	URL                     string
-	Depth                   int
-	Host                    string
-	State                   string
-	Reason                  *string
-	ArchiveID               *string
-	SubmittedAt, FinishedAt *time.Time
-}
-
 // CrawlPageRows reads up to limit pages of a crawl after the page id
 // after, in the order they were added (seeds first, then level by level).
-func (s *Store) CrawlPageRows(ctx context.Context, crawlID string, after int64, limit int) ([]CrawlPageRow, error) {
+func (s *Store) CrawlPageRows(ctx context.Context, crawlID string, after int64, limit int) ([]ledger.CrawlPageRow, error) {
 	rows, err := s.Pool.Query(ctx, `
 		SELECT cp.id, cp.url, cp.depth, cp.host,
 		       CASE WHEN cp.state <> 'pending' THEN cp.state ELSE coalesce(r.result->>'status', 'pending') END,
@@ -54,28 +42,17 @@ func (s *Store) CrawlPageRows(ctx context.Context, crawlID string, after int64, 
 	if err != nil {
 		return nil, fmt.Errorf("read the crawl's pages: %w", err)
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (CrawlPageRow, error) {
-		var p CrawlPageRow
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (ledger.CrawlPageRow, error) {
+		var p ledger.CrawlPageRow
 		err := r.Scan(&p.ID, &p.URL, &p.Depth, &p.Host, &p.State, &p.Reason, &p.ArchiveID, &p.SubmittedAt, &p.FinishedAt)
 		return p, err
 	})
 }
 
-// TimelineCapture is one capture on a host of a crawl, with the delay its
-// level held the host to.
-type TimelineCapture struct {
-	Host                    string
-	Depth                   int
-	URL                     string
-	State                   string
-	SubmittedAt, FinishedAt time.Time
-	DelayMs                 int
-}
-
 // PolitenessTimeline reads every capture of a crawl with both times
 // recorded (the runner's kept results for a level not reported yet),
 // ordered by host and start: the evidence Politeness summarises.
-func (s *Store) PolitenessTimeline(ctx context.Context, crawlID string) ([]TimelineCapture, error) {
+func (s *Store) PolitenessTimeline(ctx context.Context, crawlID string) ([]ledger.TimelineCapture, error) {
 	rows, err := s.Pool.Query(ctx, `
 		WITH p AS (
 			SELECT cp.host, cp.depth, cp.url,
@@ -96,8 +73,8 @@ func (s *Store) PolitenessTimeline(ctx context.Context, crawlID string) ([]Timel
 	if err != nil {
 		return nil, fmt.Errorf("read the crawl's capture times: %w", err)
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (TimelineCapture, error) {
-		var c TimelineCapture
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (ledger.TimelineCapture, error) {
+		var c ledger.TimelineCapture
 		err := r.Scan(&c.Host, &c.Depth, &c.URL, &c.State, &c.SubmittedAt, &c.FinishedAt, &c.DelayMs)
 		return c, err
 	})

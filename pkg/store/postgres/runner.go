@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 )
 
 // The queries of the embedded crawl runner (pkg/crawl/runner) and of the
@@ -269,39 +271,11 @@ func (s *Store) RunnerSaveHost(ctx context.Context, h RunnerHost) error {
 	return nil
 }
 
-// PolitenessHost is one host's pacing evidence in a crawl.
-type PolitenessHost struct {
-	Host string
-	// Captures counts the pages with a recorded submission; Captured those
-	// captured; RobotsSkipped those robots.txt kept out; Retries the
-	// second attempts after a 429/503 or a transient failure.
-	Captures, Captured, RobotsSkipped, Retries int
-	// Gaps counts the intervals between one capture's end and the next
-	// one's start; MinGapMs and MedianGapMs are nil when there are none.
-	Gaps                  int
-	MinGapMs, MedianGapMs *float64
-	// Overlaps counts captures that started before an earlier one on the
-	// host had finished; ShortGaps those that started sooner after the
-	// previous end than the delay of their level.
-	Overlaps, ShortGaps int
-	// The pacing of the host's last level the runner recorded (nil
-	// Robots when none was: a crawl run by the Windmill flow).
-	Depth        *int
-	Robots       *string
-	RobotsStatus *int
-	RobotsError  *string
-	CrawlDelayMs *int
-	DelayMs      *int
-	DelaySource  *string
-	// Backoffs and BackoffMs over all levels.
-	Backoffs, BackoffMs int
-}
-
 // Politeness reads, per host of a crawl, the gaps between one capture's
 // finish and the next one's start (ordered by submission, the
 // lag(finished_at) question of docs/crawling.md), with the pages of a level still running
 // taken from the runner's results.
-func (s *Store) Politeness(ctx context.Context, crawlID string) ([]PolitenessHost, error) {
+func (s *Store) Politeness(ctx context.Context, crawlID string) ([]ledger.PolitenessHost, error) {
 	rows, err := s.Pool.Query(ctx, `
 		WITH p AS (
 			SELECT cp.host, cp.depth, cp.state, cp.skip_reason,
@@ -356,8 +330,8 @@ func (s *Store) Politeness(ctx context.Context, crawlID string) ([]PolitenessHos
 	if err != nil {
 		return nil, fmt.Errorf("read the crawl's pacing: %w", err)
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (PolitenessHost, error) {
-		var h PolitenessHost
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ledger.PolitenessHost, error) {
+		var h ledger.PolitenessHost
 		var captures, captured, robots, retries, gaps, overlaps, short, backoffs, backoffMs int64
 		err := r.Scan(&h.Host, &captures, &captured, &robots, &retries, &gaps, &h.MinGapMs, &h.MedianGapMs, &overlaps, &short,
 			&h.Depth, &h.Robots, &h.RobotsStatus, &h.RobotsError, &h.CrawlDelayMs, &h.DelayMs, &h.DelaySource, &backoffs, &backoffMs)
@@ -371,19 +345,8 @@ func (s *Store) Politeness(ctx context.Context, crawlID string) ([]PolitenessHos
 	return out, nil
 }
 
-// HostProgress is one host of a crawl's current (deepest) level: its pages
-// by state, a page the runner has a result for counting as that result
-// until the level is reported, and the delay the runner applies there.
-type HostProgress struct {
-	Host                               string
-	Depth                              int
-	Captured, Failed, Skipped, Pending int
-	Robots, DelaySource                *string
-	DelayMs, Backoffs, BackoffMs       *int
-}
-
 // RunnerProgress reads, per host, the progress of a crawl's deepest level.
-func (s *Store) RunnerProgress(ctx context.Context, crawlID string) ([]HostProgress, error) {
+func (s *Store) RunnerProgress(ctx context.Context, crawlID string) ([]ledger.HostProgress, error) {
 	rows, err := s.Pool.Query(ctx, `
 		WITH d AS (SELECT max(depth) AS depth FROM crawl_pages WHERE crawl_id = $1),
 		p AS (
@@ -405,8 +368,8 @@ func (s *Store) RunnerProgress(ctx context.Context, crawlID string) ([]HostProgr
 	if err != nil {
 		return nil, fmt.Errorf("read the crawl's progress: %w", err)
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (HostProgress, error) {
-		var h HostProgress
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (ledger.HostProgress, error) {
+		var h ledger.HostProgress
 		var c, f, sk, p int64
 		err := r.Scan(&h.Host, &h.Depth, &c, &f, &sk, &p, &h.Robots, &h.DelaySource, &h.DelayMs, &h.Backoffs, &h.BackoffMs)
 		h.Captured, h.Failed, h.Skipped, h.Pending = int(c), int(f), int(sk), int(p)
@@ -414,21 +377,9 @@ func (s *Store) RunnerProgress(ctx context.Context, crawlID string) ([]HostProgr
 	})
 }
 
-// LevelProgress is one level of a crawl, its pages by state.
-type LevelProgress struct {
-	Depth                              int
-	Captured, Failed, Skipped, Pending int
-}
-
-// FailureCount is one reason pages of a crawl failed for, and how many.
-type FailureCount struct {
-	Reason string
-	Pages  int
-}
-
 // CrawlLevels reads every level of a crawl (its pages by state) and its
 // failures grouped by reason, commonest first (at most five reasons).
-func (s *Store) CrawlLevels(ctx context.Context, crawlID string) ([]LevelProgress, []FailureCount, error) {
+func (s *Store) CrawlLevels(ctx context.Context, crawlID string) ([]ledger.LevelProgress, []ledger.FailureCount, error) {
 	rows, err := s.Pool.Query(ctx, `
 		SELECT depth, count(*) FILTER (WHERE state = 'captured'), count(*) FILTER (WHERE state = 'failed'),
 		       count(*) FILTER (WHERE state = 'skipped'), count(*) FILTER (WHERE state = 'pending')
@@ -436,8 +387,8 @@ func (s *Store) CrawlLevels(ctx context.Context, crawlID string) ([]LevelProgres
 	if err != nil {
 		return nil, nil, fmt.Errorf("read the crawl's levels: %w", err)
 	}
-	levels, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (LevelProgress, error) {
-		var l LevelProgress
+	levels, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ledger.LevelProgress, error) {
+		var l ledger.LevelProgress
 		var c, f, sk, p int64
 		err := r.Scan(&l.Depth, &c, &f, &sk, &p)
 		l.Captured, l.Failed, l.Skipped, l.Pending = int(c), int(f), int(sk), int(p)
@@ -452,8 +403,8 @@ func (s *Store) CrawlLevels(ctx context.Context, crawlID string) ([]LevelProgres
 	if err != nil {
 		return nil, nil, fmt.Errorf("read the crawl's failures: %w", err)
 	}
-	failures, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (FailureCount, error) {
-		var f FailureCount
+	failures, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ledger.FailureCount, error) {
+		var f ledger.FailureCount
 		var n int64
 		err := r.Scan(&f.Reason, &n)
 		f.Pages = int(n)
