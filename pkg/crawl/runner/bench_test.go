@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/capture-ledger/ledgerctl/pkg/crawl"
 	"github.com/capture-ledger/ledgerctl/pkg/crawl/rules"
 	"github.com/capture-ledger/ledgerctl/pkg/crawl/runner"
+	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 )
 
 // benchSite serves hosts × perHost pages: each host's / links its other
@@ -158,6 +160,7 @@ func BenchmarkRunnerHostLeases(b *testing.B) {
 		seeds = append(seeds, h.URL+"/")
 	}
 	capt := newCounter(e)
+	timed := &timedLeases{HostLeases: e.runnerStore()}
 	b.ResetTimer()
 	var with, without time.Duration
 	for i := range b.N {
@@ -167,7 +170,7 @@ func BenchmarkRunnerHostLeases(b *testing.B) {
 			leased := (i+k)%2 == 0
 			cfg := runner.Config{}
 			if leased {
-				cfg = runner.Config{Hosts: e.runnerStore(), HostAtOnce: 1}
+				cfg = runner.Config{Hosts: timed, HostAtOnce: 1}
 			}
 			took, _, n := crawlWith(b, e, capt, cfg, seeds, 200, 0, 10)
 			if n != 200 {
@@ -184,4 +187,44 @@ func BenchmarkRunnerHostLeases(b *testing.B) {
 	b.ReportMetric(float64(200*b.N)/with.Seconds(), "leased-pages/s")
 	b.ReportMetric(float64(200*b.N)/without.Seconds(), "unleased-pages/s")
 	b.ReportMetric(with.Seconds()/without.Seconds(), "leased/unleased-x")
+	// Where the leases' cost is: the lease calls (one round trip each)
+	// per page and the time spent in them, beside the time a host's
+	// worker spends per page (ten at once).
+	pages := float64(200 * b.N)
+	b.ReportMetric(float64(timed.calls.Load())/pages, "lease-calls/page")
+	b.ReportMetric(float64(timed.waits.Load())/pages, "lease-waits/page")
+	b.ReportMetric(time.Duration(timed.took.Load()).Seconds()*1000/pages, "lease-ms/page")
+	b.ReportMetric(with.Seconds()*10*1000/pages, "leased-worker-ms/page")
+	b.ReportMetric(without.Seconds()*10*1000/pages, "unleased-worker-ms/page")
+}
+
+// timedLeases counts the lease calls, the asks that had to wait, and the
+// time spent in the calls.
+type timedLeases struct {
+	ledger.HostLeases
+	calls, waits, took atomic.Int64
+}
+
+func (t *timedLeases) time(start time.Time) {
+	t.calls.Add(1)
+	t.took.Add(int64(time.Since(start)))
+}
+
+func (t *timedLeases) TryHost(ctx context.Context, req ledger.HostLeaseRequest) (ledger.HostLease, bool, time.Duration, error) {
+	defer t.time(time.Now())
+	l, ok, wait, err := t.HostLeases.TryHost(ctx, req)
+	if !ok {
+		t.waits.Add(1)
+	}
+	return l, ok, wait, err
+}
+
+func (t *timedLeases) RenewHost(ctx context.Context, holder string, ttl time.Duration) error {
+	defer t.time(time.Now())
+	return t.HostLeases.RenewHost(ctx, holder, ttl)
+}
+
+func (t *timedLeases) ReleaseHost(ctx context.Context, holder string, hold time.Duration, source string) error {
+	defer t.time(time.Now())
+	return t.HostLeases.ReleaseHost(ctx, holder, hold, source)
 }
