@@ -32,7 +32,9 @@ type hostReport struct {
 
 // TestFiveCrawlsOfThreeOrganizationsInTwoServes: two `ledgerctl serve`
 // processes share one PostgreSQL, one bucket and one OpenFGA datastore
-// (each embeds its own OpenFGA server on it). Three organizations start
+// (each embeds its own OpenFGA server on it; the submitters granted by
+// `ledgerctl fga grant`, a third process, are what both check). Three
+// organizations start
 // five crawls at the same moment through the HTTP API, spread over both
 // processes, over three shared loopback hosts — one whose robots.txt asks
 // Crawl-delay 0.2, one answering a 429 to the first request of every
