@@ -3,6 +3,8 @@ package capture
 import (
 	"bytes"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 	"testing/iotest"
 )
@@ -55,5 +57,41 @@ func TestBudgetRead(t *testing.T) {
 	got, _, err := b.read(iotest.TimeoutReader(bytes.NewReader(data)), n)
 	if err == nil || len(got) == 0 {
 		t.Fatalf("read of a failing reader: %d bytes, err %v; want some bytes and the error", len(got), err)
+	}
+}
+
+// TestHTTPEngineCookies: a cookie the page sets goes with the requests for
+// what it names (the jar is made when the first cookie arrives), and a page
+// setting none sends none.
+func TestHTTPEngineCookies(t *testing.T) {
+	t.Parallel()
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /with", func(w http.ResponseWriter, r *http.Request) {
+		http.SetCookie(w, &http.Cookie{Name: "session", Value: "s1", Path: "/"})
+		w.Header().Set("Content-Type", "text/html")
+		io.WriteString(w, `<html><body><img src="/img"></body></html>`)
+	})
+	mux.HandleFunc("GET /without", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		io.WriteString(w, `<html><body><img src="/img"></body></html>`)
+	})
+	mux.HandleFunc("GET /img", func(w http.ResponseWriter, r *http.Request) {
+		if c, err := r.Cookie("session"); err != nil || c.Value != "s1" {
+			http.Error(w, "no cookie", http.StatusForbidden)
+			return
+		}
+		w.Header().Set("Content-Type", "image/gif")
+		io.WriteString(w, "GIF89a")
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	e := NewHTTP(localConfig())
+	defer e.Close()
+	for page, want := range map[string]int{"/with": http.StatusOK, "/without": http.StatusForbidden} {
+		res := mustCapture(t, e, srv.URL+page)
+		i, ok := exchangeFor(res, srv.URL+"/img")
+		if !ok || res.Capture.Exchanges[i].Status != want {
+			t.Errorf("%s: the image answered %v (recorded %v), want %d", page, res.Capture.Exchanges[i].Status, ok, want)
+		}
 	}
 }
