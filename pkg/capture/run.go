@@ -54,8 +54,8 @@ type Outcome struct {
 	// Summary is wacz.Write's report; nil when no WACZ was written.
 	Summary *wacz.Summary
 	// Objects are the objects written: the WACZ and the links file (put
-	// at the same time, once the WACZ is written), then the manifest. Each has its Location
-	// when its upload succeeded.
+	// at the same time, once the WACZ is written), then the manifest. Each
+	// has its Location when its upload succeeded.
 	Objects   []Object
 	Artifacts Artifacts
 	// ManifestLocation is where the manifest went ("" if its upload failed).
