@@ -12,6 +12,8 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
+	"github.com/capture-ledger/ledgerctl/pkg/blob"
+	"github.com/capture-ledger/ledgerctl/pkg/testenv"
 	"github.com/capture-ledger/ledgerctl/pkg/wacz"
 )
 
@@ -158,4 +160,97 @@ func BenchmarkBrowserEngine(b *testing.B) {
 			reportPages(b, b.N)
 		})
 	}
+}
+
+// BenchmarkHTTPEngineVsGETs measures, for each benchmark page and in the
+// same iteration (so the machine's load falls on all alike), the plain
+// GETs of BenchmarkHTTPEngine's limit, then the http engine's capture
+// alone, with the WACZ written (wacz.Write to io.Discard), and as a capture
+// job runs it (capture.Run: the capture, the WACZ, and the WACZ, links file
+// and manifest put to S3 — versitygw). Last, a second limit for the job:
+// the plain GETs plus putting the job's three objects again, bare, work a
+// job that uploads cannot skip. It reports each as a ratio of summed times
+// to the plain GETs (x-GETs), and the job to its second limit.
+func BenchmarkHTTPEngineVsGETs(b *testing.B) {
+	s := newSite(b)
+	e := NewHTTP(localConfig())
+	defer e.Close()
+	s3c, bucket, _ := testenv.Bucket(b)
+	up := blob.Uploader{Client: s3c, Bucket: bucket, Prefix: "bench/"}
+	bare := blob.Uploader{Client: s3c, Bucket: bucket, Prefix: "bare/"}
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: httpWorkers}}
+	defer client.CloseIdleConnections()
+	for _, p := range benchPages {
+		urls, _ := siteBytes(b, e, s.URL+p)
+		b.Run("page="+p, func(b *testing.B) {
+			var gets, engine, waczd, job, puts time.Duration
+			timed := func(d *time.Duration, f func()) {
+				start := time.Now()
+				f()
+				*d += time.Since(start)
+			}
+			for b.Loop() {
+				timed(&gets, func() { plainGETs(b, client, urls) })
+				timed(&engine, func() {
+					if res, err := e.Capture(context.Background(), s.URL+p); err != nil || res.Failure != nil {
+						b.Fatal(err, res.Failure)
+					}
+				})
+				timed(&waczd, func() {
+					res, err := e.Capture(context.Background(), s.URL+p)
+					if err != nil || res.Failure != nil {
+						b.Fatal(err, res.Failure)
+					}
+					res.Capture.Software = "bench"
+					if _, err := wacz.Write(io.Discard, res.Capture); err != nil {
+						b.Fatal(err)
+					}
+				})
+				var out *Outcome
+				timed(&job, func() {
+					var err error
+					job := Job{TaskID: NewTaskID(), CorrelationID: NewCorrelationID(), URL: s.URL + p}
+					if out, err = Run(context.Background(), e, job, up, "bench"); err != nil || !out.OK() {
+						b.Fatal(err, out.Failure)
+					}
+				})
+				timed(&puts, func() {
+					for _, o := range out.Objects {
+						if _, err := bare.Put(context.Background(), o.Name, o.ContentType, o.Body); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			}
+			n := float64(b.N)
+			b.ReportMetric(n/gets.Seconds(), "GETs-pages/s")
+			b.ReportMetric(n/job.Seconds(), "job-pages/s")
+			b.ReportMetric(float64(engine)/float64(gets), "engine-x-GETs")
+			b.ReportMetric(float64(waczd)/float64(gets), "engine+wacz-x-GETs")
+			b.ReportMetric(float64(job)/float64(gets), "job-x-GETs")
+			b.ReportMetric(float64(job)/float64(gets+puts), "job-x-GETs+PUTs")
+		})
+	}
+}
+
+// plainGETs fetches urls as BenchmarkHTTPEngine's limit does: the
+// document, then the rest httpWorkers at a time, bodies read and dropped.
+func plainGETs(b *testing.B, client *http.Client, urls []string) {
+	get := func(u string) {
+		resp, err := client.Get(u)
+		if err != nil {
+			b.Error(err)
+			return
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	get(urls[0])
+	sem := make(chan struct{}, httpWorkers)
+	var wg sync.WaitGroup
+	for _, u := range urls[1:] {
+		sem <- struct{}{}
+		wg.Go(func() { get(u); <-sem })
+	}
+	wg.Wait()
 }

@@ -68,18 +68,24 @@ func (b *budget) exhausted() bool {
 // read reads r to its end or to the first cap, whichever comes first. The
 // bytes read past a cap are not kept (nor read further: the caller closes
 // the body, which ends the download).
-// sizeHint (the Content-Length, or -1) presizes the body.
+// sizeHint (the Content-Length, or -1) presizes the body, which is then
+// read in place: one allocation and no copy when the length is right.
 func (b *budget) read(r io.Reader, sizeHint int64) ([]byte, cut, error) {
-	var body []byte
-	if sizeHint > 0 {
-		body = make([]byte, 0, min(sizeHint, b.maxBody))
+	size := int64(512)
+	if sizeHint >= 0 {
+		// One byte more than announced, so the read that finds the end
+		// does not have to grow the body first.
+		size = min(sizeHint, b.maxBody) + 1
 	}
-	buf := make([]byte, 32<<10)
+	body := make([]byte, 0, size)
 	for {
-		n, err := r.Read(buf)
+		if len(body) == cap(body) {
+			body = append(body, 0)[:len(body)] // grow, as io.ReadAll does
+		}
+		n, err := r.Read(body[len(body):cap(body)])
 		if n > 0 {
 			keep, why := b.grant(int64(len(body)), int64(n))
-			body = append(body, buf[:keep]...)
+			body = body[:len(body)+int(keep)]
 			if why != cutNone {
 				return body, why, nil
 			}

@@ -88,16 +88,46 @@ func (h *HTTP) Capture(ctx context.Context, raw string) (*Result, error) {
 	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, h.cfg.Timeout)
 	defer cancel()
-	jar, _ := cookiejar.New(&cookiejar.Options{PublicSuffixList: publicsuffix.List})
 	c := &httpCapture{
 		h:      h,
-		client: &http.Client{Transport: h.transport, Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
+		client: &http.Client{Transport: h.transport, Jar: &lazyJar{}, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
 		budget: newBudget(h.cfg),
 		res:    &Result{Engine: EngineHTTP, URL: raw, Started: time.Now(), Complete: true},
 		seen:   map[string]bool{},
 	}
 	c.run(ctx, parent, u)
 	return c.res, nil
+}
+
+// lazyJar is one capture's cookie jar, made when the first cookie is set:
+// until then (most pages) a request asks no jar for cookies, which costs
+// as much as parsing its URL again.
+type lazyJar struct {
+	mu  sync.Mutex
+	jar *cookiejar.Jar
+}
+
+func (j *lazyJar) SetCookies(u *url.URL, cookies []*http.Cookie) {
+	if len(cookies) == 0 {
+		return
+	}
+	j.mu.Lock()
+	if j.jar == nil {
+		j.jar, _ = cookiejar.New(&cookiejar.Options{PublicSuffixList: publicsuffix.List})
+	}
+	jar := j.jar
+	j.mu.Unlock()
+	jar.SetCookies(u, cookies)
+}
+
+func (j *lazyJar) Cookies(u *url.URL) []*http.Cookie {
+	j.mu.Lock()
+	jar := j.jar
+	j.mu.Unlock()
+	if jar == nil {
+		return nil
+	}
+	return jar.Cookies(u)
 }
 
 type httpCapture struct {

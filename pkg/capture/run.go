@@ -13,6 +13,9 @@ import (
 // Uploader puts one object of a job where the ledger reads it and says
 // where: `s3://<bucket>/<key>`, as a BrowserHive manifest reports it. The
 // name is the object's BrowserHive name; the uploader may prefix it.
+//
+// Run puts the WACZ and the links file concurrently: Put must be safe for
+// concurrent use.
 type Uploader interface {
 	Put(ctx context.Context, name, contentType string, body []byte) (location string, err error)
 }
@@ -50,9 +53,9 @@ type Outcome struct {
 	Result *Result
 	// Summary is wacz.Write's report; nil when no WACZ was written.
 	Summary *wacz.Summary
-	// Objects are the objects written, in upload order: the WACZ and the
-	// links file (success only), then the manifest. Each has its Location
-	// when its upload succeeded.
+	// Objects are the objects written: the WACZ and the links file (put
+	// at the same time, once the WACZ is written), then the manifest. Each
+	// has its Location when its upload succeeded.
 	Objects   []Object
 	Artifacts Artifacts
 	// ManifestLocation is where the manifest went ("" if its upload failed).
@@ -109,23 +112,31 @@ func Run(ctx context.Context, eng Engine, job Job, up Uploader, software string)
 		}
 	}
 	if out.Failure == nil {
-		loc, err := put(job.WACZName(), ContentTypeWACZ, archive.Bytes())
-		if err != nil {
-			out.Failure, step = sinkFailure(job.WACZName(), err), "upload-wacz"
-		} else {
-			out.Artifacts.WACZ = loc
+		// The WACZ and the links file go up together (neither names the
+		// other); the manifest, which names both, after them.
+		links, linksErr := LinksFile(job, res)
+		var (
+			waczObj, linksObj = Object{Name: job.WACZName(), ContentType: ContentTypeWACZ, Body: archive.Bytes()}, Object{Name: job.LinksName(), ContentType: ContentTypeJSON, Body: links}
+			waczErr, putErr   error
+			wg                sync.WaitGroup
+		)
+		if linksErr == nil {
+			wg.Go(func() { linksObj.Location, putErr = up.Put(ctx, linksObj.Name, linksObj.ContentType, linksObj.Body) })
 		}
-	}
-	if out.Failure == nil {
-		links, err := LinksFile(job, res)
-		if err == nil {
-			var loc string
-			if loc, err = put(job.LinksName(), ContentTypeJSON, links); err == nil {
-				out.Artifacts.Links = loc
-			}
+		waczObj.Location, waczErr = up.Put(ctx, waczObj.Name, waczObj.ContentType, waczObj.Body)
+		wg.Wait()
+		out.Objects = append(out.Objects, waczObj)
+		if linksErr == nil {
+			out.Objects = append(out.Objects, linksObj)
 		}
-		if err != nil {
-			out.Failure, step = sinkFailure(job.LinksName(), err), "write-formats"
+		switch {
+		case waczErr != nil:
+			out.Failure, step = sinkFailure(job.WACZName(), waczErr), "upload-wacz"
+		case linksErr != nil || putErr != nil:
+			out.Artifacts.WACZ = waczObj.Location
+			out.Failure, step = sinkFailure(job.LinksName(), errors.Join(linksErr, putErr)), "write-formats"
+		default:
+			out.Artifacts.WACZ, out.Artifacts.Links = waczObj.Location, linksObj.Location
 		}
 	}
 	in := ManifestInput{Job: job, Result: res, Artifacts: out.Artifacts, Summary: out.Summary}

@@ -35,8 +35,9 @@ file and result manifest into the configured bucket in BrowserHive's layout
 capture as submitted by --as for --org, and registers the archive with the
 same admission as level reports and reconcile (the archive row and its
 OpenFGA tuples in one transaction), then delivers the tuples to OpenFGA
-before it exits, so the archives are listable at once (what OpenFGA cannot
-take now is named, with ` + "`ledgerctl drain`" + ` to finish it).
+and indexes the archives for search before it exits, so they are listable
+and searchable at once (what cannot be done now is named, with
+` + "`ledgerctl drain`" + ` or ` + "`ledgerctl search reindex`" + ` to finish it).
 
 --as needs can_submit on --org (through its membership), like the API.
 
@@ -130,6 +131,7 @@ func captureRun(cmd *cobra.Command, opts *CaptureOptions, urls []string) error {
 	if n := len(res.Pages) - res.Failed(); n > 0 {
 		fmt.Fprintf(opts.f.Streams.Err, "%d archive(s) registered for %s; ", n, req.Org)
 		deliver(ctx, a, opts.f.Streams.Err)
+		indexNow(ctx, a, archiveIDs(res), opts.f.Streams.Err)
 	}
 	if n := res.Failed(); n > 0 {
 		return &ExitError{Code: ExitIncomplete, Err: fmt.Errorf("%d of %d page(s) were not captured", n, len(res.Pages))}

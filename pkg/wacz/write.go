@@ -15,9 +15,11 @@ import (
 	"path"
 	"sort"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/klauspost/compress/flate"
 	"golang.org/x/net/http/httpguts"
 )
 
@@ -77,6 +79,7 @@ func Write(w io.Writer, c Capture) (Summary, error) {
 	if err != nil {
 		return Summary{}, fmt.Errorf("wacz: writing the WARC: %w", err)
 	}
+	defer warc.release()
 	pages, err := encodePages(c)
 	if err != nil {
 		return Summary{}, fmt.Errorf("wacz: writing pages.jsonl: %w", err)
@@ -198,6 +201,12 @@ func buildWARC(c Capture) (*warcWriter, []byte, error) {
 		hint += len(c.Thumbnail.Data) + 1<<10
 	}
 	ww := newWARCWriter(hint)
+	ok := false
+	defer func() {
+		if !ok {
+			ww.release()
+		}
+	}()
 	created := c.Created.UTC()
 	software := c.Software
 	if software == "" {
@@ -306,6 +315,7 @@ func buildWARC(c Capture) (*warcWriter, []byte, error) {
 	for _, e := range index {
 		cdxj = e.appendLine(cdxj)
 	}
+	ok = true
 	return ww, cdxj, nil
 }
 
@@ -435,6 +445,7 @@ func hexSHA256(b []byte) string {
 // a range reader can find the data from the local header alone.
 func writeZip(w io.Writer, files []zipFile, modified time.Time) error {
 	zw := zip.NewWriter(w)
+	zw.RegisterCompressor(zip.Deflate, pooledDeflate)
 	for _, f := range files {
 		hdr := &zip.FileHeader{Name: f.path, Modified: modified.UTC()}
 		hdr.SetMode(0o644)
@@ -461,6 +472,31 @@ func writeZip(w io.Writer, files []zipFile, modified time.Time) error {
 		}
 	}
 	return zw.Close()
+}
+
+// flatePool holds the DEFLATE writers of the ZIP's compressed entries
+// (pages.jsonl and the datapackage files): archive/zip would allocate a new
+// one, with its tables, for every entry of every WACZ.
+var flatePool = sync.Pool{New: func() any { fw, _ := flate.NewWriter(nil, gzipLevel); return fw }}
+
+// pooledDeflate is a zip.Compressor drawing on flatePool; Close finishes
+// the entry and returns the writer.
+func pooledDeflate(w io.Writer) (io.WriteCloser, error) {
+	fw := flatePool.Get().(*flate.Writer)
+	fw.Reset(w)
+	return &pooledFlate{fw}, nil
+}
+
+type pooledFlate struct{ *flate.Writer }
+
+func (p *pooledFlate) Close() error {
+	if p.Writer == nil {
+		return nil
+	}
+	err := p.Writer.Close()
+	flatePool.Put(p.Writer)
+	p.Writer = nil
+	return err
 }
 
 // msDosTime is t as the ZIP local header's date and time fields (two-second
