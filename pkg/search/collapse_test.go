@@ -219,7 +219,7 @@ func runCollapse(t *testing.T, backend search.Backend) {
 			t.Errorf("limit %d: the walk showed %v, want each URL once as its newest matching capture", limit, shown)
 		}
 		if p := pages[0]; p.Total == nil || *p.Total != 5 || !p.TotalExact || p.TotalIsLowerBound {
-			t.Errorf("limit %d: total %v exact %v lower bound %v, want exactly 5 (URLs, not captures)", limit, p.Total, p.TotalExact, p.TotalIsLowerBound)
+			t.Errorf("limit %d: total %v exact %v lower bound %v, want exactly 5 (URLs, not captures)", limit, fmtTotal(p.Total), p.TotalExact, p.TotalIsLowerBound)
 		}
 	}
 	before := map[string]string{}
@@ -321,4 +321,11 @@ func TestBackendAmong(t *testing.T) {
 			}
 		})
 	}
+}
+
+func fmtTotal(n *int) string {
+	if n == nil {
+		return "null"
+	}
+	return fmt.Sprint(*n)
 }
