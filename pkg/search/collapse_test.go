@@ -279,7 +279,7 @@ func TestBackendAmong(t *testing.T) {
 			}
 			docs := map[string][]search.Document{
 				a: {page(a, 0, "https://x.test/", "plum", "org:acme")},
-				c: {page(c, 0, "https://x.test/", "pear", "org:acme")},                                                     // does not match
+				c: {page(c, 0, "https://x.test/", "pear", "org:acme")},                                                       // does not match
 				d: {page(d, 0, "https://y.test/", "plum", "org:acme"), page(d, 1, "https://x.test/", "plums", "org:globex")}, // second page matches
 				e: {page(e, 0, "https://x.test/", "plum", "org:globex")},
 			}

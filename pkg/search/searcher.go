@@ -180,9 +180,10 @@ type Matching interface {
 type Page struct {
 	Hits []Hit `json:"hits"`
 	// Total is, on the first page only (no cursor), how many of the
-	// matches the request examined the caller may see: all that filling the
-	// page took, and at least the best CountFloor matches (all of them when
-	// fewer) when a floor applies. It never counts a hit the caller may not see. TotalExact
+	// matches the request examined the caller may see, after the collapse
+	// (one per URL): all that filling the page took, and at least the best
+	// CountFloor matches (all of them when fewer) when a floor applies. It
+	// never counts a hit the caller may not see. TotalExact
 	// says every match was examined, so Total is the whole count; when
 	// false, Total is a lower bound. Later pages have no total (null).
 	Total      *int `json:"total"`
