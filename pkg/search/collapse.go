@@ -28,9 +28,9 @@ import (
 // each, nearest first, laterWindow at a time: an index lookup, nothing
 // when a URL was captured once); for candidates that have some, their
 // page's URL (the document, which fill would read anyway for a hit), one
-// index query per URL (Backend.Among) and the checks of the nearest
-// matching later capture, which is usually a candidate of the same
-// request already settled.
+// index query per URL (Backend.Among) and the check of the newest matching
+// later capture, which every older capture of the URL in the request
+// shares; a candidate dropped here is not checked itself.
 
 // laterWindow is how many later captures of a candidate's source URL one
 // round looks at.
@@ -54,8 +54,10 @@ type collapser struct {
 	docs map[string]Document
 }
 
-// keep answers, for each of cands (candidates whose archive is visible),
-// whether it is the newest visible matching capture of its URL.
+// keep answers, for each of cands, whether no later capture of its URL
+// that the caller may view matches (whether the caller may view the
+// candidate itself is the scan's question, asked after this one only for
+// the candidates kept).
 func (c *collapser) keep(ctx context.Context, cands []Position, visible func(ctx context.Context, ids []string) (map[string]bool, error)) ([]bool, error) {
 	keep := make([]bool, len(cands))
 	from := make([]string, len(cands)) // look at captures after this archive
@@ -93,14 +95,16 @@ func (c *collapser) keep(ctx context.Context, cands []Position, visible func(ctx
 			}
 			matches[u] = m
 		}
-		// Each candidate's matching later captures, nearest first; their
+		// Each candidate's matching later captures in the window, newest
+		// first (the older captures of one URL then share one check); their
 		// visibility is asked one per candidate and round, so a candidate
 		// costs a check only until one is visible.
 		todo := map[int][]string{}
 		for _, i := range pending {
-			for _, r := range later[from[i]] {
-				if matches[urlOf(i)][r.ID] {
-					todo[i] = append(todo[i], r.ID)
+			refs := later[from[i]]
+			for k := len(refs) - 1; k >= 0; k-- {
+				if matches[urlOf(i)][refs[k].ID] {
+					todo[i] = append(todo[i], refs[k].ID)
 				}
 			}
 		}

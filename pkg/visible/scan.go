@@ -51,13 +51,15 @@ type Scan[C any] struct {
 	// of for the caller: the others are not visible without a check, and
 	// the rest of a batch is asked about at once, before its chunks.
 	Recorded func(ctx context.Context, ids []string) (map[string]bool, error)
-	// Keep, when set, is asked about the candidates of each chunk whose
-	// archive is visible, in order, and answers for each whether it may
-	// take a place on the page: one it refuses is examined but neither
-	// chosen nor counted visible (a search's older capture of a URL whose
-	// newer capture the caller sees). Its visible settles archives the way
-	// the scan does (the ledger's record, then can_view), counted in
-	// Checked, remembered for the request and waiting in the gate's lane.
+	// Keep, when set, is asked about the candidates of each chunk not
+	// known to be invisible, in order, before their own checks, and answers
+	// for each whether it may take a place on the page: one it refuses is
+	// examined but not checked, chosen nor counted visible (a search's
+	// older capture of a URL whose newer capture the caller sees: whether
+	// the caller may view the older one does not matter). Its visible
+	// settles archives the way the scan does (the ledger's record, then
+	// can_view), counted in Checked, remembered for the request and waiting
+	// in the gate's lane.
 	Keep func(ctx context.Context, cands []C, visible func(ctx context.Context, ids []string) (map[string]bool, error)) ([]bool, error)
 	// Size is how many visible candidates a page holds.
 	Size int
@@ -176,11 +178,11 @@ func (s *Scan[C]) fill(ctx context.Context, deadline time.Time) (Result[C], erro
 		// its lane and wait their turn in it.
 		for start := 0; start < len(cands); start += chunkSize {
 			chunk := cands[start:min(start+chunkSize, len(cands))]
-			if err := s.ask(ctx, s.unknown(chunk, known), known, &r); err != nil {
-				return Result[C]{}, err
-			}
 			keep, err := s.keep(ctx, chunk, known, &r)
 			if err != nil {
+				return Result[C]{}, err
+			}
+			if err := s.ask(ctx, s.unknown(kept(chunk, keep), known), known, &r); err != nil {
 				return Result[C]{}, err
 			}
 			for i := range chunk {
@@ -220,7 +222,22 @@ func (s *Scan[C]) fill(ctx context.Context, deadline time.Time) (Result[C], erro
 	}
 }
 
-// keep asks Keep about the chunk's visible candidates; nil keeps them all.
+// kept is the candidates of chunk keep keeps (all when keep is nil).
+func kept[C any](chunk []C, keep []bool) []C {
+	if keep == nil {
+		return chunk
+	}
+	var out []C
+	for i, c := range chunk {
+		if keep[i] {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// keep asks Keep about the chunk's candidates not known to be invisible;
+// nil keeps them all.
 func (s *Scan[C]) keep(ctx context.Context, chunk []C, known map[string]bool, r *Result[C]) ([]bool, error) {
 	if s.Keep == nil {
 		return nil, nil
@@ -228,7 +245,7 @@ func (s *Scan[C]) keep(ctx context.Context, chunk []C, known map[string]bool, r 
 	var vis []C
 	var at []int
 	for i, c := range chunk {
-		if known[s.Archive(c)] {
+		if ok, settled := known[s.Archive(c)]; ok || !settled {
 			vis, at = append(vis, c), append(at, i)
 		}
 	}

@@ -9,11 +9,11 @@ import (
 	"testing"
 )
 
-// TestScanKeep: Keep is asked only about candidates whose archive is
-// visible; one it refuses is examined but neither chosen nor counted
-// visible; archives its visible settles are checked once in the request
-// (counted in Checked, remembered by the scan's own checks), and the
-// ledger's record drops unrecorded ones without a check.
+// TestScanKeep: Keep is not asked about candidates known to be invisible;
+// one it refuses is examined but neither chosen nor counted visible, nor
+// checked itself; archives its visible settles are checked once in the
+// request (counted in Checked, remembered by the scan's own checks), and
+// the ledger's record drops unrecorded ones without a check.
 func TestScanKeep(t *testing.T) {
 	t.Parallel()
 	cands := make([]int, 12)
@@ -104,5 +104,24 @@ func TestScanKeep(t *testing.T) {
 	}
 	if fmt.Sprint(seen["a20"]) != "1" {
 		t.Errorf("a20 asked %d times, want once", seen["a20"])
+	}
+
+	// Without the ledger's record, Keep is asked first and a candidate it
+	// refuses is never checked itself: 0 and 6 (dropped) are not asked
+	// about. a21, which only the record hid, is now visible: 4 is dropped.
+	asked, keepSaw = nil, nil
+	sc.Recorded = nil
+	r, err = sc.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []int{1, 2, 5, 7}; !reflect.DeepEqual(r.Chosen, want) {
+		t.Errorf("without the record: chosen %v, want %v", r.Chosen, want)
+	}
+	if slices.Contains(asked, "a0") || slices.Contains(asked, "a6") {
+		t.Errorf("without the record: asked %v, want no check of a0 and a6 (refused by Keep)", asked)
+	}
+	if !slices.Contains(asked, "a21") || !slices.Contains(asked, "a3") {
+		t.Errorf("without the record: asked %v, want a21 and a3 among them", asked)
 	}
 }
