@@ -253,6 +253,47 @@ func (b *Bleve) Candidates(ctx context.Context, q Query, f *Filter, after *Posit
 	return out, int(res.Total), nil
 }
 
+// Among runs q, narrowed by f, to the pages of archives whose url is url
+// (term queries of boost 0), and says which archives have one.
+func (b *Bleve) Among(ctx context.Context, q Query, f *Filter, url string, archives []string) (map[string]bool, error) {
+	out := map[string]bool{}
+	if len(archives) == 0 {
+		return out, nil
+	}
+	bq := bleveQuery(q)
+	if f != nil && !b.legacy {
+		if len(f.Grantees)+len(f.Archives) == 0 {
+			return out, nil
+		}
+		bq.AddQuery(bleveFilter(f))
+	}
+	uq := bleve.NewTermQuery(url)
+	uq.SetField("url")
+	uq.SetBoost(0)
+	bq.AddQuery(uq, bleveFilter(&Filter{Archives: archives}))
+	var after []string
+	for {
+		req := bleve.NewSearchRequestOptions(bq, len(archives)+1, 0, false)
+		req.SortBy([]string{"_id"})
+		req.SearchAfter = after
+		res, err := b.idx.SearchInContext(ctx, req)
+		if err != nil {
+			return nil, fmt.Errorf("search %s: %w", b.Name(), err)
+		}
+		for _, h := range res.Hits {
+			p, err := parseDocID(h.ID)
+			if err != nil {
+				return nil, err
+			}
+			out[p.ArchiveID] = true
+		}
+		if len(res.Hits) < len(archives)+1 {
+			return out, nil
+		}
+		after = []string{res.Hits[len(res.Hits)-1].ID}
+	}
+}
+
 // bleveFilter is f as one more conjunct: any of the grantee keys or
 // archive ids, each a term query of boost 0, so a page's score is the same
 // with the filter as without. A conjunction advances its parts together:

@@ -311,15 +311,19 @@ type fakeSearch struct {
 
 type fakeQ struct {
 	Bool struct {
-		// Filter is the caller's narrowing, in filter context (no score):
-		// a bool of terms queries, one of which must match.
+		// Filter is in filter context (no score): the caller's narrowing,
+		// a bool of terms queries one of which must match; and, for the
+		// collapse's question (Among), a term query on url and a terms
+		// query on archiveId.
 		Filter []struct {
-			Bool struct {
+			Bool *struct {
 				Should []struct {
 					Terms map[string][]string `json:"terms"`
 				} `json:"should"`
 				MinimumShouldMatch int `json:"minimum_should_match"`
 			} `json:"bool"`
+			Term  map[string]string   `json:"term"`
+			Terms map[string][]string `json:"terms"`
 		} `json:"filter"`
 		Must []struct {
 			Bool struct {
@@ -355,12 +359,23 @@ func (f *fakeOpenSearch) search(w http.ResponseWriter, body []byte) {
 		id    string
 		score float32
 	}
-	if len(req.Query.Bool.Filter) > 1 {
+	// The filters: at most the caller's narrowing, then the url and the
+	// archives, both or neither.
+	fls := req.Query.Bool.Filter
+	if n := len(fls); n > 0 && fls[n-1].Terms != nil {
+		if n < 2 || len(fls[n-2].Term) != 1 || fls[n-2].Term["url"] == "" || fls[n-2].Bool != nil || fls[n-2].Terms != nil ||
+			len(fls[n-1].Terms) != 1 || len(fls[n-1].Terms["archiveId"]) == 0 || len(fls[n-1].Terms["archiveId"]) > 65536 || fls[n-1].Bool != nil || fls[n-1].Term != nil {
+			f.fail(w, 400, "parsing_exception", "url and archive filters %s", body)
+			return
+		}
+		fls = fls[:n-2]
+	}
+	if len(fls) > 1 {
 		f.fail(w, 400, "parsing_exception", "more than one filter %s", body)
 		return
 	}
-	for _, fl := range req.Query.Bool.Filter {
-		if fl.Bool.MinimumShouldMatch != 1 || len(fl.Bool.Should) == 0 {
+	for _, fl := range fls {
+		if fl.Bool == nil || fl.Term != nil || fl.Terms != nil || fl.Bool.MinimumShouldMatch != 1 || len(fl.Bool.Should) == 0 {
 			f.fail(w, 400, "parsing_exception", "filter %s", body)
 			return
 		}
@@ -452,6 +467,18 @@ func (f *fakeOpenSearch) search(w http.ResponseWriter, body []byte) {
 // the terms clauses holds one of the document's values of its field.
 func fakeFiltered(src map[string]any, q fakeQ) bool {
 	for _, fl := range q.Bool.Filter {
+		if fl.Term != nil {
+			if src["url"] != fl.Term["url"] {
+				return false
+			}
+			continue
+		}
+		if fl.Terms != nil {
+			if id, _ := src["archiveId"].(string); !slices.Contains(fl.Terms["archiveId"], id) {
+				return false
+			}
+			continue
+		}
 		pass := false
 		for _, sh := range fl.Bool.Should {
 			for field, vals := range sh.Terms {

@@ -276,6 +276,46 @@ func (o *OpenSearch) Candidates(ctx context.Context, q Query, f *Filter, after *
 		}
 		query["bool"].(map[string]any)["filter"] = []any{OpenSearchFilter(f)}
 	}
+	return o.search(ctx, query, after, size)
+}
+
+// Among runs q, narrowed by f and to the pages of archives whose url is
+// url (all in filter context), and says which archives have one.
+func (o *OpenSearch) Among(ctx context.Context, q Query, f *Filter, url string, archives []string) (map[string]bool, error) {
+	out := map[string]bool{}
+	if len(archives) == 0 {
+		return out, nil
+	}
+	query := OpenSearchQuery(q)
+	var filter []any
+	if f != nil {
+		if len(f.Grantees)+len(f.Archives) == 0 {
+			return out, nil
+		}
+		filter = append(filter, OpenSearchFilter(f))
+	}
+	query["bool"].(map[string]any)["filter"] = append(filter,
+		map[string]any{"term": map[string]any{"url": url}},
+		map[string]any{"terms": map[string]any{"archiveId": archives}})
+	var after *Position
+	for {
+		hits, _, err := o.search(ctx, query, after, len(archives)+1)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range hits {
+			out[p.ArchiveID] = true
+		}
+		if len(hits) < len(archives)+1 {
+			return out, nil
+		}
+		after = &hits[len(hits)-1]
+	}
+}
+
+// search sends one search of query, without _source, sorted by score then
+// docId, from search_after, and reads the positions and the total.
+func (o *OpenSearch) search(ctx context.Context, query map[string]any, after *Position, size int) ([]Position, int, error) {
 	body := map[string]any{
 		"size": max(size, 1), "_source": false, "track_total_hits": true,
 		"query": query,

@@ -111,6 +111,11 @@ type Backend interface {
 	// result order, and how many documents match q and f in all. A match
 	// the filter leaves out costs no work beyond the index's own.
 	Candidates(ctx context.Context, q Query, f *Filter, after *Position, size int) ([]Position, int, error)
+	// Among says which of archives hold a page whose url is exactly url,
+	// that matches q and passes f (all pages when f is nil): the question
+	// the collapse of one URL's captures asks about the later captures of
+	// a hit (see Searcher).
+	Among(ctx context.Context, q Query, f *Filter, url string, archives []string) (map[string]bool, error)
 	// Filters says whether Candidates applies a Filter (false: it ignores
 	// it, and a search narrows after the index).
 	Filters() bool

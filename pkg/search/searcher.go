@@ -93,8 +93,9 @@ type Searcher struct {
 	Gate *visible.Gate
 	// Matching applies a request's Filter (required for one).
 	Matching Matching
-	// Captures, when set, finds each hit's other captures in the ledger
-	// (else only the page's own hits of one URL collapse together).
+	// Captures, when set, collapses the captures of one URL across the
+	// whole result set (collapse.go) and finds each hit's other captures
+	// in the ledger; nil collapses nothing.
 	Captures Captures
 }
 
@@ -142,11 +143,11 @@ type Hit struct {
 	SourceURL     string    `json:"sourceUrl"`
 	Labels        []string  `json:"labels"`
 	CapturedAt    time.Time `json:"capturedAt"`
-	// OtherCaptures are the other captures of the same URL the caller may
-	// view, newest first (at most MaxOtherCaptures): the hits of this page
-	// of one URL collapse into the newest, and the ledger is asked for
-	// more captures of its source URL. OtherCapturesMore says there may be
-	// more than those listed.
+	// OtherCaptures are the other captures of the hit's source URL the
+	// caller may view, newest first (at most MaxOtherCaptures); the hit is
+	// the newest capture of its URL that the caller may view and that
+	// matches (collapse.go), so an older matching capture shows only here.
+	// OtherCapturesMore says there may be more than those listed.
 	OtherCaptures     []Capture `json:"otherCaptures"`
 	OtherCapturesMore bool      `json:"otherCapturesMore"`
 }
@@ -160,11 +161,13 @@ type Capture struct {
 // MaxOtherCaptures is how many other captures a hit lists at most.
 const MaxOtherCaptures = 10
 
-// Captures finds the captures of URLs in the ledger (archives whose
-// source URL is one of urls and that pass f), newest first, at most limit
-// per URL.
+// Captures finds the captures of URLs in the ledger: CapturesOf those
+// whose source URL is one of urls and that pass f, newest first, at most
+// limit per URL; LaterCaptures those captured after an archive (the
+// collapse, collapse.go).
 type Captures interface {
 	CapturesOf(ctx context.Context, urls []string, f ledger.ArchiveFilter, limit int) (map[string][]ledger.ArchiveRef, error)
+	LaterCaptures
 }
 
 // Matching says which archives pass a filter (the ledger's facts: crawl,
@@ -177,9 +180,10 @@ type Matching interface {
 type Page struct {
 	Hits []Hit `json:"hits"`
 	// Total is, on the first page only (no cursor), how many of the
-	// matches the request examined the caller may see: all that filling the
-	// page took, and at least the best CountFloor matches (all of them when
-	// fewer) when a floor applies. It never counts a hit the caller may not see. TotalExact
+	// matches the request examined the caller may see, after the collapse
+	// (one per URL): all that filling the page took, and at least the best
+	// CountFloor matches (all of them when fewer) when a floor applies. It
+	// never counts a hit the caller may not see. TotalExact
 	// says every match was examined, so Total is the whole count; when
 	// false, Total is a lower bound. Later pages have no total (null).
 	Total      *int `json:"total"`
@@ -288,6 +292,11 @@ func (s *Searcher) Search(ctx context.Context, subject string, orgs []string, re
 			return out, nil
 		}
 	}
+	docs := map[string]Document{}
+	if s.Captures != nil {
+		col := &collapser{s: s, later: s.Captures, q: req.Query, filter: filter, lf: req.Filter, docs: docs}
+		sc.Keep = col.keep
+	}
 	r, err := sc.Run(ctx)
 	if err != nil {
 		return Page{}, err
@@ -313,7 +322,7 @@ func (s *Searcher) Search(ctx context.Context, subject string, orgs []string, re
 		}
 		page.Next = &token
 	}
-	if err := s.fill(ctx, req.Query, r.Chosen, &page); err != nil {
+	if err := s.fill(ctx, req.Query, r.Chosen, docs, &page); err != nil {
 		return Page{}, err
 	}
 	return page, s.others(ctx, subject, orgs, req.Filter, &page)
@@ -347,19 +356,29 @@ func (s *Searcher) now() time.Time {
 	return time.Now()
 }
 
-// fill loads the chosen documents and shapes them as hits with snippets.
-// A document gone from the index since it was found is left out.
-func (s *Searcher) fill(ctx context.Context, q Query, chosen []Position, page *Page) error {
+// fill loads the chosen documents (those not read already, in docs) and
+// shapes them as hits with snippets. A document gone from the index since
+// it was found is left out.
+func (s *Searcher) fill(ctx context.Context, q Query, chosen []Position, docs map[string]Document, page *Page) error {
 	if len(chosen) == 0 {
 		return nil
 	}
 	ids := make([]string, len(chosen))
+	var missing []string
 	for i, c := range chosen {
 		ids[i] = c.DocID()
+		if _, ok := docs[ids[i]]; !ok {
+			missing = append(missing, ids[i])
+		}
 	}
-	docs, err := s.Backend.Documents(ctx, ids)
-	if err != nil {
-		return err
+	if len(missing) > 0 {
+		got, err := s.Backend.Documents(ctx, missing)
+		if err != nil {
+			return err
+		}
+		for id, d := range got {
+			docs[id] = d
+		}
 	}
 	for _, id := range ids {
 		d, ok := docs[id]
@@ -378,37 +397,10 @@ func (s *Searcher) fill(ctx context.Context, q Query, chosen []Position, page *P
 			ArchiveID: d.ArchiveID, URL: d.URL, Title: d.Title, TitleHighlight: HighlightTitle(d.Title, q),
 			Highlight: hl, TextTruncated: d.TextTruncated, TextWithheld: d.TextWithheld,
 			ObjectKey: d.ObjectKey, SourceURL: d.SourceURL, Labels: labels, CapturedAt: d.CapturedAt,
+			OtherCaptures: []Capture{},
 		})
 	}
-	page.Hits = collapse(page.Hits)
 	return nil
-}
-
-// collapse folds the page's hits of one URL into one, in the place of the
-// best: the newest capture shows, the others are its OtherCaptures.
-func collapse(hits []Hit) []Hit {
-	out := make([]Hit, 0, len(hits))
-	at := map[string]int{}
-	for _, h := range hits {
-		h.OtherCaptures = []Capture{}
-		i, ok := at[h.URL]
-		if !ok {
-			at[h.URL] = len(out)
-			out = append(out, h)
-			continue
-		}
-		g := &out[i]
-		if h.CapturedAt.After(g.CapturedAt) {
-			h.OtherCaptures = append(g.OtherCaptures, Capture{ArchiveID: g.ArchiveID, CapturedAt: g.CapturedAt})
-			*g = h
-		} else {
-			g.OtherCaptures = append(g.OtherCaptures, Capture{ArchiveID: h.ArchiveID, CapturedAt: h.CapturedAt})
-		}
-	}
-	for i := range out {
-		sortCaptures(out[i].OtherCaptures)
-	}
-	return out
 }
 
 func sortCaptures(cs []Capture) {
@@ -430,16 +422,11 @@ func (s *Searcher) others(ctx context.Context, subject string, orgs []string, f 
 	}
 	urls := make([]string, 0, len(page.Hits))
 	shown := map[string]bool{}
-	group := 1
 	for _, h := range page.Hits {
 		urls = append(urls, h.SourceURL)
-		group = max(group, 1+len(h.OtherCaptures))
 		shown[h.ArchiveID] = true
-		for _, c := range h.OtherCaptures {
-			shown[c.ArchiveID] = true
-		}
 	}
-	limit := MaxOtherCaptures + group
+	limit := MaxOtherCaptures + 1
 	found, err := s.Captures.CapturesOf(ctx, urls, f, limit)
 	if err != nil {
 		return fmt.Errorf("other captures: %w", err)

@@ -13,6 +13,7 @@ package visible
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -50,6 +51,16 @@ type Scan[C any] struct {
 	// of for the caller: the others are not visible without a check, and
 	// the rest of a batch is asked about at once, before its chunks.
 	Recorded func(ctx context.Context, ids []string) (map[string]bool, error)
+	// Keep, when set, is asked about the candidates of each chunk not
+	// known to be invisible, in order, before their own checks, and answers
+	// for each whether it may take a place on the page: one it refuses is
+	// examined but not checked, chosen nor counted visible (a search's
+	// older capture of a URL whose newer capture the caller sees: whether
+	// the caller may view the older one does not matter). Its visible
+	// settles archives the way the scan does (the ledger's record, then
+	// can_view), counted in Checked, remembered for the request and waiting
+	// in the gate's lane.
+	Keep func(ctx context.Context, cands []C, visible func(ctx context.Context, ids []string) (map[string]bool, error)) ([]bool, error)
 	// Size is how many visible candidates a page holds.
 	Size int
 	// Floor is how many candidates the scan examines at least, even once
@@ -167,14 +178,18 @@ func (s *Scan[C]) fill(ctx context.Context, deadline time.Time) (Result[C], erro
 		// its lane and wait their turn in it.
 		for start := 0; start < len(cands); start += chunkSize {
 			chunk := cands[start:min(start+chunkSize, len(cands))]
-			if err := s.ask(ctx, s.unknown(chunk, known), known, &r); err != nil {
+			keep, err := s.keep(ctx, chunk, known, &r)
+			if err != nil {
+				return Result[C]{}, err
+			}
+			if err := s.ask(ctx, s.unknown(kept(chunk, keep), known), known, &r); err != nil {
 				return Result[C]{}, err
 			}
 			for i := range chunk {
 				c := chunk[i]
 				r.Examined++
 				pos, r.Last = &c, &c
-				if !known[s.Archive(c)] {
+				if !known[s.Archive(c)] || (keep != nil && !keep[i]) {
 					continue
 				}
 				r.Visible++
@@ -207,6 +222,60 @@ func (s *Scan[C]) fill(ctx context.Context, deadline time.Time) (Result[C], erro
 	}
 }
 
+// kept is the candidates of chunk keep keeps (all when keep is nil).
+func kept[C any](chunk []C, keep []bool) []C {
+	if keep == nil {
+		return chunk
+	}
+	var out []C
+	for i, c := range chunk {
+		if keep[i] {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// keep asks Keep about the chunk's candidates not known to be invisible;
+// nil keeps them all.
+func (s *Scan[C]) keep(ctx context.Context, chunk []C, known map[string]bool, r *Result[C]) ([]bool, error) {
+	if s.Keep == nil {
+		return nil, nil
+	}
+	var vis []C
+	var at []int
+	for i, c := range chunk {
+		if ok, settled := known[s.Archive(c)]; ok || !settled {
+			vis, at = append(vis, c), append(at, i)
+		}
+	}
+	keep := make([]bool, len(chunk))
+	if len(vis) == 0 {
+		return keep, nil
+	}
+	settle := func(ctx context.Context, ids []string) (map[string]bool, error) {
+		if err := s.settle(ctx, ids, known, r); err != nil {
+			return nil, err
+		}
+		out := make(map[string]bool, len(ids))
+		for _, id := range ids {
+			out[id] = known[id]
+		}
+		return out, nil
+	}
+	got, err := s.Keep(ctx, vis, settle)
+	if err != nil {
+		return nil, err
+	}
+	if len(got) != len(vis) {
+		return nil, fmt.Errorf("keep: %d answers for %d candidates", len(got), len(vis))
+	}
+	for j, i := range at {
+		keep[i] = got[j]
+	}
+	return keep, nil
+}
+
 // unknown is the distinct archives of cands not settled yet in this
 // request, in order.
 func (s *Scan[C]) unknown(cands []C, known map[string]bool) []string {
@@ -229,9 +298,24 @@ func (s *Scan[C]) unknown(cands []C, known map[string]bool) []string {
 // so the batch costs one call however sparse the caller (behind a gate, its
 // lane's share at a time). The chunks then find them all known.
 func (s *Scan[C]) recorded(ctx context.Context, cands []C, known map[string]bool, r *Result[C]) error {
-	ids := s.unknown(cands, known)
+	return s.settle(ctx, s.unknown(cands, known), known, r)
+}
+
+// settle decides the archives of ids not known yet in this request: with
+// the ledger's record first when the scan has one, then BatchCheck.
+func (s *Scan[C]) settle(ctx context.Context, ids []string, known map[string]bool, r *Result[C]) error {
+	seen := map[string]bool{}
+	ids = slices.DeleteFunc(slices.Clone(ids), func(id string) bool {
+		_, ok := known[id]
+		drop := ok || seen[id]
+		seen[id] = true
+		return drop
+	})
 	if len(ids) == 0 {
 		return nil
+	}
+	if s.Recorded == nil {
+		return s.ask(ctx, ids, known, r)
 	}
 	rec, err := s.Recorded(ctx, ids)
 	if err != nil {

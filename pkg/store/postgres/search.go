@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
@@ -92,6 +93,45 @@ func (s *Store) CapturesOf(ctx context.Context, urls []string, f ledger.ArchiveF
 			return nil, err
 		}
 		out[u] = append(out[u], r)
+	}
+	return out, rows.Err()
+}
+
+// LaterCaptures is, for each of ids, up to limit archives with the same
+// source URL captured after it — (captured_at, id) greater, the order
+// "newest" follows — that pass f, the nearest first. An id that is not an
+// archive has none.
+func (s *Store) LaterCaptures(ctx context.Context, ids []string, f ledger.ArchiveFilter, limit int) (map[string][]ledger.ArchiveRef, error) {
+	valid := make([]string, 0, len(ids))
+	for _, id := range ids {
+		if uuid.Validate(id) == nil {
+			valid = append(valid, id)
+		}
+	}
+	out := map[string][]ledger.ArchiveRef{}
+	if len(valid) == 0 {
+		return out, nil
+	}
+	args := []any{valid, limit}
+	rows, err := s.Pool.Query(ctx, `
+		SELECT c.id::text, x.id::text, x.captured_at
+		FROM archives c, LATERAL (
+			SELECT a.id, a.captured_at FROM archives a
+			WHERE a.source_url = c.source_url AND (a.captured_at, a.id) > (c.captured_at, c.id)`+archiveFilterSQL(f, "a", &args)+`
+			ORDER BY a.captured_at, a.id LIMIT $2) x
+		WHERE c.id = ANY($1::uuid[])
+		ORDER BY c.id, x.captured_at, x.id`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var from string
+		var r ledger.ArchiveRef
+		if err := rows.Scan(&from, &r.ID, &r.CapturedAt); err != nil {
+			return nil, err
+		}
+		out[from] = append(out[from], r)
 	}
 	return out, rows.Err()
 }

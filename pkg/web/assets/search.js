@@ -55,10 +55,18 @@ L.screen("search", function () {
   L.highlight = function (s) { return marked(L.el("p"), s); };
 
 
+  // others is the hit's other captures of its URL (the API lists those the
+  // caller may view, newest first): a disclosure whose summary counts them
+  // and whose list links each to its archive's page, by capture time.
   function others(h) {
-    var o = h.otherCaptures;
-    if (Array.isArray(o)) { return o.length; }
-    return typeof o === "number" && o > 0 ? o : 0;
+    var o = Array.isArray(h.otherCaptures) ? h.otherCaptures : [];
+    if (!o.length) { return null; }
+    var key = h.otherCapturesMore === true ? "otherCapturesMore" : (o.length === 1 ? "otherCapture" : "otherCaptures");
+    return L.el("details", { className: "others muted" },
+      L.el("summary", null, L.t(key, { n: o.length })),
+      L.el("ul", { className: "others-list" }, o.map(function (c) {
+        return L.el("li", null, L.el("a", { href: "/archives/" + encodeURIComponent(c.archiveId), "data-archive": c.archiveId }, L.time(c.capturedAt)));
+      })));
   }
 
   // hit is one matching page: its title (highlighted, the URL when it has
@@ -73,8 +81,7 @@ L.screen("search", function () {
       L.el("div", { className: "url" }, h.url));
     (h.highlight || []).forEach(function (f) { li.appendChild(marked(L.el("p", { className: "snippet" }), f)); });
     if (h.textWithheld) { li.appendChild(L.el("p", { className: "snippet muted" }, L.t("withheld", { reason: h.textWithheld }))); }
-    var n = others(h);
-    if (n) { li.appendChild(L.el("p", { className: "others muted" }, L.t("otherCaptures", { n: n }))); }
+    L.append(li, others(h));
     li.appendChild(L.el("div", { className: "actions" },
       L.el("button", { type: "button", className: "open primary", title: L.t("openHint"),
         onclick: function () { L.replay("/api/archives/" + encodeURIComponent(h.archiveId) + "/replay", { page: h.url }, note); } }, L.t("open")),
