@@ -317,6 +317,12 @@ func buildWARC(c Capture) (*warcWriter, []byte, error) {
 			Offset: m.offset, Length: m.length, Filename: warcFilename,
 		})
 
+		if x.Revisit != nil {
+			// No request record: replay does not read one for a GET, and
+			// in a crawl the revisits are most records, so theirs would
+			// be a third of a page's WARC.
+			continue
+		}
 		req := requestHead(x, u)
 		if _, err := ww.add([]warcField{
 			{"WARC-Type", "request"},
