@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 	"github.com/capture-ledger/ledgerctl/pkg/wacz"
 )
 
@@ -15,18 +16,8 @@ import (
 // original) saves next to nothing.
 const MinRevisitPayload = 1024
 
-// StoredPayload is one payload a crawl already stored in full: the
-// response record holding it, and the WACZ that record is in.
-type StoredPayload struct {
-	// Digest is the record's WARC-Payload-Digest ("sha256:<hex>").
-	Digest string
-	// URL and Date are the record's WARC-Target-URI and WARC-Date (to the
-	// second).
-	URL  string
-	Date time.Time
-	// Container is the name of the WACZ holding it (the job's WACZName).
-	Container string
-}
+// StoredPayload is one payload a crawl already stored in full.
+type StoredPayload = ledger.StoredPayload
 
 // Payloads is a crawl's index of the payloads its captures stored in full,
 // by payload digest. Run asks it before writing a crawl's WACZ, and tells

@@ -7,10 +7,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/capture-ledger/ledgerctl/pkg/capture"
+	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 )
-
-var _ capture.Payloads = (*Store)(nil)
 
 // maxPayloadBatch bounds the digests one capture asks about or adds (a page
 // with more subresources than this is not a page a crawl meets; the rest
@@ -20,7 +18,7 @@ const maxPayloadBatch = 10_000
 // StoredPayloads returns those of digests that a capture of crawl crawlID
 // already stored in full (crawl_payloads), by digest. A crawl id that is
 // not a UUID is an error naming it.
-func (s *Store) StoredPayloads(ctx context.Context, crawlID string, digests []string) (map[string]capture.StoredPayload, error) {
+func (s *Store) StoredPayloads(ctx context.Context, crawlID string, digests []string) (map[string]ledger.StoredPayload, error) {
 	id, err := uuid.Parse(crawlID)
 	if err != nil {
 		return nil, fmt.Errorf("crawl id %q is not a UUID", crawlID)
@@ -35,9 +33,9 @@ func (s *Store) StoredPayloads(ctx context.Context, crawlID string, digests []st
 		return nil, err
 	}
 	defer rows.Close()
-	out := map[string]capture.StoredPayload{}
+	out := map[string]ledger.StoredPayload{}
 	for rows.Next() {
-		var p capture.StoredPayload
+		var p ledger.StoredPayload
 		if err := rows.Scan(&p.Digest, &p.URL, &p.Date, &p.Container); err != nil {
 			return nil, err
 		}
@@ -50,7 +48,7 @@ func (s *Store) StoredPayloads(ctx context.Context, crawlID string, digests []st
 // RememberPayloads adds the payloads one WACZ of crawl crawlID stored in
 // full; a digest the crawl already has keeps its first record. A crawl
 // that no longer exists adds nothing (and is not an error).
-func (s *Store) RememberPayloads(ctx context.Context, crawlID string, stored []capture.StoredPayload) error {
+func (s *Store) RememberPayloads(ctx context.Context, crawlID string, stored []ledger.StoredPayload) error {
 	id, err := uuid.Parse(crawlID)
 	if err != nil {
 		return fmt.Errorf("crawl id %q is not a UUID", crawlID)
