@@ -1,12 +1,17 @@
 package runner_test
 
 import (
+	"archive/zip"
+	"bytes"
+	"compress/gzip"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +19,7 @@ import (
 	"github.com/capture-ledger/ledgerctl/pkg/capture"
 	"github.com/capture-ledger/ledgerctl/pkg/crawl"
 	"github.com/capture-ledger/ledgerctl/pkg/crawl/runner"
+	"github.com/capture-ledger/ledgerctl/pkg/wacz"
 )
 
 // manualSite is a generated software manual: /index.html links 15
@@ -53,7 +59,7 @@ func manualProse(rng *rand.Rand, n int) string {
 	return b.String()
 }
 
-func newManualSite(b testing.TB) *manualSite {
+func newManualSite(b testing.TB, paragraphs int) *manualSite {
 	s := &manualSite{host: newHost(b)}
 	rng := rand.New(rand.NewPCG(7, 11))
 	var css strings.Builder
@@ -97,7 +103,7 @@ body { font-family: "Body", serif; margin: 0 auto; max-width: 50em; }
 		for sec := 1; sec <= manualSections; sec++ {
 			fmt.Fprintf(&ch, `<li><a href="/c%d/s%d.html">Section %d.%d</a></li>`, c, sec, c, sec)
 			var body strings.Builder
-			for p := 0; p < 6; p++ {
+			for p := 0; p < paragraphs; p++ {
 				body.WriteString("<p>" + manualProse(rng, 110) + "</p>\n")
 			}
 			fmt.Fprintf(&body, `<p><a href="/c%d/index.html">Chapter %d</a></p>`, c, c)
@@ -112,10 +118,53 @@ body { font-family: "Body", serif; margin: 0 auto; max-width: 50em; }
 
 // crawlStorage is what a crawl of the manual stored.
 type crawlStorage struct {
-	pages               int
-	wacz, sidecars      int64
-	revisits, took      int64 // revisit records; wall time in ms
-	revisitSavedPayload int64
+	pages          int
+	wacz, sidecars int64
+	revisits, took int64 // revisit records; wall time in ms
+	// parts adds up the WACZs' bytes by what holds them: each ZIP entry
+	// (compressed size), the ZIP's own headers, and the WARC's records by
+	// type (gzip members).
+	parts map[string]int64
+}
+
+// waczParts adds the bytes of one WACZ, by part, to parts.
+func waczParts(b *testing.B, data []byte, parts map[string]int64) {
+	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	inEntries := int64(0)
+	for _, f := range zr.File {
+		parts[f.Name] += int64(f.CompressedSize64)
+		inEntries += int64(f.CompressedSize64)
+		if f.Name != wacz.WARCPath {
+			continue
+		}
+		rc, err := f.Open()
+		if err != nil {
+			b.Fatal(err)
+		}
+		raw, _ := io.ReadAll(rc)
+		rc.Close()
+		br := bytes.NewReader(raw)
+		for br.Len() > 0 {
+			start := br.Len()
+			zr, err := gzip.NewReader(br)
+			if err != nil {
+				b.Fatal(err)
+			}
+			zr.Multistream(false)
+			rec, _ := io.ReadAll(zr)
+			typ := "?"
+			for _, line := range strings.Split(string(rec[:bytes.Index(rec, []byte("\r\n\r\n"))]), "\r\n") {
+				if v, ok := strings.CutPrefix(line, "WARC-Type: "); ok {
+					typ = v
+				}
+			}
+			parts["  warc "+typ] += int64(start - br.Len())
+		}
+	}
+	parts["zip headers"] += int64(len(data)) - inEntries
 }
 
 // crawlManual crawls the manual from its index to depth 2 with capt
@@ -132,7 +181,7 @@ func crawlManual(b *testing.B, e *env, capt runner.Capturer, site *manualSite) c
 		b.Fatal(err)
 	}
 	runUntilDone(b, r, levels, 10*time.Minute)
-	var st crawlStorage
+	st := crawlStorage{parts: map[string]int64{}}
 	st.took = time.Since(start).Milliseconds()
 	v, err := svc.Get(e.ctx, alice, id)
 	if err != nil {
@@ -154,6 +203,7 @@ func crawlManual(b *testing.B, e *env, capt runner.Capturer, site *manualSite) c
 		switch {
 		case strings.HasSuffix(k, ".wacz"):
 			st.wacz += int64(len(data))
+			waczParts(b, data, st.parts)
 			types := warcRecordTypes(b, data)
 			st.revisits += int64(types["revisit"])
 		default:
@@ -164,7 +214,8 @@ func crawlManual(b *testing.B, e *env, capt runner.Capturer, site *manualSite) c
 }
 
 // BenchmarkCrawlStorageVsWget: bytes per page of a depth-2 crawl of a
-// 256-page generated manual (shared stylesheet, web font and logo) with
+// 256-page generated manual (shared stylesheet, web font and logo; section
+// pages of 6 and of 24 paragraphs, about 4 and 15 KB of HTML) with
 // the http engine at delay 0, with and without the crawl's payload index,
 // next to GNU wget's WARC of the same site (`wget --recursive --level=2
 // --warc-file`), same run. Skips (saying so) when /usr/bin/wget is absent.
@@ -173,8 +224,14 @@ func BenchmarkCrawlStorageVsWget(b *testing.B) {
 	if _, err := os.Stat(wget); err != nil {
 		b.Skipf("GNU wget is not at %s: the storage comparison needs it (apt-get install wget)", wget)
 	}
+	for _, paragraphs := range []int{6, 24} {
+		b.Run(fmt.Sprintf("paragraphs=%d", paragraphs), func(b *testing.B) { storageVsWget(b, wget, paragraphs) })
+	}
+}
+
+func storageVsWget(b *testing.B, wget string, paragraphs int) {
 	e := newEnv(b)
-	site := newManualSite(b)
+	site := newManualSite(b, paragraphs)
 	eng := capture.NewHTTP(captureConfig())
 	b.Cleanup(func() { _ = eng.Close() })
 	plain := &runner.Builtin{Engine: eng, Objects: e.recent, Bucket: e.bucket, Software: "ledgerctl storage bench"}
@@ -215,17 +272,25 @@ func BenchmarkCrawlStorageVsWget(b *testing.B) {
 		b.ReportMetric(per(with.wacz+with.sidecars, with.pages)/wgetPer, "wacz+sidecars/wget-x")
 		b.ReportMetric(per(without.wacz, without.pages)/wgetPer, "nodedup-wacz/wget-x")
 		b.ReportMetric(per(without.wacz+without.sidecars, without.pages)/wgetPer, "nodedup-wacz+sidecars/wget-x")
-		b.Logf("site: %d pages, %d B of HTML (%.0f B/page); stylesheet %d B, font %d B, logo %d B",
+		fmt.Printf("site: %d pages, %d B of HTML (%.0f B/page); stylesheet %d B, font %d B, logo %d B\n",
 			site.pages, site.pageBytes, float64(site.pageBytes)/float64(site.pages), site.cssBytes, site.fontBytes, site.logoB)
-		b.Logf("wget: %d pages, WARC %d B = %.0f B/page, %.2fs", wgetPages, fi.Size(), wgetPer, wgetTook.Seconds())
+		fmt.Printf("wget: %d pages, WARC %d B = %.0f B/page, %.2fs\n", wgetPages, fi.Size(), wgetPer, wgetTook.Seconds())
 		for _, c := range []struct {
 			name string
 			st   crawlStorage
 		}{{"without the payload index", without}, {"with the payload index", with}} {
-			b.Logf("crawl %s: %d pages, WACZ %d B = %.0f B/page (%.2f× wget), with sidecars %d B = %.0f B/page (%.2f× wget); %d revisit records; %.2fs",
+			fmt.Printf("crawl %s: %d pages, WACZ %d B = %.0f B/page (%.2f× wget), with sidecars %d B = %.0f B/page (%.2f× wget); %d revisit records; %.2fs\n",
 				c.name, c.st.pages, c.st.wacz, per(c.st.wacz, c.st.pages), per(c.st.wacz, c.st.pages)/wgetPer,
 				c.st.wacz+c.st.sidecars, per(c.st.wacz+c.st.sidecars, c.st.pages), per(c.st.wacz+c.st.sidecars, c.st.pages)/wgetPer,
 				c.st.revisits, float64(c.st.took)/1000)
+			var names []string
+			for k := range c.st.parts {
+				names = append(names, k)
+			}
+			sort.Strings(names)
+			for _, k := range names {
+				fmt.Printf("  %-28s %8.0f B/page\n", k, per(c.st.parts[k], c.st.pages))
+			}
 		}
 	}
 }
