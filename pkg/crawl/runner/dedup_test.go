@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -91,7 +92,7 @@ func warcRecordTypes(t testing.TB, archive []byte) map[string]int {
 // (source /one.wacz) or a multi-WACZ listing (source /collection.json,
 // the form `serve` gives a crawl's collection: each WACZ under the name
 // the catalog gives it).
-func collectionHarness(t *testing.T, viewer string, files map[string][]byte, names []string, single string, pageURL string) string {
+func collectionHarness(t *testing.T, viewer string, files map[string][]byte, names []string, single string, pageURL string, reads *sync.Map) string {
 	t.Helper()
 	ui, err := os.ReadFile(filepath.Join(viewer, "ui.js"))
 	if err != nil {
@@ -137,6 +138,9 @@ func collectionHarness(t *testing.T, viewer string, files map[string][]byte, nam
 		_ = json.NewEncoder(w).Encode(listing)
 	})
 	serve := func(w http.ResponseWriter, r *http.Request, name string) {
+		if reads != nil {
+			reads.Store(name, true)
+		}
 		data, ok := files[name]
 		if !ok {
 			http.NotFound(w, r)
@@ -320,7 +324,7 @@ func TestCrawlRevisitsReplay(t *testing.T) {
 
 	t.Run("collection", func(t *testing.T) {
 		t.Parallel()
-		url := collectionHarness(t, viewer, files, listed, "", revisitPage)
+		url := collectionHarness(t, viewer, files, listed, "", revisitPage, nil)
 		st := replayShared(t, url, "dedup-collection.png", 0, func(s sharedState) bool { return s.Color == "rgb(200, 10, 10)" && s.Logo })
 		t.Logf("replayed in the collection: %+v", st)
 		if !strings.Contains(st.Text, "page") {
@@ -333,9 +337,33 @@ func TestCrawlRevisitsReplay(t *testing.T) {
 			t.Error("the shared image did not load from the revisit")
 		}
 	})
+	// A person who may view the second archive but not the first gets a
+	// collection of the second alone (serve lists only what its person
+	// may view): the revisits resolve to nothing, and nothing reads the
+	// first WACZ, though the revisits name it and the harness would
+	// serve it.
+	t.Run("collection without the original", func(t *testing.T) {
+		t.Parallel()
+		var reads sync.Map
+		url := collectionHarness(t, viewer, files, []string{withRevisits}, "", revisitPage, &reads)
+		st := replayShared(t, url, "dedup-without-original.png", 3*time.Second, func(s sharedState) bool { return s.Done && strings.Contains(s.Text, "page") })
+		t.Logf("replayed without the original: %+v", st)
+		if !strings.Contains(st.Text, "page") {
+			t.Errorf("the page's own document does not replay: %q", st.Text)
+		}
+		if st.Color == "rgb(200, 10, 10)" || st.Logo {
+			t.Errorf("the page shows files of an archive outside its collection: %+v", st)
+		}
+		if _, read := reads.Load(withOriginals); read {
+			t.Errorf("the viewer read %s, which the collection does not list", withOriginals)
+		}
+		if _, read := reads.Load(withRevisits); !read {
+			t.Errorf("the viewer never read %s", withRevisits)
+		}
+	})
 	t.Run("alone", func(t *testing.T) {
 		t.Parallel()
-		url := collectionHarness(t, viewer, files, nil, withRevisits, revisitPage)
+		url := collectionHarness(t, viewer, files, nil, withRevisits, revisitPage, nil)
 		st := replayShared(t, url, "dedup-alone.png", 3*time.Second, func(s sharedState) bool { return s.Done && strings.Contains(s.Text, "page") })
 		t.Logf("replayed alone: %+v", st)
 		if !strings.Contains(st.Text, "page") {
