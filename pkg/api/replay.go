@@ -251,7 +251,13 @@ func (s *Server) collectionListing(w http.ResponseWriter, r *http.Request) {
 		Resources []resource `json:"resources"`
 	}{Resources: make([]resource, 0, len(entries))}
 	for _, e := range entries {
-		out.Resources = append(out.Resources, resource{Name: e.ArchiveID + ".wacz", Path: replay.ReadPath(e.ArchiveID, e.Token)})
+		// The name is the one a crawl's revisit records name their
+		// original's WACZ by (replay.Entry.Name).
+		name := e.Name
+		if name == "" {
+			name = e.ArchiveID + ".wacz"
+		}
+		out.Resources = append(out.Resources, resource{Name: name, Path: replay.ReadPath(e.ArchiveID, e.Token)})
 	}
 	writeJSON(w, http.StatusOK, out)
 }

@@ -129,7 +129,9 @@ func (a *App) CrawlRunner(ctx context.Context, software string) (*crawl.Service,
 		// capturer wrote: from memory when this process wrote them.
 		recent := &runner.Recent{Objects: a.Blob()}
 		svc.Objects = recent
-		capt = &runner.Builtin{Engine: eng, Objects: recent, Bucket: s.S3Bucket, Software: software}
+		// Within a crawl, a payload already stored is written as a
+		// revisit of it (crawl_payloads).
+		capt = &runner.Builtin{Engine: eng, Objects: recent, Bucket: s.S3Bucket, Software: software, Payloads: st}
 	}
 	ua := ccfg.UserAgent
 	if ua == "" {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/capture-ledger/ledgerctl/pkg/wacz"
 )
@@ -65,6 +66,8 @@ type Outcome struct {
 	Failure *Failure
 	// Complete is the manifest's completeness.complete (false on failure).
 	Complete bool
+	// Dedup is what the crawl's payload index did to the WACZ.
+	Dedup DedupStats
 }
 
 // OK reports whether the job produced an archive.
@@ -82,6 +85,28 @@ func (o *Outcome) OK() bool { return o.Failure == nil }
 // capture (a missing Chromium, a closed engine), or a failed manifest
 // upload (the Outcome then says what was uploaded before).
 func Run(ctx context.Context, eng Engine, job Job, up Uploader, software string) (*Outcome, error) {
+	return RunWith(ctx, eng, job, up, Options{Software: software})
+}
+
+// Options are what RunWith is told beyond the job.
+type Options struct {
+	// Software names the WACZ's writer.
+	Software string
+	// Payloads, when set, is the index of what the job's crawl (its
+	// CorrelationID) already stored: a payload stored by an earlier capture
+	// of the crawl is written as a revisit record naming that capture's
+	// WACZ, and the payloads this WACZ stores are added once the WACZ, the
+	// links file and the manifest are all uploaded (an archive that is not
+	// admitted is never referred to). A job without a CorrelationID is not
+	// deduplicated.
+	Payloads Payloads
+}
+
+// payloadsTimeout bounds one question to, or one addition to, the index.
+const payloadsTimeout = 30 * time.Second
+
+// RunWith is Run with options.
+func RunWith(ctx context.Context, eng Engine, job Job, up Uploader, opts Options) (*Outcome, error) {
 	if err := job.Check(); err != nil {
 		return nil, err
 	}
@@ -89,8 +114,24 @@ func Run(ctx context.Context, eng Engine, job Job, up Uploader, software string)
 	if err != nil {
 		return nil, err
 	}
-	res.Capture.Software = software
+	res.Capture.Software = opts.Software
 	out := &Outcome{Job: job, Result: res, Failure: res.Failure}
+	var stored []StoredPayload
+	if opts.Payloads != nil && job.CorrelationID != "" && out.Failure == nil {
+		qctx, cancel := context.WithTimeout(ctx, payloadsTimeout)
+		var err error
+		stored, out.Dedup, err = dedup(qctx, opts.Payloads, job.CorrelationID, job.WACZName(), &res.Capture)
+		cancel()
+		if err != nil {
+			// Every payload is stored, and none is offered: a revisit
+			// must never point at a record nobody knows was written.
+			out.Dedup = DedupStats{Err: "asking the crawl's payload index: " + err.Error()}
+			for i := range res.Capture.Exchanges {
+				res.Capture.Exchanges[i].Revisit = nil
+			}
+			stored = nil
+		}
+	}
 	step := ""
 	put := func(name, ct string, body []byte) (string, error) {
 		loc, err := up.Put(ctx, name, ct, body)
@@ -155,6 +196,15 @@ func Run(ctx context.Context, eng Engine, job Job, up Uploader, software string)
 		return out, fmt.Errorf("capture: uploading %s: %w", job.ManifestName(), err)
 	}
 	out.ManifestLocation = loc
+	if len(stored) > 0 && out.OK() {
+		// Past the capture's own context, as the uploads are: the archive
+		// exists now.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), payloadsTimeout)
+		if err := opts.Payloads.RememberPayloads(rctx, job.CorrelationID, stored); err != nil {
+			out.Dedup.Err = "adding to the crawl's payload index: " + err.Error()
+		}
+		cancel()
+	}
 	return out, nil
 }
 

@@ -495,7 +495,11 @@ func demoReplaysAsOneCollection(t *testing.T, base, crawlID, summary string) {
 	}
 	_ = json.NewDecoder(resp.Body).Decode(&coll)
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || len(coll.Resources) != 1 || coll.Resources[0].Name != about+".wacz" {
+	// The listing reads the archive by its id, and names it by its
+	// object's name (<taskId>_<crawlId>.wacz), which a crawl's revisit
+	// records name their original's WACZ by.
+	if resp.StatusCode != http.StatusOK || len(coll.Resources) != 1 || !strings.HasPrefix(coll.Resources[0].Path, "/wacz/"+about+".wacz?t=") ||
+		!strings.HasSuffix(coll.Resources[0].Name, "_"+crawlID+".wacz") {
 		t.Errorf("bob's collection lists %d %+v, want the About archive alone", resp.StatusCode, coll.Resources)
 	}
 	eveStatus, eveBody := post("eve", "/api/crawls/"+crawlID+"/replay", "")

@@ -109,6 +109,60 @@ type Grant struct {
 // session for it.
 type Entry struct {
 	ArchiveID, Token string
+	// Name is the archive's file name in the collection: its object's name
+	// (the last part of its key, `<taskId>_<crawlId>.wacz` for a crawl's
+	// capture), which revisit records of the crawl's other WACZs name their
+	// original by (WARC-Refers-To-Container); `<archive id>.wacz` when the
+	// catalog cannot say, or when that name is not a plain, unique .wacz
+	// file name.
+	Name string
+}
+
+// ObjectNamer is a Catalog that can name the objects of archives: the last
+// part of each one's object key, by archive id (absent ids left out).
+type ObjectNamer interface {
+	ArchiveObjectNames(ctx context.Context, ids []string) (map[string]string, error)
+}
+
+// collectionNames names each archive of a collection (Entry.Name).
+func (s *Service) collectionNames(ctx context.Context, ids []string) (map[string]string, error) {
+	names := make(map[string]string, len(ids))
+	for _, id := range ids {
+		names[id] = id + ".wacz"
+	}
+	n, ok := s.Catalog.(ObjectNamer)
+	if !ok {
+		return names, nil
+	}
+	objects, err := n.ArchiveObjectNames(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	count := map[string]int{}
+	for _, id := range ids {
+		count[objects[id]]++
+	}
+	for _, id := range ids {
+		if o := objects[id]; o != "" && count[o] == 1 && plainWACZName(o) {
+			names[id] = o
+		}
+	}
+	return names, nil
+}
+
+// plainWACZName: letters, digits, '.', '_', '-', at most 255 bytes, not
+// starting with a dot, ending in ".wacz".
+func plainWACZName(name string) bool {
+	if len(name) <= len(".wacz") || len(name) > 255 || name[0] == '.' || !strings.HasSuffix(name, ".wacz") {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 func (s *Service) now() time.Time {
@@ -304,6 +358,10 @@ func (s *Service) Collection(ctx context.Context, token, label string) ([]Entry,
 	if len(visible) == 0 {
 		return nil, ledger.ErrNotFound
 	}
+	names, err := s.collectionNames(ctx, visible)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]Entry, 0, len(visible))
 	for _, id := range visible {
 		read := c
@@ -312,7 +370,7 @@ func (s *Service) Collection(ctx context.Context, token, label string) ([]Entry,
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, Entry{ArchiveID: id, Token: tok})
+		out = append(out, Entry{ArchiveID: id, Token: tok, Name: names[id]})
 	}
 	return out, nil
 }

@@ -49,6 +49,26 @@ type Exchange struct {
 	Truncated bool
 	// IP is the address the response came from (WARC-IP-Address), or "".
 	IP string
+	// Revisit, when set, says an identical payload is already stored in an
+	// earlier record (of this WACZ or another one of the same collection):
+	// Write then stores a WARC revisit record of the identical-payload-digest
+	// profile (the response's HTTP header, no body) instead of a response
+	// record. Body must still be the payload: its digest is the record's
+	// WARC-Payload-Digest, and its length the header's Content-Length.
+	Revisit *Revisit
+}
+
+// Revisit points at the earlier record holding an exchange's payload.
+type Revisit struct {
+	// RefersToURI and RefersToDate are the original response record's
+	// WARC-Target-URI and WARC-Date (to the second).
+	RefersToURI  string
+	RefersToDate time.Time
+	// Container, when not "", names the WACZ holding the original as the
+	// replay collection names it (WARC-Refers-To-Container, which
+	// ReplayWeb.page reads to load that WACZ's index): a file name ending
+	// in ".wacz", without a path.
+	Container string
 }
 
 // Page is one page as a reader saw it.

@@ -350,7 +350,9 @@ func parseRecord(rec []byte) (warcMember, error) {
 	if d := fields["warc-block-digest"]; d != "" && !digestMatches(d, block) {
 		return m, fmt.Errorf("WARC-Block-Digest %s does not match the block", d)
 	}
-	if d := fields["warc-payload-digest"]; d != "" {
+	// A revisit's payload digest is its original's: the payload is not
+	// in the record.
+	if d := fields["warc-payload-digest"]; d != "" && !strings.EqualFold(fields["warc-type"], "revisit") {
 		payload := block
 		if strings.HasPrefix(fields["content-type"], "application/http") {
 			_, p, ok := bytes.Cut(block, []byte("\r\n\r\n"))

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"net/http"
 	"net/url"
 	"sort"
@@ -26,6 +27,10 @@ type warcWriter struct {
 	gz      *gzip.Writer
 	head    bytes.Buffer // the record being written's WARC header
 	records int
+	// revisits counts the revisit records, revisitBytes the payload bytes
+	// they did not store.
+	revisits     int
+	revisitBytes int64
 }
 
 // member is where one record's gzip member sits in the .warc.gz.
@@ -134,6 +139,17 @@ func warcDate(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05Z"
 
 // cdxjTimestamp is the 14-digit CDXJ form of t.
 func cdxjTimestamp(t time.Time) string { return t.UTC().Format("20060102150405") }
+
+// warcDateMilli is the WARC-Date of t to the millisecond (W3C-ISO8601 with
+// a fraction, as WARC 1.1 allows).
+func warcDateMilli(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+
+// cdxjTimestampMilli is the 17-digit CDXJ form of t (milliseconds), as
+// warcio.js writes it.
+func cdxjTimestampMilli(t time.Time) string {
+	t = t.UTC()
+	return t.Format("20060102150405") + fmt.Sprintf("%03d", t.Nanosecond()/int(time.Millisecond))
+}
 
 // responseHead is the HTTP status line and header of a stored response. The
 // body is stored decoded, so the header no longer describes the wire: the

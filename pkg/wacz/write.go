@@ -52,6 +52,10 @@ type Summary struct {
 	BodylessURLs []string
 	Pages        int // page lines in pages.jsonl
 	Records      int // WARC records, warcinfo included
+	// Revisits are the revisit records written, and RevisitBytes the
+	// payload bytes they stand for (stored in an earlier record instead).
+	Revisits     int
+	RevisitBytes int64
 }
 
 // Complete reports what BrowserHive's completeness.complete says: no body
@@ -112,6 +116,8 @@ func Write(w io.Writer, c Capture) (Summary, error) {
 		BodylessURLs:  bodyless,
 		Pages:         len(c.Pages),
 		Records:       warc.records,
+		Revisits:      warc.revisits,
+		RevisitBytes:  warc.revisitBytes,
 	}, nil
 }
 
@@ -134,6 +140,20 @@ func validate(c Capture) error {
 		}
 		if !validTime(x.Date) {
 			return bad("exchanges[%d].date %v is not a date between years 1000 and 9999", i, x.Date)
+		}
+		if r := x.Revisit; r != nil {
+			if _, err := httpURL(r.RefersToURI); err != nil {
+				return bad("exchanges[%d].revisit.refersToUri: %v", i, err)
+			}
+			if !validTime(r.RefersToDate) {
+				return bad("exchanges[%d].revisit.refersToDate %v is not a date between years 1000 and 9999", i, r.RefersToDate)
+			}
+			if r.Container != "" && !ValidContainer(r.Container) {
+				return bad("exchanges[%d].revisit.container %q is not a file name ending in .wacz", i, r.Container)
+			}
+			if x.Truncated {
+				return bad("exchanges[%d].revisit: a truncated body cannot be a revisit", i)
+			}
 		}
 	}
 	for i, p := range c.Pages {
@@ -169,6 +189,22 @@ func validate(c Capture) error {
 	return nil
 }
 
+// ValidContainer reports whether name can be a revisit's container: a
+// plain file name (letters, digits, '.', '_', '-'; at most 255 bytes)
+// ending in ".wacz".
+func ValidContainer(name string) bool {
+	if len(name) <= len(".wacz") || len(name) > 255 || path.Ext(name) != ".wacz" || name[0] == '.' {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
 // validTime keeps dates inside what a 14-digit timestamp can say.
 func validTime(t time.Time) bool {
 	y := t.UTC().Year()
@@ -192,7 +228,10 @@ func buildWARC(c Capture) (*warcWriter, []byte, error) {
 	// Most bodies are images and fonts that do not compress; text shrinks.
 	hint := 4 << 10
 	for _, x := range c.Exchanges {
-		hint += len(x.Body) + 1<<10
+		hint += 1 << 10
+		if x.Revisit == nil {
+			hint += len(x.Body)
+		}
 	}
 	if c.Screenshot != nil {
 		hint += len(c.Screenshot.PNG) + 1<<10
@@ -229,16 +268,42 @@ func buildWARC(c Capture) (*warcWriter, []byte, error) {
 	var index []CDXJEntry
 	for i, x := range c.Exchanges {
 		u, _ := httpURL(x.URL) // validated
-		date := warcDate(x.Date)
+		date, stamp := warcDate(x.Date), cdxjTimestamp(x.Date)
+		if x.Revisit != nil {
+			// A revisit is dated to the millisecond (WARC-Date with a
+			// fraction, a 17-digit CDXJ timestamp): ReplayWeb.page keys
+			// what it indexes by URL and time, so a revisit dated the
+			// same second as its original at the same URL, in another
+			// WACZ of the collection, would hide it.
+			date, stamp = warcDateMilli(x.Date), cdxjTimestampMilli(x.Date)
+		}
 		head := responseHead(x)
 		payload := sha256Digest(x.Body)
-		block := sha256Digest(head, x.Body)
-		respID := recordID(created, 2*i+1, "response", []byte(x.URL+"\n"+block))
+		typ, body, mime := "response", x.Body, mediaType(x.Header)
+		if x.Revisit != nil {
+			// The HTTP header stays (what this response said); the
+			// payload is the original's.
+			typ, body, mime = "revisit", nil, "warc/revisit"
+			ww.revisits++
+			ww.revisitBytes += int64(len(x.Body))
+		}
+		block := sha256Digest(head, body)
+		respID := recordID(created, 2*i+1, typ, []byte(x.URL+"\n"+block))
 		fields := []warcField{
-			{"WARC-Type", "response"},
+			{"WARC-Type", typ},
 			{"WARC-Record-ID", respID},
 			{"WARC-Date", date},
 			{"WARC-Target-URI", x.URL},
+		}
+		if r := x.Revisit; r != nil {
+			fields = append(fields,
+				warcField{"WARC-Profile", "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"},
+				warcField{"WARC-Refers-To-Target-URI", r.RefersToURI},
+				warcField{"WARC-Refers-To-Date", warcDate(r.RefersToDate)},
+			)
+			if r.Container != "" {
+				fields = append(fields, warcField{"WARC-Refers-To-Container", r.Container})
+			}
 		}
 		if x.IP != "" {
 			fields = append(fields, warcField{"WARC-IP-Address", cleanValue(x.IP)})
@@ -251,16 +316,22 @@ func buildWARC(c Capture) (*warcWriter, []byte, error) {
 			warcField{"WARC-Payload-Digest", payload},
 			warcField{"WARC-Block-Digest", block},
 		)
-		m, err := ww.add(fields, head, x.Body)
+		m, err := ww.add(fields, head, body)
 		if err != nil {
 			return nil, nil, err
 		}
 		index = append(index, CDXJEntry{
-			Key: SURT(x.URL), Timestamp: cdxjTimestamp(x.Date), URL: x.URL,
-			Mime: mediaType(x.Header), Status: x.Status, Digest: payload,
+			Key: SURT(x.URL), Timestamp: stamp, URL: x.URL,
+			Mime: mime, Status: x.Status, Digest: payload,
 			Offset: m.offset, Length: m.length, Filename: warcFilename,
 		})
 
+		if x.Revisit != nil {
+			// No request record: replay does not read one for a GET, and
+			// in a crawl the revisits are most records, so theirs would
+			// be a third of a page's WARC.
+			continue
+		}
 		req := requestHead(x, u)
 		if _, err := ww.add([]warcField{
 			{"WARC-Type", "request"},

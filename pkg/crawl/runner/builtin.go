@@ -31,6 +31,10 @@ type Builtin struct {
 	Bucket  string
 	// Software names the writer in the WACZ ("ledgerctl <version>").
 	Software string
+	// Payloads, when set, is the crawls' payload index: a payload an
+	// earlier capture of the same crawl stored is written as a revisit
+	// record (capture.Options.Payloads).
+	Payloads capture.Payloads
 }
 
 var (
@@ -65,7 +69,7 @@ func (u uploader) Put(ctx context.Context, name, contentType string, body []byte
 // that took no manifest.
 func (b *Builtin) Capture(ctx context.Context, req CaptureRequest) (CaptureOutcome, error) {
 	job := capture.Job{TaskID: req.TaskID, CorrelationID: req.CorrelationID, URL: req.URL}
-	out, err := capture.Run(ctx, b.Engine, job, uploader{b}, b.Software)
+	out, err := capture.RunWith(ctx, b.Engine, job, uploader{b}, capture.Options{Software: b.Software, Payloads: b.Payloads})
 	if err != nil {
 		var je *capture.JobError
 		if errors.As(err, &je) {

@@ -107,6 +107,27 @@ func (s *Store) CrawlArchives(ctx context.Context, crawlID string, limit int) ([
 	return pgx.CollectRows(rows, pgx.RowTo[string])
 }
 
+// ArchiveObjectNames maps each of ids that is an archive to the last part
+// of its object key (what a replay collection names its WACZ by).
+func (s *Store) ArchiveObjectNames(ctx context.Context, ids []string) (map[string]string, error) {
+	rows, err := s.Pool.Query(ctx, `
+		SELECT id::text, regexp_replace(object_key, '^.*/', '') FROM archives
+		WHERE id = ANY($1::uuid[])`, ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := make(map[string]string, len(ids))
+	for rows.Next() {
+		var id, name string
+		if err := rows.Scan(&id, &name); err != nil {
+			return nil, err
+		}
+		out[id] = name
+	}
+	return out, rows.Err()
+}
+
 // CrawlsOfJobs maps those of taskIDs that a crawl page captured to that
 // crawl's id.
 func (s *Store) CrawlsOfJobs(ctx context.Context, taskIDs []string) (map[string]string, error) {
