@@ -22,6 +22,7 @@ import (
 	"github.com/capture-ledger/ledgerctl/pkg/crawl"
 	"github.com/capture-ledger/ledgerctl/pkg/identity"
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
+	"github.com/capture-ledger/ledgerctl/pkg/strictjson"
 )
 
 // Submitters answers whether a caller may start crawls (can_submit on any of
@@ -224,7 +225,7 @@ const UnreachableRetrySeconds = 5
 // status codes; anything unknown is a 500 whose details stay in the log.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	var bad *BadRequest
-	var large *TooLarge
+	var large *strictjson.TooLarge
 	var refused *refusal
 	var busy *archive.BusyError
 	var quota *archive.QuotaError
@@ -292,31 +293,34 @@ func UUIDParam(r *http.Request, name string) (string, error) {
 }
 
 // DecodeBody reads an optional JSON object body into dst through the strict
-// decoder (decodeStrict: strings checked by CheckBodyStrings, unknown keys
-// and trailing data refused, 400) and refuses bodies over limit bytes (413,
-// see readBody). An absent body is {}.
+// decoder (strictjson.Decode: every string checked, unknown keys and
+// trailing data refused, 400 naming the place) and refuses bodies over
+// limit bytes (413, see readBody). An absent body is {}.
 func DecodeBody(r *http.Request, dst any, limit int64) error {
 	data, err := readBody(r, limit)
 	if err != nil {
 		return err
 	}
-	return decodeStrict(data, dst)
+	return asBody(strictjson.Decode(data, dst))
 }
 
-func jsonProblem(err error) string {
-	var typeErr *json.UnmarshalTypeError
-	var syntax *json.SyntaxError
-	switch {
-	case errors.As(err, &typeErr):
-		if typeErr.Field == "" {
-			return "must be object"
-		}
-		return fmt.Sprintf("/%s must be %s", typeErr.Field, typeErr.Type.String())
-	case errors.As(err, &syntax):
-		return "is not valid JSON"
+// checkBody is the strict decoder's check of a body a route then decodes
+// its own way (strictjson.Check), as a 400 naming the place.
+func checkBody(data []byte) error { return asBody(strictjson.Check(data)) }
+
+// asBody renders a refusal of the strict decoder, a *ledger.FieldError
+// whose Field is the place inside the body, as the 400 of a request body:
+// "body/urls/0 must be valid UTF-8", or "body <reason>" for the body
+// itself. Other errors (a *strictjson.TooLarge) pass unchanged.
+func asBody(err error) error {
+	var fe *ledger.FieldError
+	if !errors.As(err, &fe) {
+		return err
 	}
-	// encoding/json says: json: unknown field "x"
-	return "must NOT have additional properties (" + err.Error() + ")"
+	if fe.Field == "" {
+		return &BadRequest{Message: "body " + fe.Reason}
+	}
+	return &BadRequest{Message: "body/" + fe.Field + " " + fe.Reason}
 }
 
 func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {

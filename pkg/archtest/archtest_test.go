@@ -33,7 +33,7 @@ var layers = []layer{
 	{name: "wiring", pkgs: []string{"pkg/app", "pkg/health"}},
 	{name: "http", pkgs: []string{"pkg/api", "pkg/web"}},
 	{name: "use-cases", pkgs: []string{"pkg/archive", "pkg/crawl", "pkg/crawl/runner", "pkg/crawl/politeness", "pkg/replay", "pkg/search", "pkg/outbox", "pkg/visible"}},
-	{name: "pure", pkgs: []string{"pkg/crawl/rules", "pkg/manifest", "pkg/wacz", "pkg/i18n", "pkg/pgaddr"}},
+	{name: "pure", pkgs: []string{"pkg/crawl/rules", "pkg/manifest", "pkg/wacz", "pkg/i18n", "pkg/pgaddr", "pkg/strictjson"}},
 	{name: "centre", pkgs: []string{"pkg/ledger"}, stdOnly: true},
 	{name: "adapters", pkgs: []string{"pkg/store/postgres", "pkg/blob", "pkg/authz", "pkg/browserhive", "pkg/windmill", "pkg/capture", "pkg/identity"}},
 	{name: "settings", pkgs: []string{"pkg/config"}},
