@@ -1,7 +1,9 @@
 // Package api is ledgerctl's HTTP surface: the JSON API (the web console,
-// package web, adds its pages through Pages) and the health checks. Handlers validate input before identity, resolve the
-// caller, call the same use-case functions the CLI calls, and map errors to
-// status codes in one place. "Not allowed" is always 404, never 403.
+// package web, adds its pages through Pages; a request to a replay
+// origin goes to package viewer, which holds no identity) and the health
+// checks. Handlers validate input before identity, resolve the caller,
+// call the same use-case functions the CLI calls, and map errors to status
+// codes in one place. "Not allowed" is always 404, never 403.
 package api
 
 import (
@@ -22,6 +24,7 @@ import (
 	"github.com/capture-ledger/ledgerctl/pkg/crawl"
 	"github.com/capture-ledger/ledgerctl/pkg/identity"
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
+	"github.com/capture-ledger/ledgerctl/pkg/replay/viewer"
 	"github.com/capture-ledger/ledgerctl/pkg/strictjson"
 )
 
@@ -85,8 +88,8 @@ type Server struct {
 	Search     Searcher
 	CrawlIndex CrawlIndexer
 	// Replay serves viewer links on the API's origin, and everything of
-	// replay origins (the viewer, its worker, archive reads);
-	// nil leaves them unserved (404 route).
+	// replay origins (the viewer, its worker, archive reads: package
+	// viewer); nil leaves them unserved (404 route).
 	Replay *Replay
 	// Shares serves /api/archives/{id}/shares, Deleter DELETE
 	// /api/archives/{id}; nil leaves them unserved (404 route).
@@ -110,8 +113,9 @@ type Server struct {
 	// by a cookie must come from this origin with the session's token).
 	CSRF func(r *http.Request) error
 
-	mux       *routeMux
-	replayMux *http.ServeMux
+	mux *routeMux
+	// replay answers the replay origins (package viewer).
+	replay *viewer.Handler
 }
 
 // Handler returns the routed handler.
@@ -143,7 +147,7 @@ func (s *Server) Handler() http.Handler {
 			s.Pages.Register(s.mux)
 		}
 		if s.Replay != nil {
-			s.replayMux = s.replayOriginHandler()
+			s.replay = s.replayOrigin()
 		}
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -151,13 +155,8 @@ func (s *Server) Handler() http.Handler {
 		// name under the replay domain never reaches the API: archived
 		// pages run there.
 		if s.Replay != nil {
-			if _, under, ok := s.Replay.Origins.Match(r.Host); under {
-				if !ok {
-					replayOriginHeaders(w, "'none'")
-					s.fail(w, r, ledger.ErrNotFound)
-					return
-				}
-				s.replayMux.ServeHTTP(w, r)
+			if _, under, _ := s.Replay.Origins.Match(r.Host); under {
+				s.replay.ServeHTTP(w, r)
 				return
 			}
 		}
