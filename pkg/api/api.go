@@ -1,7 +1,9 @@
 // Package api is ledgerctl's HTTP surface: the JSON API (the web console,
-// package web, adds its pages through Pages) and the health checks. Handlers validate input before identity, resolve the
-// caller, call the same use-case functions the CLI calls, and map errors to
-// status codes in one place. "Not allowed" is always 404, never 403.
+// package web, adds its pages through Pages; a request to a replay
+// origin goes to package viewer, which holds no identity) and the health
+// checks. Handlers validate input before identity, resolve the caller,
+// call the same use-case functions the CLI calls, and map errors to status
+// codes in one place. "Not allowed" is always 404, never 403.
 package api
 
 import (
@@ -22,6 +24,8 @@ import (
 	"github.com/capture-ledger/ledgerctl/pkg/crawl"
 	"github.com/capture-ledger/ledgerctl/pkg/identity"
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
+	"github.com/capture-ledger/ledgerctl/pkg/replay/viewer"
+	"github.com/capture-ledger/ledgerctl/pkg/strictjson"
 )
 
 // Submitters answers whether a caller may start crawls (can_submit on any of
@@ -84,8 +88,8 @@ type Server struct {
 	Search     Searcher
 	CrawlIndex CrawlIndexer
 	// Replay serves viewer links on the API's origin, and everything of
-	// replay origins (the viewer, its worker, archive reads);
-	// nil leaves them unserved (404 route).
+	// replay origins (the viewer, its worker, archive reads: package
+	// viewer); nil leaves them unserved (404 route).
 	Replay *Replay
 	// Shares serves /api/archives/{id}/shares, Deleter DELETE
 	// /api/archives/{id}; nil leaves them unserved (404 route).
@@ -109,8 +113,9 @@ type Server struct {
 	// by a cookie must come from this origin with the session's token).
 	CSRF func(r *http.Request) error
 
-	mux       *routeMux
-	replayMux *http.ServeMux
+	mux *routeMux
+	// replay answers the replay origins (package viewer).
+	replay *viewer.Handler
 }
 
 // Handler returns the routed handler.
@@ -142,7 +147,7 @@ func (s *Server) Handler() http.Handler {
 			s.Pages.Register(s.mux)
 		}
 		if s.Replay != nil {
-			s.replayMux = s.replayOriginHandler()
+			s.replay = s.replayOrigin()
 		}
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -150,13 +155,8 @@ func (s *Server) Handler() http.Handler {
 		// name under the replay domain never reaches the API: archived
 		// pages run there.
 		if s.Replay != nil {
-			if _, under, ok := s.Replay.Origins.Match(r.Host); under {
-				if !ok {
-					replayOriginHeaders(w, "'none'")
-					s.fail(w, r, ledger.ErrNotFound)
-					return
-				}
-				s.replayMux.ServeHTTP(w, r)
+			if _, under, _ := s.Replay.Origins.Match(r.Host); under {
+				s.replay.ServeHTTP(w, r)
 				return
 			}
 		}
@@ -224,7 +224,7 @@ const UnreachableRetrySeconds = 5
 // status codes; anything unknown is a 500 whose details stay in the log.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	var bad *BadRequest
-	var large *TooLarge
+	var large *strictjson.TooLarge
 	var refused *refusal
 	var busy *archive.BusyError
 	var quota *archive.QuotaError
@@ -292,31 +292,34 @@ func UUIDParam(r *http.Request, name string) (string, error) {
 }
 
 // DecodeBody reads an optional JSON object body into dst through the strict
-// decoder (decodeStrict: strings checked by CheckBodyStrings, unknown keys
-// and trailing data refused, 400) and refuses bodies over limit bytes (413,
-// see readBody). An absent body is {}.
+// decoder (strictjson.Decode: every string checked, unknown keys and
+// trailing data refused, 400 naming the place) and refuses bodies over
+// limit bytes (413, see readBody). An absent body is {}.
 func DecodeBody(r *http.Request, dst any, limit int64) error {
 	data, err := readBody(r, limit)
 	if err != nil {
 		return err
 	}
-	return decodeStrict(data, dst)
+	return asBody(strictjson.Decode(data, dst))
 }
 
-func jsonProblem(err error) string {
-	var typeErr *json.UnmarshalTypeError
-	var syntax *json.SyntaxError
-	switch {
-	case errors.As(err, &typeErr):
-		if typeErr.Field == "" {
-			return "must be object"
-		}
-		return fmt.Sprintf("/%s must be %s", typeErr.Field, typeErr.Type.String())
-	case errors.As(err, &syntax):
-		return "is not valid JSON"
+// checkBody is the strict decoder's check of a body a route then decodes
+// its own way (strictjson.Check), as a 400 naming the place.
+func checkBody(data []byte) error { return asBody(strictjson.Check(data)) }
+
+// asBody renders a refusal of the strict decoder, a *ledger.FieldError
+// whose Field is the place inside the body, as the 400 of a request body:
+// "body/urls/0 must be valid UTF-8", or "body <reason>" for the body
+// itself. Other errors (a *strictjson.TooLarge) pass unchanged.
+func asBody(err error) error {
+	var fe *ledger.FieldError
+	if !errors.As(err, &fe) {
+		return err
 	}
-	// encoding/json says: json: unknown field "x"
-	return "must NOT have additional properties (" + err.Error() + ")"
+	if fe.Field == "" {
+		return &BadRequest{Message: "body " + fe.Reason}
+	}
+	return &BadRequest{Message: "body/" + fe.Field + " " + fe.Reason}
 }
 
 func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/url"
@@ -148,4 +149,14 @@ func (s *Server) captureEngines() http.HandlerFunc {
 			}
 			return out, nil
 		})
+}
+
+// objectFailed answers a read whose object S3 could not give: a row whose
+// object is gone is "not found" like any refusal (and worth a warning).
+func (s *Server) objectFailed(w http.ResponseWriter, r *http.Request, id string, err error) {
+	if errors.Is(err, ledger.ErrNoObject) {
+		s.logger().Warn("The ledger has an archive whose object S3 does not", "archiveId", id)
+		err = ledger.ErrNotFound
+	}
+	s.fail(w, r, err)
 }

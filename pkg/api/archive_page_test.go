@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -49,25 +48,13 @@ func archivePageServer(t *testing.T, f *shareFixture) *httptest.Server {
 		Deleter:  &archive.Deleter{Perms: managers, Store: st, Objects: f.remover, Bucket: f.env.Bucket, Now: f.clock.Now},
 		Identity: identity.Headers{},
 	}
-	srv := httptest.NewServer(s.Handler())
-	t.Cleanup(srv.Close)
-	return srv
+	return serve(t, s)
 }
 
 func pageCall(t *testing.T, method, u, subject, orgs, body string) (int, http.Header, []byte) {
 	t.Helper()
-	req, _ := http.NewRequest(method, u, strings.NewReader(body))
-	if subject != "" {
-		req.Header.Set("X-Capture-ledger-Subject", subject)
-		req.Header.Set("X-Capture-ledger-Organizations", orgs)
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
-	return res.StatusCode, res.Header, b
+	a := send(t, method, u, subject, orgs, body)
+	return a.status, a.header, a.body
 }
 
 // TestArchiveDetailSaysWhatTheCallerMay: the owner reads the archive, its

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -85,7 +84,7 @@ func TestCaptureFailuresAreCoarse(t *testing.T) {
 	defer site.Close()
 
 	var logs lockedBuffer
-	serve := func(allowPrivate bool) string {
+	server := func(allowPrivate bool) string {
 		cfg := capture.Defaults()
 		cfg.AllowPrivate = allowPrivate
 		eng := capture.NewHTTP(cfg)
@@ -101,26 +100,16 @@ func TestCaptureFailuresAreCoarse(t *testing.T) {
 				Log:         slog.New(slog.NewTextHandler(&logs, nil)),
 			},
 		}
-		srv := httptest.NewServer(s.Handler())
-		t.Cleanup(srv.Close)
-		return srv.URL
+		return serve(t, s).URL
 	}
-	allowing, refusing := serve(true), serve(false)
+	allowing, refusing := server(true), server(false)
 	capt := func(base string, urls ...string) []archive.CapturedPage {
 		t.Helper()
 		b, _ := json.Marshal(map[string]any{"urls": urls, "organization": "acme"})
-		req, _ := http.NewRequest("POST", base+"/api/captures", bytes.NewReader(b))
-		req.Header.Set("X-Capture-ledger-Subject", "alice")
-		req.Header.Set("X-Capture-ledger-Organizations", "acme")
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		body, _ := io.ReadAll(res.Body)
+		a := send(t, "POST", base+"/api/captures", "alice", "acme", string(b))
 		var out archive.CaptureResult
-		if res.StatusCode != 200 || json.Unmarshal(body, &out) != nil || len(out.Pages) != len(urls) {
-			t.Fatalf("%d %s", res.StatusCode, body)
+		if a.status != 200 || json.Unmarshal(a.body, &out) != nil || len(out.Pages) != len(urls) {
+			t.Fatalf("%d %s", a.status, a.body)
 		}
 		return out.Pages
 	}

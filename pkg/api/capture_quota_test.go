@@ -72,8 +72,7 @@ func TestCaptureQuotaSixteenAtOnce(t *testing.T) {
 		Access:   &archive.Access{Perms: perms, Catalog: st, Signer: env.Blob},
 		Identity: identity.Headers{}, Submitters: perms, Captures: svc,
 	}
-	srv := httptest.NewServer(s.Handler())
-	defer srv.Close()
+	srv := serve(t, s)
 	if err := env.FGA.Write(ctx, []authz.Tuple{{User: "user:alice", Relation: "submitter", Object: "organization:acme"}}, nil); err != nil {
 		t.Fatal(err)
 	}

@@ -51,10 +51,10 @@ func (s *Server) captureRoutes() {
 
 // decodeCaptureRequest reads {"urls": [...], "organization": "...",
 // "engine": "http"} (engine optional)
-// strictly (CheckBodyStrings, then unknown keys and wrong types are
+// strictly (checkBody, then unknown keys and wrong types are
 // refused) and checks it whole.
 func decodeCaptureRequest(body []byte) (archive.CaptureRequest, error) {
-	if err := CheckBodyStrings(body); err != nil {
+	if err := checkBody(body); err != nil {
 		return archive.CaptureRequest{}, err
 	}
 	var raw struct {

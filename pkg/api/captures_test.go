@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -19,7 +18,6 @@ import (
 	"github.com/capture-ledger/ledgerctl/pkg/blob"
 	"github.com/capture-ledger/ledgerctl/pkg/capture"
 	"github.com/capture-ledger/ledgerctl/pkg/identity"
-	"github.com/capture-ledger/ledgerctl/pkg/outbox"
 	"github.com/capture-ledger/ledgerctl/pkg/testenv"
 )
 
@@ -56,25 +54,14 @@ func TestPostCaptures(t *testing.T) {
 		Access:   &archive.Access{Perms: perms, Catalog: st, Signer: env.Blob},
 		Identity: identity.Headers{}, Submitters: perms, Captures: svc,
 	}
-	srv := httptest.NewServer(s.Handler())
-	defer srv.Close()
+	srv := serve(t, s)
 	if err := env.FGA.Write(ctx, []authz.Tuple{{User: "user:alice", Relation: "submitter", Object: "organization:acme"}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	post := func(subject, orgs, body string) (int, string) {
 		t.Helper()
-		req, _ := http.NewRequest("POST", srv.URL+"/api/captures", strings.NewReader(body))
-		if subject != "" {
-			req.Header.Set("X-Capture-ledger-Subject", subject)
-			req.Header.Set("X-Capture-ledger-Organizations", orgs)
-		}
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		b, _ := io.ReadAll(res.Body)
-		return res.StatusCode, strings.TrimSpace(string(b))
+		a := send(t, "POST", srv.URL+"/api/captures", subject, orgs, body)
+		return a.status, strings.TrimSpace(string(a.body))
 	}
 
 	before := testenv.TakeSnapshot(t, env.DSN)
@@ -116,13 +103,7 @@ func TestPostCaptures(t *testing.T) {
 	if status != 200 || json.Unmarshal([]byte(body), &res) != nil || len(res.Pages) != 1 || res.Pages[0].Status != archive.Captured || res.Pages[0].ArchiveID == "" {
 		t.Fatalf("capture: %d %s", status, body)
 	}
-	st2, w, err := env.App.OutboxDeps(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := outbox.Drain(ctx, st2, w, outbox.Options{}); err != nil {
-		t.Fatal(err)
-	}
+	drainOutbox(t, env, -1)
 	for _, who := range []struct {
 		subject, orgs string
 		sees          bool

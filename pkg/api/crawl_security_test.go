@@ -3,8 +3,6 @@ package api_test
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -22,18 +20,8 @@ import (
 // headers at all when subject is empty).
 func (f *crawlFixture) doAs(t *testing.T, method, path, subject, orgs, body string) (int, string) {
 	t.Helper()
-	req, _ := http.NewRequest(method, f.srv.URL+path, strings.NewReader(body))
-	if subject != "" {
-		req.Header.Set("X-Capture-ledger-Subject", subject)
-		req.Header.Set("X-Capture-ledger-Organizations", orgs)
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
-	return res.StatusCode, strings.TrimSpace(string(b))
+	a := send(t, method, f.srv.URL+path, subject, orgs, body)
+	return a.status, strings.TrimSpace(string(a.body))
 }
 
 func (f *crawlFixture) grant(t *testing.T, user, relation, org string) {

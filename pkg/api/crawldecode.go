@@ -15,6 +15,7 @@ import (
 	"github.com/capture-ledger/ledgerctl/pkg/crawl"
 	"github.com/capture-ledger/ledgerctl/pkg/crawl/rules"
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
+	"github.com/capture-ledger/ledgerctl/pkg/strictjson"
 )
 
 // The crawl routes' request bodies are read strictly, in the words of a JSON
@@ -31,14 +32,6 @@ const maxInt32 = math.MaxInt32
 
 func invalidField(field, format string, args ...any) error {
 	return &ledger.FieldError{Field: field, Reason: fmt.Sprintf(format, args...)}
-}
-
-// joinField is the place of key inside the place parent ("" is the root).
-func joinField(parent, key string) string {
-	if parent == "" {
-		return key
-	}
-	return parent + "/" + key
 }
 
 type jsonObject struct {
@@ -97,14 +90,14 @@ func decodeObject(raw json.RawMessage, field string, allowed ...string) (*jsonOb
 		return nil, invalidField(field, "must NOT have additional properties: %s", strings.Join(q, ", "))
 	}
 	if field == "" {
-		if err := checkStrings(raw); err != nil {
+		if err := strictjson.CheckStrings(raw); err != nil {
 			return nil, err
 		}
 	}
 	return &jsonObject{field: field, m: m}, nil
 }
 
-func (o *jsonObject) sub(key string) string { return joinField(o.field, key) }
+func (o *jsonObject) sub(key string) string { return strictjson.Join(o.field, key) }
 
 // require reports the first missing key among keys.
 func (o *jsonObject) require(keys ...string) error {
@@ -154,7 +147,7 @@ func jsonString(raw json.RawMessage, field string, minLen, maxLen int) (string, 
 	if jsonKind(raw) != "string" {
 		return "", invalidField(field, "must be string")
 	}
-	if _, reason := scanString(bytes.TrimLeft(raw, " \t\r\n"), 0); reason != "" {
+	if _, reason := strictjson.ScanString(bytes.TrimLeft(raw, " \t\r\n"), 0); reason != "" {
 		return "", invalidField(field, "%s", reason)
 	}
 	var s string
@@ -395,176 +388,4 @@ func ParseDomainQuery(q url.Values) (crawl.DomainQuery, error) {
 		return crawl.DomainQuery{}, err
 	}
 	return dq, nil
-}
-
-// scanString reads the JSON string token starting at data[i] (a '"') and
-// returns the index just past it, and why its value may not be kept ("" when
-// it may): crawl.ReasonNUL for U+0000, raw or escaped, and
-// crawl.ReasonNotUTF8 for bytes that are not UTF-8 and for escaped lone
-// surrogates ("\ud800"), which encoding/json would silently turn into
-// U+FFFD. data must be valid JSON.
-func scanString(data []byte, i int) (int, string) {
-	i++ // the opening quote
-	for i < len(data) {
-		c := data[i]
-		switch {
-		case c == '"':
-			return i + 1, ""
-		case c == '\\':
-			if i+1 < len(data) && data[i+1] == 'u' {
-				r, ok := hex4(data, i+2)
-				if !ok {
-					return len(data), crawl.ReasonNotUTF8
-				}
-				i += 6
-				switch {
-				case r == 0:
-					return i, crawl.ReasonNUL
-				case 0xD800 <= r && r < 0xDC00:
-					// A high surrogate must be followed by an escaped low one.
-					if i+1 >= len(data) || data[i] != '\\' || data[i+1] != 'u' {
-						return i, crawl.ReasonNotUTF8
-					}
-					lo, ok := hex4(data, i+2)
-					if !ok || lo < 0xDC00 || lo > 0xDFFF {
-						return i, crawl.ReasonNotUTF8
-					}
-					i += 6
-				case 0xDC00 <= r && r <= 0xDFFF:
-					return i, crawl.ReasonNotUTF8
-				}
-				continue
-			}
-			i += 2
-		case c < utf8.RuneSelf:
-			i++
-		default:
-			r, size := utf8.DecodeRune(data[i:])
-			if r == utf8.RuneError && size <= 1 {
-				return i + 1, crawl.ReasonNotUTF8
-			}
-			i += size
-		}
-	}
-	return i, ""
-}
-
-func hex4(data []byte, i int) (rune, bool) {
-	if i+4 > len(data) {
-		return 0, false
-	}
-	var r rune
-	for _, c := range data[i : i+4] {
-		switch {
-		case '0' <= c && c <= '9':
-			r = r<<4 | rune(c-'0')
-		case 'a' <= c && c <= 'f':
-			r = r<<4 | rune(c-'a'+10)
-		case 'A' <= c && c <= 'F':
-			r = r<<4 | rune(c-'A'+10)
-		default:
-			return 0, false
-		}
-	}
-	return r, true
-}
-
-// checkStrings refuses the JSON value raw (valid JSON) when any string in
-// it, property names included, holds U+0000 or is not valid UTF-8. The
-// *ledger.FieldError names the first such place ("results/3/skipReason"); a
-// bad property name is named at its object.
-func checkStrings(raw []byte) error {
-	w := stringWalker{data: raw}
-	return w.value("")
-}
-
-type stringWalker struct {
-	data []byte
-	i    int
-}
-
-func (w *stringWalker) space() {
-	for w.i < len(w.data) {
-		switch w.data[w.i] {
-		case ' ', '\t', '\r', '\n':
-			w.i++
-		default:
-			return
-		}
-	}
-}
-
-// value walks one value at w.i, leaving w.i just past it.
-func (w *stringWalker) value(field string) error {
-	w.space()
-	if w.i >= len(w.data) {
-		return nil
-	}
-	switch w.data[w.i] {
-	case '"':
-		end, reason := scanString(w.data, w.i)
-		w.i = end
-		if reason != "" {
-			return invalidField(field, "%s", reason)
-		}
-		return nil
-	case '{':
-		w.i++
-		for {
-			w.space()
-			if w.i >= len(w.data) || w.data[w.i] == '}' {
-				w.i++
-				return nil
-			}
-			if w.data[w.i] == ',' {
-				w.i++
-				w.space()
-			}
-			start := w.i
-			end, reason := scanString(w.data, w.i)
-			w.i = end
-			if reason != "" {
-				return invalidField(field, "property name %s", reason)
-			}
-			var key string
-			_ = json.Unmarshal(w.data[start:end], &key)
-			w.space()
-			w.i++ // ':'
-			if err := w.value(joinField(field, pointerEscape(key))); err != nil {
-				return err
-			}
-		}
-	case '[':
-		w.i++
-		for n := 0; ; n++ {
-			w.space()
-			if w.i >= len(w.data) || w.data[w.i] == ']' {
-				w.i++
-				return nil
-			}
-			if w.data[w.i] == ',' {
-				w.i++
-			}
-			if err := w.value(joinField(field, strconv.Itoa(n))); err != nil {
-				return err
-			}
-		}
-	}
-	// A number, true, false or null.
-	for w.i < len(w.data) {
-		switch w.data[w.i] {
-		case ',', '}', ']', ' ', '\t', '\r', '\n':
-			return nil
-		}
-		w.i++
-	}
-	return nil
-}
-
-// pointerEscape writes a property name as a JSON Pointer token.
-func pointerEscape(key string) string {
-	if !strings.ContainsAny(key, "~/") {
-		return key
-	}
-	return strings.NewReplacer("~", "~0", "/", "~1").Replace(key)
 }

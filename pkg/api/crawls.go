@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"time"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/capture-ledger/ledgerctl/pkg/crawl/rules"
 	"github.com/capture-ledger/ledgerctl/pkg/identity"
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
+	"github.com/capture-ledger/ledgerctl/pkg/strictjson"
 )
 
 // maxReportBytes bounds a level report (1,000 pages with every field fit
@@ -140,21 +140,13 @@ type reportInput struct {
 
 func crawlID(r *http.Request) (string, error) { return UUIDParam(r, "id") }
 
-// readBody reads at most limit bytes of the request body: a body over the
-// limit is a *TooLarge (413), whether its Content-Length says so (refused
-// unread) or its bytes do; one that cannot be read is a 400.
+// readBody reads at most limit bytes of the request body
+// (strictjson.Read): a body over the limit is a *strictjson.TooLarge (413),
+// whether its Content-Length says so (refused unread) or its bytes do; one
+// that cannot be read is a 400.
 func readBody(r *http.Request, limit int64) ([]byte, error) {
-	if r.ContentLength > limit {
-		return nil, &TooLarge{Limit: limit}
-	}
-	data, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
-	if err != nil {
-		return nil, &BadRequest{Message: "body could not be read"}
-	}
-	if int64(len(data)) > limit {
-		return nil, &TooLarge{Limit: limit}
-	}
-	return data, nil
+	data, err := strictjson.Read(r, limit)
+	return data, asBody(err)
 }
 
 // Where a route read the fields a *ledger.FieldError names: the first

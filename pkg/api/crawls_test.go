@@ -72,9 +72,7 @@ func newCrawlFixture(t *testing.T) *crawlFixture {
 	access, _ := env.App.Access(ctx)
 	perms, _ := env.App.Permissions(ctx)
 	s := &api.Server{Access: access, Crawls: svc, Identity: identity.Headers{}, Submitters: perms}
-	srv := httptest.NewServer(s.Handler())
-	t.Cleanup(srv.Close)
-	return &crawlFixture{env: env, srv: srv, flow: fl}
+	return &crawlFixture{env: env, srv: serve(t, s), flow: fl}
 }
 
 func (f *crawlFixture) do(t *testing.T, method, path, subject, body string) (int, string) {

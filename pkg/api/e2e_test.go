@@ -19,8 +19,6 @@ import (
 	"github.com/capture-ledger/ledgerctl/pkg/archive"
 	"github.com/capture-ledger/ledgerctl/pkg/authz"
 	"github.com/capture-ledger/ledgerctl/pkg/identity"
-	"github.com/capture-ledger/ledgerctl/pkg/manifest"
-	"github.com/capture-ledger/ledgerctl/pkg/outbox"
 )
 
 // clock is a settable time for the server's current_time.
@@ -48,33 +46,8 @@ func newFixture(t *testing.T, res identity.Resolver) *fixture {
 	ctx := context.Background()
 	env := apptest.New(t)
 	f := &fixture{env: env, clock: &clock{t: time.Now()}, wacz: []byte("PK\x03\x04 not really a zip, but bytes we can compare")}
-	task := uuid.NewString()
-	key := "org/acme/2026-12/" + task + "_c0ffee00.wacz"
-	if err := env.Blob.Put(ctx, env.Bucket, key, "application/wacz", f.wacz); err != nil {
-		t.Fatal(err)
-	}
-	raw := apptest.Manifest(task, "success", "https://example.com/<script>", env.Bucket, key, time.Now().Add(-time.Hour))
-	m, err := manifest.Decode(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	adm, err := env.App.Admitter(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	alice := "alice"
-	id, outcome, err := adm.Admit(ctx, m, "acme", &alice)
-	if err != nil || outcome != archive.Registered {
-		t.Fatalf("admit: %v %v", outcome, err)
-	}
-	f.id = id
-	st, w, err := env.App.OutboxDeps(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r, err := outbox.Drain(ctx, st, w, outbox.Options{}); err != nil || r.Delivered != 1 {
-		t.Fatalf("drain: %+v %v", r, err)
-	}
+	f.id, _ = admitArchive(t, env, testArchive{Key: "org/acme/2026-12/<task>_c0ffee00.wacz", SourceURL: "https://example.com/<script>", Org: "acme", Owner: "alice", Body: f.wacz})
+	drainOutbox(t, env, 1)
 	store, _ := env.App.Store(ctx)
 	perms := app.Permissions{Client: env.FGA, Now: f.clock.Now}
 	if res == nil {
@@ -84,8 +57,7 @@ func newFixture(t *testing.T, res identity.Resolver) *fixture {
 		Access:   &archive.Access{Perms: perms, Catalog: store, Signer: env.App.Blob()},
 		Identity: res, Submitters: perms,
 	}
-	f.srv = httptest.NewServer(s.Handler())
-	t.Cleanup(f.srv.Close)
+	f.srv = serve(t, s)
 	return f
 }
 
@@ -96,18 +68,8 @@ type resp struct {
 
 func (f *fixture) do(t *testing.T, method, path, subject, orgs, body string) resp {
 	t.Helper()
-	req, _ := http.NewRequest(method, f.srv.URL+path, strings.NewReader(body))
-	if subject != "" {
-		req.Header.Set("X-Capture-ledger-Subject", subject)
-		req.Header.Set("X-Capture-ledger-Organizations", orgs)
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
-	return resp{res.StatusCode, strings.TrimSpace(string(b))}
+	a := send(t, method, f.srv.URL+path, subject, orgs, body)
+	return resp{a.status, strings.TrimSpace(string(a.body))}
 }
 
 func (f *fixture) mint(t *testing.T, subject, orgs string) (int, string) {

@@ -13,18 +13,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/lestrrat-go/jwx/v3/jwa"
 	"github.com/lestrrat-go/jwx/v3/jwk"
 	"github.com/lestrrat-go/jwx/v3/jws"
 
 	"github.com/capture-ledger/ledgerctl/pkg/api"
 	"github.com/capture-ledger/ledgerctl/pkg/apptest"
-	"github.com/capture-ledger/ledgerctl/pkg/archive"
 	"github.com/capture-ledger/ledgerctl/pkg/authz"
 	"github.com/capture-ledger/ledgerctl/pkg/identity"
-	"github.com/capture-ledger/ledgerctl/pkg/manifest"
-	"github.com/capture-ledger/ledgerctl/pkg/outbox"
 	"github.com/capture-ledger/ledgerctl/pkg/testenv"
 )
 
@@ -43,31 +39,8 @@ func newIDFixture(tb testing.TB, res identity.Resolver) *idFixture {
 	tb.Helper()
 	ctx := context.Background()
 	env := apptest.New(tb)
-	task := uuid.NewString()
-	key := "org/acme/" + task + ".wacz"
-	if err := env.Blob.Put(ctx, env.Bucket, key, "application/wacz", []byte("wacz "+task)); err != nil {
-		tb.Fatal(err)
-	}
-	m, err := manifest.Decode(apptest.Manifest(task, "success", "https://example.com/", env.Bucket, key, time.Now().Add(-time.Hour)))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	adm, err := env.App.Admitter(ctx)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	alice := "alice"
-	id, outcome, err := adm.Admit(ctx, m, "acme", &alice)
-	if err != nil || outcome != archive.Registered {
-		tb.Fatalf("admit: %v %v", outcome, err)
-	}
-	st, w, err := env.App.OutboxDeps(ctx)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if r, err := outbox.Drain(ctx, st, w, outbox.Options{}); err != nil || r.Delivered != 1 {
-		tb.Fatalf("drain: %+v %v", r, err)
-	}
+	id, _ := admitArchive(tb, env, testArchive{Key: "org/acme/<task>.wacz", SourceURL: "https://example.com/", Org: "acme", Owner: "alice", Body: []byte("wacz of one task")})
+	drainOutbox(tb, env, 1)
 	access, err := env.App.Access(ctx)
 	if err != nil {
 		tb.Fatal(err)
@@ -76,10 +49,9 @@ func newIDFixture(tb testing.TB, res identity.Resolver) *idFixture {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	h := (&api.Server{Access: access, Identity: res, Submitters: perms}).Handler()
-	srv := httptest.NewServer(h)
-	tb.Cleanup(srv.Close)
-	return &idFixture{env: env, srv: srv, handler: h, id: id}
+	s := &api.Server{Access: access, Identity: res, Submitters: perms}
+	srv := serve(tb, s)
+	return &idFixture{env: env, srv: srv, handler: s.Handler(), id: id}
 }
 
 // unauthenticated is the exact body of every 401.

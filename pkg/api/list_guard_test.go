@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strconv"
 	"strings"
@@ -57,9 +56,7 @@ func listServer(t *testing.T, env *apptest.Env, access *archive.Access) string {
 	// the candidate list gives such a caller little to ask about
 	// (TestCandidateListEqualsFullScan in pkg/archive).
 	access.Source = archive.SourceScan
-	srv := httptest.NewServer((&api.Server{Access: access, Identity: identity.Headers{}, Submitters: app.Permissions{Client: env.FGA}}).Handler())
-	t.Cleanup(srv.Close)
-	return srv.URL
+	return serve(t, &api.Server{Access: access, Identity: identity.Headers{}, Submitters: app.Permissions{Client: env.FGA}}).URL
 }
 
 type listAnswer struct {
@@ -71,21 +68,11 @@ type listAnswer struct {
 
 func getList(t *testing.T, base, query, subject, orgs string) listAnswer {
 	t.Helper()
-	req, _ := http.NewRequest("GET", base+"/api/archives"+query, nil)
-	if subject != "" {
-		req.Header.Set(identity.SubjectHeader, subject)
-		req.Header.Set(identity.OrganizationsHeader, orgs)
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
-	a := listAnswer{status: res.StatusCode, header: res.Header, body: strings.TrimSpace(string(b))}
+	got := send(t, "GET", base+"/api/archives"+query, subject, orgs, "")
+	a := listAnswer{status: got.status, header: got.header, body: strings.TrimSpace(string(got.body))}
 	if a.status == 200 {
-		if err := json.Unmarshal(b, &a.page); err != nil {
-			t.Fatalf("list body %q: %v", b, err)
+		if err := json.Unmarshal(got.body, &a.page); err != nil {
+			t.Fatalf("list body %q: %v", got.body, err)
 		}
 	}
 	return a

@@ -15,8 +15,7 @@ import (
 
 func getReadyz(t *testing.T, a *app.App) (int, string) {
 	t.Helper()
-	srv := httptest.NewServer((&api.Server{Readiness: a.Readiness()}).Handler())
-	defer srv.Close()
+	srv := serve(t, &api.Server{Readiness: a.Readiness()})
 	res, err := http.Get(srv.URL + "/readyz")
 	if err != nil {
 		t.Fatal(err)

@@ -29,8 +29,6 @@ import (
 	"github.com/capture-ledger/ledgerctl/pkg/archive"
 	"github.com/capture-ledger/ledgerctl/pkg/authz"
 	"github.com/capture-ledger/ledgerctl/pkg/identity"
-	"github.com/capture-ledger/ledgerctl/pkg/manifest"
-	"github.com/capture-ledger/ledgerctl/pkg/outbox"
 	"github.com/capture-ledger/ledgerctl/pkg/replay"
 	"github.com/capture-ledger/ledgerctl/pkg/web"
 )
@@ -98,14 +96,7 @@ func newReplayFixture(t testing.TB, o replayOptions) *replayFixture {
 	if o.sourceURL == "" {
 		o.sourceURL = "https://example.com/"
 	}
-	adm, err := env.App.Admitter(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	carol := "carol"
 	for i := range 2 {
-		task := uuid.NewString()
-		key := fmt.Sprintf("org/acme/2026-12/%s_c0ffee00.wacz", task)
 		body := f.obj
 		if i > 0 {
 			body = []byte("the second archive")
@@ -113,26 +104,10 @@ func newReplayFixture(t testing.TB, o replayOptions) *replayFixture {
 				body = o.second
 			}
 		}
-		if err := env.Blob.Put(ctx, env.Bucket, key, "application/wacz", body); err != nil {
-			t.Fatal(err)
-		}
-		m, err := manifest.Decode(apptest.Manifest(task, "success", o.sourceURL, env.Bucket, key, time.Now().Add(-time.Duration(i+1)*time.Hour)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		id, outcome, err := adm.Admit(ctx, m, "acme", &carol)
-		if err != nil || outcome != archive.Registered {
-			t.Fatalf("admit: %v %v", outcome, err)
-		}
+		id, task := admitArchive(t, env, testArchive{Key: "org/acme/2026-12/<task>_c0ffee00.wacz", SourceURL: o.sourceURL, Org: "acme", Owner: "carol", Body: body, Age: time.Duration(i+1) * time.Hour})
 		f.ids, f.tasks = append(f.ids, id), append(f.tasks, task)
 	}
-	st, w, err := env.App.OutboxDeps(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r, err := outbox.Drain(ctx, st, w, outbox.Options{}); err != nil || r.Delivered != 2 {
-		t.Fatalf("drain: %+v %v", r, err)
-	}
+	drainOutbox(t, env, 2)
 	store, _ := env.App.Store(ctx)
 	perms := app.Permissions{Client: env.FGA, Now: f.clock.Now}
 	signer, err := replay.NewSigner([]byte("a test key that is long enough to sign with"))
@@ -166,12 +141,6 @@ func newReplayFixture(t testing.TB, o replayOptions) *replayFixture {
 	f.srv.Start()
 	t.Cleanup(f.srv.Close)
 	return f
-}
-
-type answer struct {
-	status int
-	header http.Header
-	body   []byte
 }
 
 // do sends a request to the fixture's server: path on the API's origin,
@@ -313,7 +282,7 @@ func TestReplayLink(t *testing.T) {
 		{"not a uuid", "nope", "alice", "acme", "", 400, `params/id must match format`},
 		{"too short", id, "alice", "acme", `{"expiresIn":59}`, 400, `body/expiresIn must be between 60 and 43200`},
 		{"too long", id, "alice", "acme", `{"expiresIn":43201}`, 400, `body/expiresIn must be between 60 and 43200`},
-		{"not an integer", id, "alice", "acme", `{"expiresIn":60.5}`, 400, `/expiresIn must be int64`},
+		{"not an integer", id, "alice", "acme", `{"expiresIn":60.5}`, 400, `"body/expiresIn must be int64"`},
 		{"unknown key", id, "alice", "acme", `{"ttl":60}`, 400, `must NOT have additional properties`},
 		{"page not a URL", id, "alice", "acme", `{"page":"garden"}`, 400, `body/page must be an absolute http(s) URL`},
 		{"page of another scheme", id, "alice", "acme", `{"page":"javascript:alert(1)"}`, 400, `body/page must be an absolute http(s) URL`},

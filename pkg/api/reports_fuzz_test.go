@@ -3,8 +3,6 @@ package api_test
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -49,9 +47,7 @@ func newFuzzServer(tb testing.TB) *fuzzServer {
 	access, _ := env.App.Access(ctx)
 	perms, _ := env.App.Permissions(ctx)
 	s := &api.Server{Access: access, Crawls: svc, Identity: identity.Headers{}, Submitters: perms}
-	srv := httptest.NewServer(s.Handler())
-	tb.Cleanup(srv.Close)
-	fs := &fuzzServer{url: srv.URL, bucket: env.Bucket}
+	fs := &fuzzServer{url: serve(tb, s).URL, bucket: env.Bucket}
 	code, body := fs.post(tb, "/api/crawls", []byte(`{"seeds":["https://www.example.com/","https://b.example.org/"],"maxDepth":2,"perHostDelayMs":0}`))
 	var started struct{ CrawlID string }
 	if err := json.Unmarshal([]byte(body), &started); code != 202 || err != nil {
@@ -63,19 +59,8 @@ func newFuzzServer(tb testing.TB) *fuzzServer {
 
 func (fs *fuzzServer) post(tb testing.TB, path string, body []byte) (int, string) {
 	tb.Helper()
-	req, err := http.NewRequest("POST", fs.url+path, strings.NewReader(string(body)))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	req.Header.Set("X-Capture-ledger-Subject", "alice")
-	req.Header.Set("X-Capture-ledger-Organizations", "acme")
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
-	return res.StatusCode, string(b)
+	a := send(tb, "POST", fs.url+path, "alice", "acme", string(body))
+	return a.status, string(a.body)
 }
 
 // checkAnswer fails on a 5xx, and on a refusal whose body is not JSON in

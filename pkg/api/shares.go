@@ -1,16 +1,14 @@
 package api
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
-	"strings"
 
 	"github.com/capture-ledger/ledgerctl/pkg/archive"
 	"github.com/capture-ledger/ledgerctl/pkg/identity"
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
+	"github.com/capture-ledger/ledgerctl/pkg/strictjson"
 )
 
 // shareBodyLimit bounds a share request's body: a name and a duration.
@@ -45,33 +43,18 @@ type grantInput struct {
 
 // ParseShareBody reads POST /api/archives/{id}/shares's body:
 // {"user":"carol","duration":"72h"} or {"organization":"partner",
-// "duration":"72h"}. Its strings must pass CheckBodyStrings (the JSON
-// decoder would replace what is not UTF-8 and lone surrogates, and a grant
-// must name exactly whom it was asked for); one object, no other keys; the
-// values are checked by ShareRequest.Parse.
+// "duration":"72h"}, through the strict decoder (strictjson.Decode: the
+// JSON decoder would replace what is not UTF-8 and lone surrogates, and a
+// grant must name exactly whom it was asked for); one object, no other
+// keys; the values are checked by ShareRequest.Parse.
 func ParseShareBody(data []byte) (archive.ShareRequest, error) {
-	if len(bytes.TrimSpace(data)) == 0 {
-		data = []byte("{}")
-	}
-	if err := CheckBodyStrings(data); err != nil {
-		return archive.ShareRequest{}, err
-	}
 	var b struct {
 		User         *string `json:"user"`
 		Organization *string `json:"organization"`
 		Duration     *string `json:"duration"`
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&b); err != nil {
-		problem := jsonProblem(err)
-		if !strings.HasPrefix(problem, "/") {
-			problem = " " + problem // "body must be object", "body/user must be string"
-		}
-		return archive.ShareRequest{}, &BadRequest{Message: "body" + problem}
-	}
-	if dec.More() {
-		return archive.ShareRequest{}, &BadRequest{Message: "body must be one JSON object"}
+	if err := asBody(strictjson.Decode(data, &b)); err != nil {
+		return archive.ShareRequest{}, err
 	}
 	req := archive.ShareRequest{User: b.User, Organization: b.Organization}
 	if b.Duration != nil {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
-	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync/atomic"
@@ -21,7 +19,6 @@ import (
 	"github.com/capture-ledger/ledgerctl/pkg/authz"
 	"github.com/capture-ledger/ledgerctl/pkg/blob"
 	"github.com/capture-ledger/ledgerctl/pkg/identity"
-	"github.com/capture-ledger/ledgerctl/pkg/outbox"
 	"github.com/capture-ledger/ledgerctl/pkg/testenv"
 )
 
@@ -94,36 +91,19 @@ func newShareFixtureOn(t *testing.T, fgaClient authz.Client) *shareFixture {
 		Deleter:  &archive.Deleter{Perms: managers, Store: st, Objects: f.remover, Bucket: env.Bucket, Now: f.clock.Now},
 		Identity: identity.Headers{},
 	}
-	f.srv = httptest.NewServer(s.Handler())
-	t.Cleanup(f.srv.Close)
+	f.srv = serve(t, s)
 	return f
 }
 
 func (f *shareFixture) drain(t *testing.T) {
 	t.Helper()
-	st, w, err := f.env.App.OutboxDeps(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r, err := outbox.Drain(context.Background(), st, w, outbox.Options{}); err != nil || r.Failed+r.Dead > 0 {
-		t.Fatalf("drain: %+v %v", r, err)
-	}
+	drainOutbox(t, f.env, -1)
 }
 
 func (f *shareFixture) do(t *testing.T, method, path, subject, orgs, body string) resp {
 	t.Helper()
-	req, _ := http.NewRequest(method, f.srv.URL+path, strings.NewReader(body))
-	if subject != "" {
-		req.Header.Set("X-Capture-ledger-Subject", subject)
-		req.Header.Set("X-Capture-ledger-Organizations", orgs)
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
-	return resp{res.StatusCode, strings.TrimSpace(string(b))}
+	a := send(t, method, f.srv.URL+path, subject, orgs, body)
+	return resp{a.status, strings.TrimSpace(string(a.body))}
 }
 
 // mint asks for a URL as subject and, when one is handed out, downloads it.

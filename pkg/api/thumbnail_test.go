@@ -6,9 +6,7 @@ import (
 	"image"
 	"image/color"
 	"image/jpeg"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -17,10 +15,7 @@ import (
 	"github.com/capture-ledger/ledgerctl/pkg/api"
 	"github.com/capture-ledger/ledgerctl/pkg/app"
 	"github.com/capture-ledger/ledgerctl/pkg/apptest"
-	"github.com/capture-ledger/ledgerctl/pkg/archive"
 	"github.com/capture-ledger/ledgerctl/pkg/identity"
-	"github.com/capture-ledger/ledgerctl/pkg/manifest"
-	"github.com/capture-ledger/ledgerctl/pkg/outbox"
 	"github.com/capture-ledger/ledgerctl/pkg/wacz"
 )
 
@@ -53,32 +48,8 @@ func thumbWACZ(t *testing.T, shot []byte, thumb *wacz.Thumbnail) []byte {
 // alice), delivering its tuples.
 func admitWACZ(t *testing.T, env *apptest.Env, data []byte) string {
 	t.Helper()
-	ctx := context.Background()
-	task := uuid.NewString()
-	key := "org/acme/2026-11/" + task + "_c0ffee00.wacz"
-	if err := env.Blob.Put(ctx, env.Bucket, key, "application/wacz+zip", data); err != nil {
-		t.Fatal(err)
-	}
-	m, err := manifest.Decode(apptest.Manifest(task, "success", "https://thumb.example/", env.Bucket, key, time.Now().Add(-time.Hour)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	adm, err := env.App.Admitter(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	alice := "alice"
-	id, outcome, err := adm.Admit(ctx, m, "acme", &alice)
-	if err != nil || outcome != archive.Registered {
-		t.Fatalf("admit: %v %v", outcome, err)
-	}
-	st, w, err := env.App.OutboxDeps(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r, err := outbox.Drain(ctx, st, w, outbox.Options{}); err != nil || r.Delivered != 1 {
-		t.Fatalf("drain: %+v %v", r, err)
-	}
+	id, _ := admitArchive(t, env, testArchive{Key: "org/acme/2026-11/<task>_c0ffee00.wacz", ContentType: "application/wacz+zip", SourceURL: "https://thumb.example/", Org: "acme", Owner: "alice", Body: data})
+	drainOutbox(t, env, 1)
 	return id
 }
 
@@ -125,22 +96,11 @@ func TestArchiveThumbnail(t *testing.T) {
 		t.Fatal(err)
 	}
 	perms := app.Permissions{Client: env.FGA, Now: time.Now}
-	srv := httptest.NewServer((&api.Server{Access: access, Identity: identity.Headers{}, Submitters: perms}).Handler())
-	t.Cleanup(srv.Close)
+	srv := serve(t, &api.Server{Access: access, Identity: identity.Headers{}, Submitters: perms})
 	get := func(id, subject, orgs string) thumbResp {
 		t.Helper()
-		req, _ := http.NewRequest("GET", srv.URL+"/api/archives/"+id+"/thumbnail", nil)
-		if subject != "" {
-			req.Header.Set("X-Capture-ledger-Subject", subject)
-			req.Header.Set("X-Capture-ledger-Organizations", orgs)
-		}
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		b, _ := io.ReadAll(res.Body)
-		return thumbResp{res.StatusCode, res.Header, b}
+		a := send(t, "GET", srv.URL+"/api/archives/"+id+"/thumbnail", subject, orgs, "")
+		return thumbResp{a.status, a.header, a.body}
 	}
 
 	// A member of the organization, and the owner, get the exact bytes.

@@ -1,7 +1,3 @@
-// Package archive owns admission into the ledger: turning a BrowserHive
-// manifest into an archives row plus its queued OpenFGA tuples (one
-// transaction), and reconcile, which registers captures whose level report
-// recorded a manifest key but whose archive never reached the ledger.
 package archive
 
 import (

@@ -32,8 +32,12 @@ var layers = []layer{
 	{name: "commands", pkgs: []string{"pkg/cli", "pkg/cli/demo"}},
 	{name: "wiring", pkgs: []string{"pkg/app", "pkg/health"}},
 	{name: "http", pkgs: []string{"pkg/api", "pkg/web"}},
+	// What a replay session's origin answers, where archived pages run: it
+	// may not import the identity adapter, so no caller's identity is read
+	// or held there.
+	{name: "replay origin", pkgs: []string{"pkg/replay/viewer"}},
 	{name: "use-cases", pkgs: []string{"pkg/archive", "pkg/crawl", "pkg/crawl/runner", "pkg/crawl/politeness", "pkg/replay", "pkg/search", "pkg/outbox", "pkg/visible"}},
-	{name: "pure", pkgs: []string{"pkg/crawl/rules", "pkg/manifest", "pkg/wacz", "pkg/i18n", "pkg/pgaddr"}},
+	{name: "pure", pkgs: []string{"pkg/crawl/rules", "pkg/manifest", "pkg/wacz", "pkg/i18n", "pkg/pgaddr", "pkg/strictjson"}},
 	{name: "centre", pkgs: []string{"pkg/ledger"}, stdOnly: true},
 	{name: "adapters", pkgs: []string{"pkg/store/postgres", "pkg/blob", "pkg/authz", "pkg/browserhive", "pkg/windmill", "pkg/capture", "pkg/identity"}},
 	{name: "settings", pkgs: []string{"pkg/config"}},
@@ -53,7 +57,9 @@ var arrows = map[string][]string{
 	"commands": {"wiring", "http", "use-cases", "pure", "centre", "adapters", "settings", "tooling", "data"},
 	"wiring":   {"http", "use-cases", "pure", "centre", "adapters", "settings", "data"},
 	// The HTTP layer resolves callers with the identity adapter.
-	"http": {"use-cases", "pure", "centre", "pkg/identity"},
+	"http": {"replay origin", "use-cases", "pure", "centre", "pkg/identity"},
+	// A replay origin reads with tokens only: no identity adapter.
+	"replay origin": {"use-cases", "pure", "centre"},
 	// A sub-use-case of crawl reads the crawl types and ports it serves.
 	"use-cases": {"pure", "centre"},
 	"pure":      {"centre"},
@@ -64,7 +70,7 @@ var arrows = map[string][]string{
 	"settings":     {},
 	"tooling":      {"pure", "centre"},
 	"data":         {},
-	"test support": {"entry", "commands", "wiring", "http", "use-cases", "pure", "centre", "adapters", "settings", "tooling", "data", "test support"},
+	"test support": {"entry", "commands", "wiring", "http", "replay origin", "use-cases", "pure", "centre", "adapters", "settings", "tooling", "data", "test support"},
 }
 
 // packageArrows are single allowed imports that no layer arrow covers.
@@ -275,6 +281,10 @@ func TestCheckCatchesWrongArrows(t *testing.T) {
 			"pkg/nowhere":        {},
 			"pkg/app":            {"pkg/testenv"},
 			"pkg/testenv":        {"pkg/app", "pkg/blob"},
+			"pkg/api":            {"pkg/replay/viewer", "pkg/identity"},
+			"pkg/replay/viewer":  {"pkg/replay", "pkg/identity"},
+			"pkg/replay":         {"pkg/ledger"},
+			"pkg/identity":       {"pkg/ledger"},
 		},
 		std: map[string]bool{"fmt": true},
 	}
@@ -285,6 +295,7 @@ func TestCheckCatchesWrongArrows(t *testing.T) {
 		"pkg/blob (adapters) imports pkg/authz (adapters)",
 		"pkg/app (wiring) imports pkg/testenv (test support)",
 		"pkg/nowhere is in no layer",
+		"pkg/replay/viewer (replay origin) imports pkg/identity (adapters): replay origin may import only use-cases, pure, centre",
 		"exception pkg/outbox → pkg/store/postgres no longer happens",
 	} {
 		if !strings.Contains(got, want) {
@@ -296,6 +307,8 @@ func TestCheckCatchesWrongArrows(t *testing.T) {
 		"pkg/windmill (adapters) imports pkg/crawl",
 		"pkg/crawl (use-cases) imports pkg/crawl/rules",
 		"pkg/testenv (test support) imports",
+		"pkg/api (http) imports",
+		"pkg/replay/viewer (replay origin) imports pkg/replay ",
 	} {
 		if strings.Contains(got, ok) {
 			t.Errorf("check refused an allowed import %q:\n%s", ok, got)
