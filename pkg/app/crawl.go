@@ -125,11 +125,7 @@ func (a *App) CrawlRunner(ctx context.Context, software string) (*crawl.Service,
 		a.mu.Lock()
 		a.closers = append(a.closers, func() { _ = eng.Close() })
 		a.mu.Unlock()
-		// The level report reads back the manifests and links files the
-		// capturer wrote: from memory when this process wrote them.
-		recent := &runner.Recent{Objects: a.Blob()}
-		svc.Objects = recent
-		capt = &runner.Builtin{Engine: eng, Objects: recent, Bucket: s.S3Bucket, Software: software}
+		capt = &runner.Builtin{Engine: eng, Objects: a.Blob(), Bucket: s.S3Bucket, Software: software}
 	}
 	ua := ccfg.UserAgent
 	if ua == "" {
@@ -156,10 +152,11 @@ func (a *App) CrawlRunner(ctx context.Context, software string) (*crawl.Service,
 			}
 		},
 	})
+	// A crawl's first level goes to the runner; the next ones come back
+	// to it from each level's admission (runner.Ledger).
 	svc.Dispatcher = r
-	// The level report is made here, not received: read its manifests
-	// and links files with more requests in flight (a 500-page level's
-	// admission halves).
+	// What the runner does not hold in memory (the pages an earlier run
+	// kept, BrowserHive's captures) is read with more requests in flight.
 	svc.FetchConcurrency = 64
 	r.SetLedger(svc)
 	return svc, r, nil

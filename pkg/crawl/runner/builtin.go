@@ -10,6 +10,7 @@ import (
 
 	"github.com/capture-ledger/ledgerctl/pkg/blob"
 	"github.com/capture-ledger/ledgerctl/pkg/capture"
+	"github.com/capture-ledger/ledgerctl/pkg/crawl"
 	"github.com/capture-ledger/ledgerctl/pkg/crawl/rules"
 	"github.com/capture-ledger/ledgerctl/pkg/manifest"
 )
@@ -81,9 +82,28 @@ func (b *Builtin) Capture(ctx context.Context, req CaptureRequest) (CaptureOutco
 	}
 	res := out.Result
 	o := CaptureOutcome{TaskID: out.Job.TaskID, ManifestLocation: out.ManifestLocation, HTTPStatus: res.Status, FinalURL: res.FinalURL}
+	// The manifest as written, for the level's admission: what reading it
+	// back from the bucket would give.
+	for _, obj := range out.Objects {
+		if obj.Name == job.ManifestName() && obj.Location == out.ManifestLocation {
+			if m, err := manifest.Decode(obj.Body); err == nil {
+				o.Manifest = &m
+			}
+		}
+	}
 	if out.OK() {
 		o.Captured = true
 		o.LinksLocation = out.Artifacts.Links
+		// The links file's content (capture.LinksFile renders these).
+		links := make([]manifest.Link, len(res.Links))
+		for i, l := range res.Links {
+			links[i] = manifest.Link{Href: l.Href}
+			if l.Rel != "" {
+				rel := l.Rel
+				links[i].Rel = &rel
+			}
+		}
+		o.Links = &crawl.PageLinks{FinalURL: res.FinalURL, Links: links}
 		return o, nil
 	}
 	f := out.Failure
@@ -122,7 +142,7 @@ func (b *Builtin) Recover(ctx context.Context, taskID, correlationID, url string
 	if m.Error != nil && m.Error.Type == "cancelled" {
 		return CaptureOutcome{}, false, nil
 	}
-	o := CaptureOutcome{TaskID: m.TaskID, ManifestLocation: "s3://" + b.Bucket + "/" + job.ManifestName(), FinishedAt: m.Timestamp}
+	o := CaptureOutcome{TaskID: m.TaskID, ManifestLocation: "s3://" + b.Bucket + "/" + job.ManifestName(), FinishedAt: m.Timestamp, Manifest: &m}
 	if m.HTTPStatusCode != nil {
 		o.HTTPStatus = *m.HTTPStatusCode
 	}
