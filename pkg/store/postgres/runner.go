@@ -177,6 +177,9 @@ func (s *Store) RunnerBegin(ctx context.Context, crawlID string, depth int, url,
 	return nil
 }
 
+// progressStep is how stale a running crawl's progressed_at may be.
+const progressStep = time.Second
+
 // RunnerPageResult is one page's result to keep.
 type RunnerPageResult struct {
 	URL, Host string
@@ -193,8 +196,12 @@ type RunnerPageResult struct {
 }
 
 // RunnerSave keeps a page's result and counts it as the crawl's progress
-// (progressed_at = now), in one statement, only while the crawl is
-// running: running is false (and nothing is kept) once it was closed.
+// (progressed_at = now, when it is more than progressStep older), in one
+// statement, only while the crawl is running: running is false (and
+// nothing is kept) once it was closed. The crawl's row is written at most
+// once per progressStep, not once per page: with ten hosts at once, a write
+// of that one row per page made every save wait for the others' (and the
+// stall timeout, minutes, needs no finer clock).
 func (s *Store) RunnerSave(ctx context.Context, crawlID string, r RunnerPageResult, now time.Time) (running bool, err error) {
 	var task *string
 	if r.TaskID != "" {
@@ -209,8 +216,10 @@ func (s *Store) RunnerSave(ctx context.Context, crawlID string, r RunnerPageResu
 	}
 	err = s.Pool.QueryRow(ctx, `
 		WITH live AS (
-			UPDATE crawls SET progressed_at = greatest(progressed_at, $11)
-			WHERE id = $1 AND state = 'running' RETURNING id
+			SELECT id, progressed_at FROM crawls WHERE id = $1 AND state = 'running'
+		), progressed AS (
+			UPDATE crawls c SET progressed_at = $11
+			FROM live WHERE c.id = live.id AND c.state = 'running' AND live.progressed_at < $11::timestamptz - $12::interval
 		), kept AS (
 			INSERT INTO crawl_runner_results
 				(crawl_id, url, depth, host, task_id, submitted_at, finished_at, result, attempts, backoff_ms)
@@ -222,7 +231,7 @@ func (s *Store) RunnerSave(ctx context.Context, crawlID string, r RunnerPageResu
 			RETURNING 1
 		)
 		SELECT EXISTS (SELECT 1 FROM kept)`,
-		crawlID, r.URL, r.Depth, r.Host, task, sub, fin, r.Result, r.Attempts, r.BackoffMs, now).Scan(&running)
+		crawlID, r.URL, r.Depth, r.Host, task, sub, fin, r.Result, r.Attempts, r.BackoffMs, now, progressStep).Scan(&running)
 	if err != nil {
 		return false, fmt.Errorf("keep the result of %s: %w", r.URL, err)
 	}
