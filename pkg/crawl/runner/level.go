@@ -14,7 +14,6 @@ import (
 
 	"github.com/capture-ledger/ledgerctl/pkg/crawl"
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
-	"github.com/capture-ledger/ledgerctl/pkg/store/postgres"
 )
 
 // levelRun is one level being run: its hosts with the pages still to take.
@@ -189,7 +188,7 @@ func (r *Runner) runHost(ctx context.Context, lv *levelRun, h *hostRun) error {
 		return ctx.Err()
 	}
 	delay, source := EffectiveDelay(time.Duration(l.PerHostDelayMs)*time.Millisecond, robots, r.cfg.CrawlDelayMax)
-	rec := postgres.RunnerHost{
+	rec := ledger.RunnerHost{
 		CrawlID: l.CrawlID, Depth: l.Depth, Host: h.host, Robots: robots.Outcome,
 		DelayMs: int(delay / time.Millisecond), DelaySource: source,
 	}
@@ -391,7 +390,7 @@ func (r *Runner) keep(ctx context.Context, lv *levelRun, host string, po crawl.P
 	// stopped: the capture happened and must not be made again.
 	kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
-	running, err := r.store.RunnerSave(kctx, l.CrawlID, postgres.RunnerPageResult{
+	running, err := r.store.RunnerSave(kctx, l.CrawlID, ledger.RunnerPageResult{
 		URL: pr.URL, Host: host, Depth: l.Depth, TaskID: pr.TaskID, SubmittedAt: pr.SubmittedAt, FinishedAt: pr.FinishedAt,
 		Result: data, Attempts: attempts, BackoffMs: int(backoff / time.Millisecond),
 	}, r.cfg.Now())

@@ -28,18 +28,18 @@ import (
 
 	"github.com/capture-ledger/ledgerctl/pkg/crawl"
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
-	"github.com/capture-ledger/ledgerctl/pkg/store/postgres"
 )
 
-// Store is what the runner keeps and reads; *postgres.Store implements it.
+// Store is what the runner keeps and reads, in the centre's rows;
+// *postgres.Store implements it.
 type Store interface {
-	RunnerOpenLevels(ctx context.Context) ([]postgres.RunnerLevel, error)
+	RunnerOpenLevels(ctx context.Context) ([]ledger.RunnerLevel, error)
 	RunnerLevelOpen(ctx context.Context, crawlID string, depth int) (bool, error)
 	RunnerLock(ctx context.Context, crawlID string) (unlock func(), ok bool, err error)
-	RunnerResults(ctx context.Context, crawlID string, depth int) ([]postgres.RunnerResult, error)
+	RunnerResults(ctx context.Context, crawlID string, depth int) ([]ledger.RunnerResult, error)
 	RunnerBegin(ctx context.Context, crawlID string, depth int, url, host, taskID string, submittedAt time.Time) error
-	RunnerSave(ctx context.Context, crawlID string, r postgres.RunnerPageResult, now time.Time) (bool, error)
-	RunnerSaveHost(ctx context.Context, h postgres.RunnerHost) error
+	RunnerSave(ctx context.Context, crawlID string, r ledger.RunnerPageResult, now time.Time) (bool, error)
+	RunnerSaveHost(ctx context.Context, h ledger.RunnerHost) error
 }
 
 // Ledger admits levels and closes crawls; *crawl.Service implements it.
