@@ -107,7 +107,7 @@ func (a *App) CrawlRunner(ctx context.Context, software string) (*crawl.Service,
 	s := a.Settings
 	var capt runner.Capturer
 	if len(s.BrowserHiveEndpoints) > 0 {
-		capt = runner.BrowserHive{Client: &browserhive.Client{
+		capt = browserhive.CrawlCapturer{Client: &browserhive.Client{
 			Endpoints: s.BrowserHiveEndpoints, Deadline: s.BrowserHiveDeadline, HTTP: &http.Client{},
 		}}
 	} else {
@@ -125,7 +125,7 @@ func (a *App) CrawlRunner(ctx context.Context, software string) (*crawl.Service,
 		a.mu.Lock()
 		a.closers = append(a.closers, func() { _ = eng.Close() })
 		a.mu.Unlock()
-		capt = &runner.Builtin{Engine: eng, Objects: a.Blob(), Bucket: s.S3Bucket, Software: software}
+		capt = &capture.CrawlCapturer{Engine: eng, Objects: a.Blob(), Bucket: s.S3Bucket, Software: software}
 	}
 	ua := ccfg.UserAgent
 	if ua == "" {
@@ -133,7 +133,10 @@ func (a *App) CrawlRunner(ctx context.Context, software string) (*crawl.Service,
 	}
 	r := runner.New(st, capt, runner.Config{
 		UserAgent: ua, CrawlDelayMax: s.CrawlDelayMax, BackoffMax: s.CrawlBackoffMax,
-		RobotsClient: runner.NewRobotsClient(ccfg), CaptureFormats: s.CaptureFormats, Signing: s.CaptureSigning, Log: a.Log,
+		// robots.txt is fetched under the capture engines' address policy
+		// (non-public addresses refused unless allowed, checked on the
+		// address each connection dials).
+		RobotsClient: capture.NewClient(ccfg, runner.RobotsTimeout), CaptureFormats: s.CaptureFormats, Signing: s.CaptureSigning, Log: a.Log,
 		// Crawl pages draw from the same per-organization capacity as
 		// POST /api/captures.
 		Capacity: a.CaptureQuota(),

@@ -84,9 +84,6 @@ var packageArrows = [][2]string{
 type exception struct{ from, to, why string }
 
 var exceptions = []exception{
-	{"pkg/crawl/runner", "pkg/blob", "the runner writes captures with blob.Client"},
-	{"pkg/crawl/runner", "pkg/capture", "the built-in capturer adapter lives in the runner"},
-	{"pkg/crawl/runner", "pkg/browserhive", "the BrowserHive capturer adapter lives in the runner"},
 	{"pkg/crawl/politeness", "pkg/store/postgres", "politeness reads postgres row types"},
 }
 

@@ -181,7 +181,7 @@ func (h *host) hit(uri string) int {
 // (returning an error as a stopped runner's capture would); after runs
 // once a capture ended, before the runner keeps its result.
 type counter struct {
-	inner *runner.Builtin
+	inner *capture.CrawlCapturer
 
 	mu       sync.Mutex
 	captures map[string]int
@@ -205,7 +205,7 @@ func captureConfig() capture.Config {
 func newCounter(e *env) *counter {
 	eng := capture.NewHTTP(captureConfig())
 	e.t.Cleanup(func() { _ = eng.Close() })
-	return &counter{inner: &runner.Builtin{Engine: eng, Objects: e.blob, Bucket: e.bucket, Software: "ledgerctl runner test"}, captures: map[string]int{}}
+	return &counter{inner: &capture.CrawlCapturer{Engine: eng, Objects: e.blob, Bucket: e.bucket, Software: "ledgerctl runner test"}, captures: map[string]int{}}
 }
 
 func (c *counter) count(url string) int {
@@ -242,7 +242,7 @@ func (c *counter) Recover(ctx context.Context, taskID, correlationID, url string
 }
 
 // robotsClient is the runner's robots.txt client for the test sites.
-func robotsClient() *http.Client { return runner.NewRobotsClient(captureConfig()) }
+func robotsClient() *http.Client { return capture.NewClient(captureConfig(), runner.RobotsTimeout) }
 
 // successes reads the bucket's manifests and counts the successful
 // captures per requested URL.

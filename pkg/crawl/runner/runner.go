@@ -193,7 +193,7 @@ func New(store Store, capturer Capturer, cfg Config) *Runner {
 		cfg.BackoffMax = DefaultBackoffMax
 	}
 	if cfg.RobotsClient == nil {
-		cfg.RobotsClient = &http.Client{Timeout: robotsTimeout}
+		cfg.RobotsClient = &http.Client{Timeout: RobotsTimeout}
 	}
 	if cfg.Rescan <= 0 {
 		cfg.Rescan = 15 * time.Second
