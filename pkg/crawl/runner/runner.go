@@ -144,8 +144,9 @@ type LevelEvent struct {
 	// ended without one (the crawl closed, the runner stopped, …).
 	Result *crawl.LevelResult
 	Err    error
-	// Took is the whole level; Reporting the part spent reporting it (the
-	// ledger reading the manifests and links back and admitting them).
+	// Took is the whole level; Reporting the part spent handing it to the
+	// ledger (AdmitLevelOutcomes: the level decided and its archives
+	// registered).
 	Took, Reporting time.Duration
 }
 
