@@ -107,7 +107,7 @@ func (a *App) CrawlRunner(ctx context.Context, software string) (*crawl.Service,
 	s := a.Settings
 	var capt runner.Capturer
 	if len(s.BrowserHiveEndpoints) > 0 {
-		capt = runner.BrowserHive{Client: &browserhive.Client{
+		capt = browserhive.CrawlCapturer{Client: &browserhive.Client{
 			Endpoints: s.BrowserHiveEndpoints, Deadline: s.BrowserHiveDeadline, HTTP: &http.Client{},
 		}}
 	} else {
@@ -125,13 +125,9 @@ func (a *App) CrawlRunner(ctx context.Context, software string) (*crawl.Service,
 		a.mu.Lock()
 		a.closers = append(a.closers, func() { _ = eng.Close() })
 		a.mu.Unlock()
-		// The level report reads back the manifests and links files the
-		// capturer wrote: from memory when this process wrote them.
-		recent := &runner.Recent{Objects: a.Blob()}
-		svc.Objects = recent
 		// Within a crawl, a payload already stored is written as a
 		// revisit of it (crawl_payloads).
-		capt = &runner.Builtin{Engine: eng, Objects: recent, Bucket: s.S3Bucket, Software: software, Payloads: st}
+		capt = &capture.CrawlCapturer{Engine: eng, Objects: a.Blob(), Bucket: s.S3Bucket, Software: software, Payloads: st}
 	}
 	ua := ccfg.UserAgent
 	if ua == "" {
@@ -139,7 +135,10 @@ func (a *App) CrawlRunner(ctx context.Context, software string) (*crawl.Service,
 	}
 	r := runner.New(st, capt, runner.Config{
 		UserAgent: ua, CrawlDelayMax: s.CrawlDelayMax, BackoffMax: s.CrawlBackoffMax, Rescan: s.CrawlRescan,
-		RobotsClient: runner.NewRobotsClient(ccfg), CaptureFormats: s.CaptureFormats, Signing: s.CaptureSigning, Log: a.Log,
+		// robots.txt is fetched under the capture engines' address policy
+		// (non-public addresses refused unless allowed, checked on the
+		// address each connection dials).
+		RobotsClient: capture.NewClient(ccfg, runner.RobotsTimeout), CaptureFormats: s.CaptureFormats, Signing: s.CaptureSigning, Log: a.Log,
 		// Crawl pages draw from the same per-organization capacity as
 		// POST /api/captures.
 		Capacity: a.CaptureQuota(),
@@ -158,10 +157,11 @@ func (a *App) CrawlRunner(ctx context.Context, software string) (*crawl.Service,
 			}
 		},
 	})
+	// A crawl's first level goes to the runner; the next ones come back
+	// to it from each level's admission (runner.Ledger).
 	svc.Dispatcher = r
-	// The level report is made here, not received: read its manifests
-	// and links files with more requests in flight (a 500-page level's
-	// admission halves).
+	// What the runner does not hold in memory (the pages an earlier run
+	// kept, BrowserHive's captures) is read with more requests in flight.
 	svc.FetchConcurrency = 64
 	r.SetLedger(svc)
 	return svc, r, nil

@@ -89,12 +89,7 @@ var packageArrows = [][2]string{
 // only shrinks.
 type exception struct{ from, to, why string }
 
-var exceptions = []exception{
-	{"pkg/crawl/runner", "pkg/store/postgres", "the runner's ports are still postgres row types"},
-	{"pkg/crawl/runner", "pkg/blob", "the runner writes captures with blob.Client"},
-	{"pkg/crawl/runner", "pkg/capture", "the built-in capturer adapter lives in the runner"},
-	{"pkg/crawl/runner", "pkg/browserhive", "the BrowserHive capturer adapter lives in the runner"},
-}
+var exceptions = []exception{}
 
 // pkgInfo is what the test reads of `go list -deps -json`.
 type pkgInfo struct {

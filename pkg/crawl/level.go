@@ -73,25 +73,11 @@ func (s *Service) ReportLevel(ctx context.Context, c Caller, crawlID string, rep
 	if err != nil {
 		return LevelResult{}, err
 	}
-	return s.reportLevel(ctx, cr, norm)
-}
-
-// AdmitLevel is ReportLevel without the can_submit gate, for a runner that
-// runs inside this process (the embedded runner) and so needs no identity.
-// The HTTP route must use ReportLevel.
-func (s *Service) AdmitLevel(ctx context.Context, crawlID string, rep Reported) (LevelResult, error) {
-	if err := checkID(crawlID); err != nil {
-		return LevelResult{}, err
+	res, next, err := s.reportLevel(ctx, cr, norm, nil)
+	if err == nil && next != nil && !res.Replayed {
+		s.dispatchLevel(ctx, *next)
 	}
-	norm, err := rep.normalized()
-	if err != nil {
-		return LevelResult{}, err
-	}
-	cr, err := s.Store.Crawl(ctx, crawlID)
-	if err != nil {
-		return LevelResult{}, err
-	}
-	return s.reportLevel(ctx, cr, norm)
+	return res, err
 }
 
 // pageWork is what was read from the bucket for one reported page.
@@ -110,6 +96,9 @@ type pageWork struct {
 	// refused says why this result is not this crawl's to report (one of
 	// the Refuse* reasons); such a result admits nothing.
 	refused string
+	// held is what the caller holds of the capture (nothing for a report
+	// received over HTTP): a manifest or links held are not read again.
+	held held
 	// bound says the manifest was read and belongs to this page and crawl.
 	bound    bool
 	linksRun bool // the links were read and decided
@@ -124,24 +113,28 @@ func (s *Service) concurrency() int {
 }
 
 // reportLevel admits rep for cr, read by the caller (the crawl's row as it
-// was before the level's transaction, which locks and reads it again).
-func (s *Service) reportLevel(ctx context.Context, cr ledger.Crawl, rep Report) (LevelResult, error) {
+// was before the level's transaction, which locks and reads it again), with
+// what the caller holds of each page (h[i] is rep.Results[i]'s; nil when it
+// holds nothing). It dispatches nothing: it returns the next level when the
+// crawl goes on (its pages are durable crawl_pages rows by then), and the
+// caller hands it to the runner.
+func (s *Service) reportLevel(ctx context.Context, cr ledger.Crawl, rep Report, h []held) (LevelResult, *Level, error) {
 	id := cr.ID
 	if rec, err := s.Store.CrawlLevel(ctx, id, rep.Depth); err != nil {
-		return LevelResult{}, err
+		return LevelResult{}, nil, err
 	} else if rec != nil {
-		return s.replay(ctx, id, rec, rep.digest)
+		return s.replay(ctx, cr, rec, rep.digest)
 	}
 	if cr.State != StateRunning {
-		return LevelResult{}, &NotRunningError{CrawlID: id, State: cr.State}
+		return LevelResult{}, nil, &NotRunningError{CrawlID: id, State: cr.State}
 	}
 	set, err := s.ruleSet(cr)
 	if err != nil {
-		return LevelResult{}, err
+		return LevelResult{}, nil, err
 	}
-	pages, err := s.read(ctx, cr, set, rep)
+	pages, err := s.read(ctx, cr, set, rep, h)
 	if err != nil {
-		return LevelResult{}, err
+		return LevelResult{}, nil, err
 	}
 
 	urls := make([]string, len(rep.Results))
@@ -172,10 +165,10 @@ func (s *Service) reportLevel(ctx context.Context, cr ledger.Crawl, rep Report) 
 		return plan, err
 	})
 	if err != nil {
-		return LevelResult{}, err
+		return LevelResult{}, nil, err
 	}
 	if replayed != nil {
-		return s.replay(ctx, id, replayed, rep.digest)
+		return s.replay(ctx, cr, replayed, rep.digest)
 	}
 
 	log := s.log().With("crawlId", id, "depth", rep.Depth)
@@ -198,32 +191,50 @@ func (s *Service) reportLevel(ctx context.Context, cr ledger.Crawl, rep Report) 
 	if plan.Totals.Done {
 		log.Info("crawl finished", "stopReason", out.reason)
 	}
-	s.dispatch(ctx, locked, rep.Depth+1, applied.Next, applied.LastFinished)
-	return res, nil
+	if len(applied.Next) == 0 {
+		return res, nil, nil
+	}
+	next := s.level(locked, rep.Depth+1, applied.Next, applied.LastFinished)
+	return res, &next, nil
 }
 
-// replay answers a report for a depth already accepted.
-func (s *Service) replay(ctx context.Context, id string, rec *ledger.LevelRecord, digest [32]byte) (LevelResult, error) {
+// replay answers a report for a depth already accepted, with the next
+// level when the crawl (as cr says) is still running.
+func (s *Service) replay(ctx context.Context, cr ledger.Crawl, rec *ledger.LevelRecord, digest [32]byte) (LevelResult, *Level, error) {
+	id := cr.ID
 	if !bytes.Equal(rec.Digest, digest[:]) {
-		return LevelResult{}, &LevelConflictError{CrawlID: id, Depth: rec.Depth}
+		return LevelResult{}, nil, &LevelConflictError{CrawlID: id, Depth: rec.Depth}
 	}
 	res := LevelResult{Next: []NextPage{}, StopReason: rec.StopReason, Refused: []Refusal{}, Replayed: true}
 	if len(rec.Refused) > 0 {
 		if err := json.Unmarshal(rec.Refused, &res.Refused); err != nil {
-			return LevelResult{}, fmt.Errorf("crawl %s depth %d: the recorded refusals are not readable: %w", id, rec.Depth, err)
+			return LevelResult{}, nil, fmt.Errorf("crawl %s depth %d: the recorded refusals are not readable: %w", id, rec.Depth, err)
 		}
 	}
+	var next *Level
 	if rec.NextPages > 0 {
 		pages, err := s.Store.PagesAtDepth(ctx, id, rec.Depth+1)
 		if err != nil {
-			return LevelResult{}, err
+			return LevelResult{}, nil, err
 		}
 		for _, p := range pages {
 			res.Next = append(res.Next, NextPage{URL: p.URL, Host: p.Host, Depth: rec.Depth + 1})
 		}
+		if cr.State == StateRunning && len(pages) > 0 {
+			hosts := make([]string, 0, len(pages))
+			for _, p := range pages {
+				hosts = append(hosts, p.Host)
+			}
+			last, err := s.Store.HostsLastFinished(ctx, id, hosts)
+			if err != nil {
+				return LevelResult{}, nil, err
+			}
+			l := s.level(cr, rec.Depth+1, pages, last)
+			next = &l
+		}
 	}
 	s.log().Info("level report replayed; nothing changed", "crawlId", id, "depth", rec.Depth)
-	return res, nil
+	return res, next, nil
 }
 
 // ruleSet rebuilds the crawl's rules bound to its seeds.
@@ -249,12 +260,15 @@ func (s *Service) ruleSet(cr ledger.Crawl) (*rules.Set, error) {
 // logged; reconcile retries). A links file that is missing, outside the
 // bucket or not a links file is skipped with a warning; any other error
 // reading one fails the report (nothing is written; the runner may resend).
-func (s *Service) read(ctx context.Context, cr ledger.Crawl, set *rules.Set, rep Report) ([]pageWork, error) {
+func (s *Service) read(ctx context.Context, cr ledger.Crawl, set *rules.Set, rep Report, h []held) ([]pageWork, error) {
 	pages := make([]pageWork, len(rep.Results))
 	follow := rep.Depth < cr.MaxDepth // links beyond the last level are never read
 	for i, p := range rep.Results {
 		u := rep.urls[i]
 		pages[i] = pageWork{rep: p, url: u, final: u, finalOK: true}
+		if i < len(h) {
+			pages[i].held = h[i]
+		}
 		if p.FinalURL != "" {
 			f, err := rules.ParseURL(p.FinalURL)
 			pages[i].final, pages[i].finalOK = f, err == nil
@@ -291,6 +305,13 @@ func (s *Service) read(ctx context.Context, cr ledger.Crawl, set *rules.Set, rep
 		if !needManifest && !(mayFollow && pw.rep.LinksLocation != "") {
 			continue
 		}
+		if pw.inMemory(needManifest, mayFollow) {
+			// Nothing to read: decided here, without a goroutine.
+			if err := s.readPage(ctx, cr, set, pw, mayFollow); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
@@ -316,7 +337,15 @@ func (s *Service) readPage(ctx context.Context, cr ledger.Crawl, set *rules.Set,
 	log := s.log().With("crawlId", cr.ID, "url", pw.rep.URL)
 	linksLoc := pw.rep.LinksLocation
 	if pw.outcome != nil && pw.outcome.Key != "" {
-		m, ok := s.readManifest(ctx, log, pw)
+		var (
+			m  manifest.Manifest
+			ok bool
+		)
+		if pw.held.manifest != nil {
+			m, ok = *pw.held.manifest, true
+		} else {
+			m, ok = s.readManifest(ctx, log, pw)
+		}
 		if pw.refused = bindManifest(m, ok, cr.ID, pw); pw.refused != "" {
 			log.Warn("the manifest is not this page's capture; the result is refused", "taskId", pw.rep.TaskID, "reason", pw.refused)
 			return nil
@@ -340,6 +369,14 @@ func (s *Service) readPage(ctx context.Context, cr ledger.Crawl, set *rules.Set,
 	captured := pw.rep.Status == StatusCaptured || pw.archive != nil
 	if !mayFollow || !captured || linksLoc == "" || ctx.Err() != nil {
 		return ctx.Err()
+	}
+	if l := pw.held.links; l != nil && linksLoc == pw.rep.LinksLocation {
+		if pw.rep.FinalURL == "" && l.FinalURL != "" {
+			f, err := rules.ParseURL(l.FinalURL)
+			pw.final, pw.finalOK = f, err == nil
+		}
+		pw.decideLinks(set, l.Links)
+		return nil
 	}
 	key, err := manifest.KeyInBucket(linksLoc, s.Bucket)
 	if err != nil {
@@ -377,13 +414,37 @@ func (s *Service) readPage(ctx context.Context, cr ledger.Crawl, set *rules.Set,
 		log.Warn("links file is not a links file; its links are not followed", "key", key, "error", err.Error())
 		return nil
 	}
+	pw.decideLinks(set, links)
+	return nil
+}
+
+// decideLinks decides the page's links, unless its final URL is not
+// followed.
+func (pw *pageWork) decideLinks(set *rules.Set, links []manifest.Link) {
+	if !pw.finalOK || set.PageAction(pw.url, pw.final).Action != rules.Follow {
+		return
+	}
 	in := make([]rules.Link, len(links))
 	for i, l := range links {
 		in[i] = rules.Link{Href: l.Href, Rel: l.Rel}
 	}
 	pw.links, _ = set.FilterLinks(pw.final, in)
 	pw.linksRun = true
-	return nil
+}
+
+// inMemory says the page needs no read: its manifest (when one is needed)
+// and its links (when they may be followed and it has a links file) are
+// held.
+func (pw *pageWork) inMemory(needManifest, mayFollow bool) bool {
+	if needManifest && pw.held.manifest == nil {
+		return false
+	}
+	// A manifest can name a links file the report did not (a capture the
+	// runner missed): such a page may have a file to read.
+	if mayFollow && pw.held.links == nil && (pw.rep.LinksLocation != "" || needManifest) {
+		return false
+	}
+	return true
 }
 
 // readManifest reads and decodes one page's manifest; false when there is

@@ -503,9 +503,9 @@ func TestReportValidation(t *testing.T) {
 		t.Fatalf("a refused report changed the state")
 	}
 	// An in-process runner reports without an identity.
-	res, err := e.svc.AdmitLevel(e.ctx, id, crawl.LevelReport{Depth: 0, Results: []crawl.PageReport{{URL: www, Status: crawl.StatusFailed, SkipReason: "boom"}}})
-	if err != nil || str(res.StopReason) != rules.StopCompleted {
-		t.Fatalf("AdmitLevel = %s %v", mustJSON(res), err)
+	res, next, err := e.svc.AdmitLevelOutcomes(e.ctx, id, crawl.LevelOutcomes{Depth: 0, Pages: []crawl.PageOutcome{{PageReport: crawl.PageReport{URL: www, Status: crawl.StatusFailed, SkipReason: "boom"}}}})
+	if err != nil || str(res.StopReason) != rules.StopCompleted || next != nil {
+		t.Fatalf("AdmitLevelOutcomes = %s %+v %v", mustJSON(res), next, err)
 	}
 	if r, err := e.svc.CloseFailed(e.ctx, id, ""); err != nil || r.Closed {
 		t.Errorf("CloseFailed on a finished crawl = %v %v", r, err)

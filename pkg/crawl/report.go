@@ -171,7 +171,7 @@ type Report struct {
 	normal bool // made by Normalize, not by hand
 }
 
-// Reported is what ReportLevel and AdmitLevel take: a LevelReport as
+// Reported is what ReportLevel takes: a LevelReport as
 // received, or a Report the caller already made with Normalize (the API
 // does, to refuse a bad report before it asks who is calling), which is not
 // checked again.

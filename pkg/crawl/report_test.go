@@ -98,7 +98,8 @@ func TestReportMadeByHand(t *testing.T) {
 	if !errors.As(err, &fe) || fe.Field != "results/0/url" {
 		t.Errorf("a forged report: %v, want a field error at results/0/url", err)
 	}
-	if _, err := svc.AdmitLevel(context.Background(), "5b0a3c1e-0000-4000-8000-000000000000", forged); !errors.As(err, &fe) {
+	in := crawl.LevelOutcomes{Depth: 0, Pages: []crawl.PageOutcome{{PageReport: forged.Results[0]}}}
+	if _, _, err := svc.AdmitLevelOutcomes(context.Background(), "5b0a3c1e-0000-4000-8000-000000000000", in); !errors.As(err, &fe) || fe.Field != "results/0/url" {
 		t.Errorf("a forged report admitted in process: %v", err)
 	}
 }

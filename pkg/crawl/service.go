@@ -240,14 +240,19 @@ func (s *Service) formats(depth, maxDepth int) Formats {
 	return f
 }
 
-// dispatch hands a level to the runner. A failure closes the crawl failed
-// with the reason, but only while it is still running; a job id is
-// recorded. Both outlive a cancelled request.
+// dispatch hands the level of pages at depth to the runner (see
+// dispatchLevel); nothing when there are no pages.
 func (s *Service) dispatch(ctx context.Context, c ledger.Crawl, depth int, pages []ledger.PageRef, lastFinished map[string]time.Time) {
 	if s.Dispatcher == nil || len(pages) == 0 {
 		return
 	}
-	ctx = context.WithoutCancel(ctx)
+	s.dispatchLevel(ctx, s.level(c, depth, pages, lastFinished))
+}
+
+// level is the level of crawl c at depth with these pages, as a runner
+// gets it: lastFinished says when the crawl last finished a capture on each
+// host.
+func (s *Service) level(c ledger.Crawl, depth int, pages []ledger.PageRef, lastFinished map[string]time.Time) Level {
 	level := Level{
 		CrawlID: c.ID, Depth: depth, MaxDepth: c.MaxDepth, OrgID: c.OrgID,
 		Frontier:       make([]FrontierPage, len(pages)),
@@ -261,21 +266,33 @@ func (s *Service) dispatch(ctx context.Context, c ledger.Crawl, depth int, pages
 			level.Frontier[i].LastFinishedAt = &t
 		}
 	}
+	return level
+}
+
+// dispatchLevel hands a level to the Dispatcher (nothing without one). A
+// failure closes the crawl failed with the reason, but only while it is
+// still running; a job id is recorded. Both outlive a cancelled request.
+func (s *Service) dispatchLevel(ctx context.Context, level Level) {
+	if s.Dispatcher == nil || len(level.Frontier) == 0 {
+		return
+	}
+	ctx = context.WithoutCancel(ctx)
+	id := level.CrawlID
 	job, err := s.Dispatcher.Dispatch(ctx, level)
 	if err != nil {
-		s.log().Error("could not dispatch a crawl level; closing the crawl as failed", "crawlId", c.ID, "depth", depth, "error", err.Error())
-		closed, ferr := s.Store.FailCrawl(ctx, c.ID, err.Error(), s.now())
+		s.log().Error("could not dispatch a crawl level; closing the crawl as failed", "crawlId", id, "depth", level.Depth, "error", err.Error())
+		closed, ferr := s.Store.FailCrawl(ctx, id, err.Error(), s.now())
 		if ferr != nil {
-			s.log().Error("could not close the crawl after a failed dispatch", "crawlId", c.ID, "error", ferr.Error())
+			s.log().Error("could not close the crawl after a failed dispatch", "crawlId", id, "error", ferr.Error())
 		} else if !closed {
-			s.log().Warn("the crawl was no longer running when its dispatch failed; left as it is", "crawlId", c.ID)
+			s.log().Warn("the crawl was no longer running when its dispatch failed; left as it is", "crawlId", id)
 		}
 		return
 	}
 	if job == "" {
 		return
 	}
-	if err := s.Store.RecordCrawlJob(ctx, c.ID, job, depth); err != nil {
-		s.log().Warn("could not record the crawl's job id", "crawlId", c.ID, "jobId", job, "error", err.Error())
+	if err := s.Store.RecordCrawlJob(ctx, id, job, level.Depth); err != nil {
+		s.log().Warn("could not record the crawl's job id", "crawlId", id, "jobId", job, "error", err.Error())
 	}
 }

@@ -69,9 +69,9 @@ func crawlWith(b *testing.B, e *env, capt runner.Capturer, cfg runner.Config, se
 
 // BenchmarkRunner500Pages: a 500-page crawl over 10 local hosts, delay 0,
 // the http engine, ten hosts at once, end to end (robots.txt, pacing, the
-// kept results, both level reports with their manifests and links read
-// back, the archives registered); next to the capturer alone on the same
-// 500 pages, ten at a time, one per host.
+// kept results, both levels handed to the ledger in memory and admitted,
+// the archives registered); next to the capturer alone on the same 500
+// pages, ten at a time, one per host.
 func BenchmarkRunner500Pages(b *testing.B) {
 	e := newEnv(b)
 	sites := benchSite(b, 10, 50)
@@ -119,8 +119,9 @@ func BenchmarkRunner500Pages(b *testing.B) {
 	b.ReportMetric(crawlRate, "crawl-pages/s")
 	b.ReportMetric(aloneRate, "capturer-pages/s")
 	b.ReportMetric(aloneRate/crawlRate, "overhead-x")
-	// Without the two level reports (the ledger reading 500 manifests and
-	// the links back and admitting them): the runner's own loop.
+	// Without the two admissions (the ledger deciding the levels and
+	// registering 500 archives in their transactions): the runner's own
+	// loop.
 	b.ReportMetric(aloneRate/(float64(pages)/(crawlTime-reportTime).Seconds()), "overhead-without-reports-x")
 }
 

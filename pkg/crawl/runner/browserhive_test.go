@@ -13,6 +13,7 @@ import (
 
 	"github.com/capture-ledger/ledgerctl/pkg/browserhive"
 	"github.com/capture-ledger/ledgerctl/pkg/browserhive/browserhivetest"
+	"github.com/capture-ledger/ledgerctl/pkg/capture"
 	"github.com/capture-ledger/ledgerctl/pkg/crawl"
 	"github.com/capture-ledger/ledgerctl/pkg/crawl/runner"
 )
@@ -22,7 +23,7 @@ import (
 // wire format. A URL ending in /cancel is answered as a capture cut off
 // (a cancelled manifest written, no archive); one ending in /merr as a
 // capture whose manifest could not be written.
-func bhServer(t *testing.T, e *env, inner *runner.Builtin) *browserhivetest.Server {
+func bhServer(t *testing.T, e *env, inner *capture.CrawlCapturer) *browserhivetest.Server {
 	return browserhivetest.New(t, func(ctx context.Context, req browserhive.Request) (int, any) {
 		task := uuid.NewString()
 		if strings.HasSuffix(req.URL, "/cancel") {
@@ -77,7 +78,7 @@ func TestCrawlThroughBrowserHive(t *testing.T) {
 	busy.Busy.Store(true)
 	client := &browserhive.Client{Endpoints: []string{busy.URL, free.URL}, BusyPause: func() time.Duration { return 20 * time.Millisecond }}
 	levels := make(chan runner.LevelEvent, 4)
-	svc, r := e.service(runner.BrowserHive{Client: client}, runner.Config{OnLevel: func(ev runner.LevelEvent) { levels <- ev }})
+	svc, r := e.service(browserhive.CrawlCapturer{Client: client}, runner.Config{OnLevel: func(ev runner.LevelEvent) { levels <- ev }})
 	rs := (&mixedSite{c: a}).rules(t)[1:] // follow same-origin, capture same-site
 	maxDepth, delay, par := 1, 0, 4
 	id, err := svc.Start(e.ctx, alice, crawl.StartRequest{Seeds: []string{a.URL + "/"}, Rules: rs, MaxDepth: &maxDepth, PerHostDelayMs: &delay, HostParallelism: &par})

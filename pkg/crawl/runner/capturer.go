@@ -10,6 +10,7 @@ import (
 
 	"github.com/capture-ledger/ledgerctl/pkg/crawl"
 	"github.com/capture-ledger/ledgerctl/pkg/crawl/rules"
+	"github.com/capture-ledger/ledgerctl/pkg/manifest"
 )
 
 // Capturer makes one capture of one page and writes its artefacts where
@@ -69,6 +70,12 @@ type CaptureOutcome struct {
 	// FinishedAt is when the capture ended, set only by Recover (the
 	// runner measures live captures itself).
 	FinishedAt time.Time
+	// Manifest and Links are the manifest at ManifestLocation and the
+	// links file at LinksLocation as the capturer wrote them, decoded, when
+	// it holds them (the built-in capturer does; nil otherwise). The level
+	// is then admitted from them, with nothing read back from the bucket.
+	Manifest *manifest.Manifest
+	Links    *crawl.PageLinks
 }
 
 // Slotted is a Capturer that can run only so many captures at once
@@ -115,6 +122,18 @@ func location(s string) string {
 		return ""
 	}
 	return s
+}
+
+// pageOutcome is pageReport with what the capturer holds of the capture.
+func pageOutcome(url, crawlID string, out CaptureOutcome, submitted, finished time.Time) crawl.PageOutcome {
+	po := crawl.PageOutcome{PageReport: pageReport(url, crawlID, out, submitted, finished)}
+	if po.ManifestLocation != "" {
+		po.Manifest = out.Manifest
+	}
+	if po.LinksLocation != "" {
+		po.Links = out.Links
+	}
+	return po
 }
 
 // pageReport turns one capture into the page's result in the level

@@ -234,8 +234,8 @@ func storageVsWget(b *testing.B, wget string, paragraphs int) {
 	site := newManualSite(b, paragraphs)
 	eng := capture.NewHTTP(captureConfig())
 	b.Cleanup(func() { _ = eng.Close() })
-	plain := &runner.Builtin{Engine: eng, Objects: e.recent, Bucket: e.bucket, Software: "ledgerctl storage bench"}
-	dedup := &runner.Builtin{Engine: eng, Objects: e.recent, Bucket: e.bucket, Software: "ledgerctl storage bench", Payloads: e.runnerStore()}
+	plain := &capture.CrawlCapturer{Engine: eng, Objects: e.blob, Bucket: e.bucket, Software: "ledgerctl storage bench"}
+	dedup := &capture.CrawlCapturer{Engine: eng, Objects: e.blob, Bucket: e.bucket, Software: "ledgerctl storage bench", Payloads: e.runnerStore()}
 	b.ResetTimer()
 	for range b.N {
 		b.StopTimer()

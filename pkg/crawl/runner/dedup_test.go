@@ -252,7 +252,7 @@ func TestCrawlRevisitsReplay(t *testing.T) {
 	}
 	eng := capture.NewHTTP(captureConfig())
 	t.Cleanup(func() { _ = eng.Close() })
-	capt := &runner.Builtin{Engine: eng, Objects: e.recent, Bucket: e.bucket, Software: "ledgerctl dedup test", Payloads: e.runnerStore()}
+	capt := &capture.CrawlCapturer{Engine: eng, Objects: e.blob, Bucket: e.bucket, Software: "ledgerctl dedup test", Payloads: e.runnerStore()}
 	levels := make(chan runner.LevelEvent, 4)
 	svc, r := e.service(capt, runner.Config{OnLevel: func(ev runner.LevelEvent) { levels <- ev }})
 	depth, delay, par := 1, 0, 1

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/capture-ledger/ledgerctl/pkg/capture"
 	"github.com/capture-ledger/ledgerctl/pkg/crawl"
 	"github.com/capture-ledger/ledgerctl/pkg/crawl/rules"
 	"github.com/capture-ledger/ledgerctl/pkg/crawl/runner"
@@ -137,7 +138,7 @@ func (t *timedCapturer) Capture(ctx context.Context, req runner.CaptureRequest) 
 
 // timedObjects adds up the time spent putting objects.
 type timedObjects struct {
-	runner.Objects
+	capture.Objects
 	mu    sync.Mutex
 	spent time.Duration
 }

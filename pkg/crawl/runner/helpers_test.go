@@ -36,9 +36,6 @@ type env struct {
 	blob   *blob.Client
 	bucket string
 	log    *slog.Logger
-	// recent is the bucket as serve gives the built-in capturer and the
-	// level report: the sidecars it wrote are read back from memory.
-	recent *runner.Recent
 
 	mu     sync.Mutex
 	rstore *postgres.Store
@@ -59,7 +56,7 @@ func newEnv(t testing.TB) *env {
 	if os.Getenv("RUNNER_TEST_LOG") != "" {
 		level = slog.LevelDebug
 	}
-	return &env{t: t, ctx: ctx, app: a, store: st, blob: a.Blob, bucket: a.Bucket, recent: &runner.Recent{Objects: a.Blob},
+	return &env{t: t, ctx: ctx, app: a, store: st, blob: a.Blob, bucket: a.Bucket,
 		log: slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: level}))}
 }
 
@@ -86,7 +83,7 @@ func (e *env) service(capt runner.Capturer, cfg runner.Config) (*crawl.Service, 
 	cfg.CaptureFormats = map[string]bool{"wacz": true}
 	r := runner.New(e.runnerStore(), capt, cfg)
 	svc := &crawl.Service{
-		Store: e.store, Objects: e.recent, Bucket: e.bucket,
+		Store: e.store, Objects: e.blob, Bucket: e.bucket,
 		CaptureFormats: map[string]bool{"wacz": true}, Permissions: perms, Dispatcher: r, Log: e.log, FetchConcurrency: 64,
 	}
 	r.SetLedger(svc)
@@ -184,7 +181,7 @@ func (h *host) hit(uri string) int {
 // (returning an error as a stopped runner's capture would); after runs
 // once a capture ended, before the runner keeps its result.
 type counter struct {
-	inner *runner.Builtin
+	inner *capture.CrawlCapturer
 
 	mu       sync.Mutex
 	captures map[string]int
@@ -208,7 +205,7 @@ func captureConfig() capture.Config {
 func newCounter(e *env) *counter {
 	eng := capture.NewHTTP(captureConfig())
 	e.t.Cleanup(func() { _ = eng.Close() })
-	return &counter{inner: &runner.Builtin{Engine: eng, Objects: e.recent, Bucket: e.bucket, Software: "ledgerctl runner test"}, captures: map[string]int{}}
+	return &counter{inner: &capture.CrawlCapturer{Engine: eng, Objects: e.blob, Bucket: e.bucket, Software: "ledgerctl runner test"}, captures: map[string]int{}}
 }
 
 func (c *counter) count(url string) int {
@@ -245,7 +242,7 @@ func (c *counter) Recover(ctx context.Context, taskID, correlationID, url string
 }
 
 // robotsClient is the runner's robots.txt client for the test sites.
-func robotsClient() *http.Client { return runner.NewRobotsClient(captureConfig()) }
+func robotsClient() *http.Client { return capture.NewClient(captureConfig(), runner.RobotsTimeout) }
 
 // successes reads the bucket's manifests and counts the successful
 // captures per requested URL.

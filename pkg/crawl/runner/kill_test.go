@@ -54,7 +54,7 @@ func runChild() int {
 	if os.Getenv(childLeases) != "" {
 		cfg.Hosts, cfg.HostAtOnce, cfg.HostLeaseTTL = st, 1, 2*time.Second
 	}
-	r := runner.New(st, &runner.Builtin{Engine: eng, Objects: objects, Bucket: bucket, Software: "child"}, cfg)
+	r := runner.New(st, &capture.CrawlCapturer{Engine: eng, Objects: objects, Bucket: bucket, Software: "child"}, cfg)
 	svc := &crawl.Service{Store: st, Objects: objects, Bucket: bucket, CaptureFormats: map[string]bool{"wacz": true}, Dispatcher: r, Log: log}
 	r.SetLedger(svc)
 	_ = r.Run(ctx) // until SIGKILL

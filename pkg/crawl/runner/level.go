@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -13,7 +14,6 @@ import (
 
 	"github.com/capture-ledger/ledgerctl/pkg/crawl"
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
-	"github.com/capture-ledger/ledgerctl/pkg/store/postgres"
 )
 
 // levelRun is one level being run: its hosts with the pages still to take.
@@ -22,6 +22,11 @@ type levelRun struct {
 	hosts []*hostRun
 	kept  int // pages that already had a result
 	log   *slog.Logger
+
+	// outcomes are the level's page results by URL, as they are kept (and
+	// those an earlier run kept): the level is admitted from them.
+	mu       sync.Mutex
+	outcomes map[string]crawl.PageOutcome
 }
 
 // hostRun is one host of a level: its pages without a result, in frontier
@@ -55,11 +60,19 @@ func (r *Runner) prepare(ctx context.Context, l crawl.Level, log *slog.Logger) (
 			lastSeen[host] = t.UTC()
 		}
 	}
+	lv := &levelRun{l: l, log: log, outcomes: make(map[string]crawl.PageOutcome, len(l.Frontier))}
 	rec, canRecover := r.capturer.(Recoverer)
 	for _, k := range kept {
 		see(k.Host, k.FinishedAt)
 		see(k.Host, k.SubmittedAt) // a capture cut off in flight still reached the host
 		if k.Result != nil {
+			var pr crawl.PageReport
+			if err := json.Unmarshal(k.Result, &pr); err != nil {
+				return nil, fmt.Errorf("the kept result of %s does not read back: %w", k.URL, err)
+			}
+			// Kept by an earlier run: its manifest and links are read from
+			// the bucket when the level is admitted.
+			lv.outcomes[k.URL] = crawl.PageOutcome{PageReport: pr}
 			done[k.URL] = true
 			continue
 		}
@@ -83,14 +96,13 @@ func (r *Runner) prepare(ctx context.Context, l crawl.Level, log *slog.Logger) (
 			fin = sub
 		}
 		see(k.Host, &fin)
-		if err := r.keep(ctx, l, k.Host, pageReport(k.URL, l.CrawlID, out, sub, fin), 1, 0, 0); err != nil {
+		if err := r.keep(ctx, lv, k.Host, pageOutcome(k.URL, l.CrawlID, out, sub, fin), 1, 0, 0); err != nil {
 			return nil, err
 		}
 		done[k.URL] = true
 		log.Info("crawl runner: recovered a capture a stopped runner had made", "url", k.URL, "taskId", *k.TaskID)
 	}
 
-	lv := &levelRun{l: l, log: log}
 	byHost := map[string]*hostRun{}
 	seen := map[string]bool{}
 	for _, p := range l.Frontier {
@@ -176,7 +188,7 @@ func (r *Runner) runHost(ctx context.Context, lv *levelRun, h *hostRun) error {
 		return ctx.Err()
 	}
 	delay, source := EffectiveDelay(time.Duration(l.PerHostDelayMs)*time.Millisecond, robots, r.cfg.CrawlDelayMax)
-	rec := postgres.RunnerHost{
+	rec := ledger.RunnerHost{
 		CrawlID: l.CrawlID, Depth: l.Depth, Host: h.host, Robots: robots.Outcome,
 		DelayMs: int(delay / time.Millisecond), DelaySource: source,
 	}
@@ -203,8 +215,8 @@ func (r *Runner) runHost(ctx context.Context, lv *levelRun, h *hostRun) error {
 	}
 	for _, p := range h.pages {
 		if u, err := url.Parse(p.URL); err == nil && !robots.Allowed(u) {
-			pr := crawl.PageReport{URL: p.URL, Status: crawl.StatusSkipped, SkipReason: crawl.SkipRobots}
-			if err := r.keep(ctx, l, h.host, pr, 0, 0, pace); err != nil {
+			pr := crawl.PageOutcome{PageReport: crawl.PageReport{URL: p.URL, Status: crawl.StatusSkipped, SkipReason: crawl.SkipRobots}}
+			if err := r.keep(ctx, lv, h.host, pr, 0, 0, pace); err != nil {
 				return err
 			}
 			continue
@@ -213,7 +225,7 @@ func (r *Runner) runHost(ctx context.Context, lv *levelRun, h *hostRun) error {
 		if err != nil {
 			return err
 		}
-		if err := r.keep(ctx, l, h.host, pr, attempts, backoff, pace); err != nil {
+		if err := r.keep(ctx, lv, h.host, pr, attempts, backoff, pace); err != nil {
 			return err
 		}
 		if backoff > 0 {
@@ -235,7 +247,7 @@ func (r *Runner) runHost(ctx context.Context, lv *levelRun, h *hostRun) error {
 // cannot be used is waited for (not counted as an attempt) until
 // GiveUpAfter. It returns the page's result, the attempts made and the
 // back-off waited before the retry (0 when none).
-func (r *Runner) capturePage(ctx context.Context, lv *levelRun, h *hostRun, p crawl.FrontierPage, pace *time.Duration) (crawl.PageReport, int, time.Duration, error) {
+func (r *Runner) capturePage(ctx context.Context, lv *levelRun, h *hostRun, p crawl.FrontierPage, pace *time.Duration) (crawl.PageOutcome, int, time.Duration, error) {
 	l := lv.l
 	var (
 		wait      = *pace
@@ -248,29 +260,29 @@ func (r *Runner) capturePage(ctx context.Context, lv *levelRun, h *hostRun, p cr
 	for {
 		if !h.last.IsZero() {
 			if err := sleepUntil(ctx, r.cfg.Now, h.last.Add(wait)); err != nil {
-				return crawl.PageReport{}, 0, 0, err
+				return crawl.PageOutcome{}, 0, 0, err
 			}
 		} else if ctx.Err() != nil {
-			return crawl.PageReport{}, 0, 0, ctx.Err()
+			return crawl.PageOutcome{}, 0, 0, ctx.Err()
 		}
 		release := func() {}
 		if r.cfg.Capacity != nil {
 			var err error
 			if release, err = r.cfg.Capacity.Acquire(ctx, l.OrgID); err != nil {
-				return crawl.PageReport{}, 0, 0, err
+				return crawl.PageOutcome{}, 0, 0, err
 			}
 		}
 		held, err := r.holdHost(ctx, l, h, p.URL, wait, waitSource)
 		if err != nil {
 			release()
-			return crawl.PageReport{}, 0, 0, err
+			return crawl.PageOutcome{}, 0, 0, err
 		}
 		taskID := uuid.NewString()
 		submitted := r.cfg.Now()
 		if err := r.store.RunnerBegin(ctx, l.CrawlID, l.Depth, p.URL, h.host, taskID, submitted); err != nil {
 			r.releaseHost(ctx, lv, held, *pace, h.source)
 			release()
-			return crawl.PageReport{}, 0, 0, err
+			return crawl.PageOutcome{}, 0, 0, err
 		}
 		out, err := r.capturer.Capture(ctx, CaptureRequest{
 			URL: p.URL, CorrelationID: l.CrawlID, TaskID: taskID, Formats: l.CaptureFormats, Signing: l.Signing,
@@ -292,13 +304,13 @@ func (r *Runner) capturePage(ctx context.Context, lv *levelRun, h *hostRun, p cr
 		release()
 		if err != nil {
 			if ctx.Err() != nil {
-				return crawl.PageReport{}, 0, 0, ctx.Err()
+				return crawl.PageOutcome{}, 0, 0, ctx.Err()
 			}
 			if unusable.IsZero() {
 				unusable = submitted
 			}
 			if down := finished.Sub(unusable); down >= r.cfg.GiveUpAfter {
-				return crawl.PageReport{}, 0, 0, &backendError{err: err, since: down}
+				return crawl.PageOutcome{}, 0, 0, &backendError{err: err, since: down}
 			}
 			lv.log.Warn("crawl runner: the capture backend could not be used; waiting", "url", p.URL, "error", err.Error(), "in", retryStep.String())
 			wait, waitSource = max(*pace, retryStep), h.source
@@ -325,7 +337,7 @@ func (r *Runner) capturePage(ctx context.Context, lv *levelRun, h *hostRun, p cr
 			lv.log.Info("crawl runner: transient capture failure; retrying once after the delay", "url", p.URL, "failure", text(out.Failure))
 			continue
 		}
-		return pageReport(p.URL, l.CrawlID, out, submitted, finished), attempts, backoff, nil
+		return pageOutcome(p.URL, l.CrawlID, out, submitted, finished), attempts, backoff, nil
 	}
 }
 
@@ -365,9 +377,11 @@ func (r *Runner) releaseHost(ctx context.Context, lv *levelRun, held *ledger.Hel
 	}
 }
 
-// keep stores one page's result; errClosed when the crawl was closed in
-// the meantime (nothing is kept then).
-func (r *Runner) keep(ctx context.Context, l crawl.Level, host string, pr crawl.PageReport, attempts int, backoff, delay time.Duration) error {
+// keep stores one page's result, and holds it (with what the capturer
+// holds of the capture) for the level's admission; errClosed when the crawl
+// was closed in the meantime (nothing is kept then).
+func (r *Runner) keep(ctx context.Context, lv *levelRun, host string, po crawl.PageOutcome, attempts int, backoff, delay time.Duration) error {
+	l, pr := lv.l, po.PageReport
 	data, err := json.Marshal(pr)
 	if err != nil {
 		return err
@@ -376,7 +390,7 @@ func (r *Runner) keep(ctx context.Context, l crawl.Level, host string, pr crawl.
 	// stopped: the capture happened and must not be made again.
 	kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
-	running, err := r.store.RunnerSave(kctx, l.CrawlID, postgres.RunnerPageResult{
+	running, err := r.store.RunnerSave(kctx, l.CrawlID, ledger.RunnerPageResult{
 		URL: pr.URL, Host: host, Depth: l.Depth, TaskID: pr.TaskID, SubmittedAt: pr.SubmittedAt, FinishedAt: pr.FinishedAt,
 		Result: data, Attempts: attempts, BackoffMs: int(backoff / time.Millisecond),
 	}, r.cfg.Now())
@@ -386,6 +400,9 @@ func (r *Runner) keep(ctx context.Context, l crawl.Level, host string, pr crawl.
 	if !running {
 		return errClosed
 	}
+	lv.mu.Lock()
+	lv.outcomes[pr.URL] = po
+	lv.mu.Unlock()
 	if r.cfg.OnPage != nil {
 		r.cfg.OnPage(PageEvent{CrawlID: l.CrawlID, Depth: l.Depth, Host: host, Result: pr, Attempts: attempts, Delay: delay})
 	}

@@ -95,7 +95,6 @@ func TestManyCrawlsOnSharedHosts(t *testing.T) {
 		st := &postgres.Store{Pool: pool}
 		p := &proc{}
 		capt := newCounter(e)
-		capt.inner.Objects = &runner.Recent{Objects: e.blob}
 		p.r = runner.New(st, capt, runner.Config{
 			RobotsClient: robotsClient(), CaptureFormats: map[string]bool{"wacz": true}, Log: e.log,
 			Rescan: 300 * time.Millisecond, Hosts: st, HostAtOnce: 1, HostLeaseTTL: 5 * time.Second,
@@ -105,7 +104,7 @@ func TestManyCrawlsOnSharedHosts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p.svc = &crawl.Service{Store: st, Objects: capt.inner.Objects, Bucket: e.bucket,
+		p.svc = &crawl.Service{Store: st, Objects: e.blob, Bucket: e.bucket,
 			CaptureFormats: map[string]bool{"wacz": true}, Permissions: perms, Dispatcher: p.r, Log: e.log, FetchConcurrency: 16}
 		p.r.SetLedger(p.svc)
 		procs[i] = p

@@ -1,18 +1,13 @@
 package runner
 
 import (
-	"context"
-	"io"
 	"math"
-	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
 
-	"github.com/capture-ledger/ledgerctl/pkg/capture"
 	"github.com/capture-ledger/ledgerctl/pkg/crawl"
 )
 
@@ -179,35 +174,4 @@ func FuzzParseRobots(f *testing.F) {
 			t.Fatalf("effective delay %s out of bounds", d)
 		}
 	})
-}
-
-// TestRobotsFetchHoldsTheAddressPolicy: robots.txt is fetched under the
-// capture engines' address policy: a loopback site is refused (no rules,
-// outcome unreachable) unless private addresses are allowed.
-func TestRobotsFetchHoldsTheAddressPolicy(t *testing.T) {
-	t.Parallel()
-	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/robots.txt" || r.Header.Get("User-Agent") != "test-agent/1" {
-			http.NotFound(w, r)
-			return
-		}
-		io.WriteString(w, "User-agent: *\nDisallow: /\n")
-	}))
-	defer site.Close()
-	host := strings.TrimPrefix(site.URL, "http://")
-	ctx := context.Background()
-	refused := fetchRobots(ctx, NewRobotsClient(capture.Defaults()), "http", host, "test-agent/1", "ledgerctl")
-	if refused.Outcome != RobotsUnreachable || !strings.Contains(refused.Error, "refused") {
-		t.Errorf("loopback with the default policy: %+v", refused)
-	}
-	allowed := capture.Defaults()
-	allowed.AllowPrivate = true
-	got := fetchRobots(ctx, NewRobotsClient(allowed), "http", host, "test-agent/1", "ledgerctl")
-	if got.Outcome != RobotsFetched || got.Allowed(&url.URL{Path: "/x"}) {
-		t.Errorf("loopback allowed: %+v", got)
-	}
-	gone := fetchRobots(ctx, NewRobotsClient(allowed), "http", "127.0.0.1:1", "test-agent/1", "ledgerctl")
-	if gone.Outcome != RobotsUnreachable || !gone.Allowed(&url.URL{Path: "/x"}) {
-		t.Errorf("nothing listening: %+v", gone)
-	}
 }

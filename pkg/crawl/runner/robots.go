@@ -33,8 +33,9 @@ const (
 // crawlers to parse at least 500 KiB).
 const maxRobots = 500 << 10
 
-// robotsTimeout bounds one robots.txt fetch (the flow's value).
-const robotsTimeout = 10 * time.Second
+// RobotsTimeout bounds one robots.txt fetch (the flow's value); the
+// wiring gives Config.RobotsClient the same timeout.
+const RobotsTimeout = 10 * time.Second
 
 // Robots is what a host's robots.txt says to this runner.
 type Robots struct {
@@ -143,7 +144,7 @@ func lenientRobots(body []byte) []byte {
 // fetchRobots fetches <scheme>://<host>/robots.txt once with client, as
 // userAgent, and reads it for agent.
 func fetchRobots(ctx context.Context, client *http.Client, scheme, host, userAgent, agent string) Robots {
-	ctx, cancel := context.WithTimeout(ctx, robotsTimeout)
+	ctx, cancel := context.WithTimeout(ctx, RobotsTimeout)
 	defer cancel()
 	u := scheme + "://" + host + "/robots.txt"
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
@@ -158,7 +159,7 @@ func fetchRobots(ctx context.Context, client *http.Client, scheme, host, userAge
 			err = ue.Err
 		}
 		if ctx.Err() == context.DeadlineExceeded {
-			return Robots{Outcome: RobotsUnreachable, Error: "no answer within " + robotsTimeout.String()}
+			return Robots{Outcome: RobotsUnreachable, Error: "no answer within " + RobotsTimeout.String()}
 		}
 		return Robots{Outcome: RobotsUnreachable, Error: text(err.Error())}
 	}

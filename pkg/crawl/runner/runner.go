@@ -4,10 +4,12 @@
 // each host's robots.txt once per level, capture the pages of a host one at
 // a time with the delay measured from the previous capture's end (across
 // levels too), work on at most hostParallelism hosts at once, back a host
-// off on 429/503, and report the level through crawl.Service.AdmitLevel,
-// the use-case the level-report route calls. What to capture next and when
-// to stop stay in pkg/crawl: the next level comes back through Dispatch,
-// exactly as it would reach the Windmill webhook.
+// off on 429/503, and hand the level's outcomes to
+// crawl.Service.AdmitLevelOutcomes, the use-case behind the level-report
+// route, in memory (the manifests and links the capturer holds are not read
+// back). What to capture next and when to stop stay in pkg/crawl: the
+// admission answers the next level, which the runner queues itself (a
+// crawl's first level comes through Dispatch).
 //
 // Each page's result is kept in the database as soon as its capture ends,
 // so a runner stopped mid-level (serve restarted, even killed) resumes
@@ -16,7 +18,6 @@ package runner
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -27,24 +28,28 @@ import (
 
 	"github.com/capture-ledger/ledgerctl/pkg/crawl"
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
-	"github.com/capture-ledger/ledgerctl/pkg/store/postgres"
 )
 
-// Store is what the runner keeps and reads; *postgres.Store implements it.
+// Store is what the runner keeps and reads, in the centre's rows;
+// *postgres.Store implements it.
 type Store interface {
-	RunnerOpenLevels(ctx context.Context) ([]postgres.RunnerLevel, error)
+	RunnerOpenLevels(ctx context.Context) ([]ledger.RunnerLevel, error)
 	RunnerLevelOpen(ctx context.Context, crawlID string, depth int) (bool, error)
 	RunnerLock(ctx context.Context, crawlID string) (unlock func(), ok bool, err error)
-	RunnerResults(ctx context.Context, crawlID string, depth int) ([]postgres.RunnerResult, error)
+	RunnerResults(ctx context.Context, crawlID string, depth int) ([]ledger.RunnerResult, error)
 	RunnerBegin(ctx context.Context, crawlID string, depth int, url, host, taskID string, submittedAt time.Time) error
-	RunnerSave(ctx context.Context, crawlID string, r postgres.RunnerPageResult, now time.Time) (bool, error)
-	RunnerSaveHost(ctx context.Context, h postgres.RunnerHost) error
+	RunnerSave(ctx context.Context, crawlID string, r ledger.RunnerPageResult, now time.Time) (bool, error)
+	RunnerSaveHost(ctx context.Context, h ledger.RunnerHost) error
 }
 
-// Ledger admits level reports and closes crawls; *crawl.Service implements
-// it (AdmitLevel is ReportLevel after its identity gate).
+// Ledger admits levels and closes crawls; *crawl.Service implements it.
+// AdmitLevelOutcomes takes the level's outcomes as the runner holds them
+// (no level report is encoded, nothing it holds is read back from the
+// bucket) and returns the next level instead of dispatching it: the runner
+// queues that level itself, so the service never calls back into the
+// runner from a call the runner made.
 type Ledger interface {
-	AdmitLevel(ctx context.Context, crawlID string, rep crawl.Reported) (crawl.LevelResult, error)
+	AdmitLevelOutcomes(ctx context.Context, crawlID string, lo crawl.LevelOutcomes) (crawl.LevelResult, *crawl.Level, error)
 	CloseFailed(ctx context.Context, id, reason string) (crawl.FailResult, error)
 }
 
@@ -139,8 +144,9 @@ type LevelEvent struct {
 	// ended without one (the crawl closed, the runner stopped, …).
 	Result *crawl.LevelResult
 	Err    error
-	// Took is the whole level; Reporting the part spent reporting it (the
-	// ledger reading the manifests and links back and admitting them).
+	// Took is the whole level; Reporting the part spent handing it to the
+	// ledger (AdmitLevelOutcomes: the level decided and its archives
+	// registered).
 	Took, Reporting time.Duration
 }
 
@@ -188,7 +194,7 @@ func New(store Store, capturer Capturer, cfg Config) *Runner {
 		cfg.BackoffMax = DefaultBackoffMax
 	}
 	if cfg.RobotsClient == nil {
-		cfg.RobotsClient = &http.Client{Timeout: robotsTimeout}
+		cfg.RobotsClient = &http.Client{Timeout: RobotsTimeout}
 	}
 	if cfg.Rescan <= 0 {
 		cfg.Rescan = 15 * time.Second
@@ -441,9 +447,9 @@ func (r *Runner) level(ctx context.Context, l crawl.Level, log *slog.Logger, rep
 			return nil, err
 		}
 	}
-	rep, err := r.report(ctx, l)
+	rep, err := lv.report()
 	if err != nil {
-		log.Error("crawl runner: could not build the level report; it will be tried again", "error", err.Error())
+		log.Error("crawl runner: could not build the level's outcomes; it will be tried again", "error", err.Error())
 		return nil, err
 	}
 	began := time.Now()
@@ -460,55 +466,47 @@ func (r *Runner) closeFailed(ctx context.Context, id, reason string, log *slog.L
 	}
 }
 
-// report builds the level report from the kept results, in frontier order.
-func (r *Runner) report(ctx context.Context, l crawl.Level) (crawl.LevelReport, error) {
-	kept, err := r.store.RunnerResults(ctx, l.CrawlID, l.Depth)
-	if err != nil {
-		return crawl.LevelReport{}, err
-	}
-	byURL := make(map[string][]byte, len(kept))
-	for _, k := range kept {
-		if k.Result != nil {
-			byURL[k.URL] = k.Result
-		}
-	}
-	rep := crawl.LevelReport{Depth: l.Depth, Results: make([]crawl.PageReport, 0, len(l.Frontier))}
-	seen := make(map[string]bool, len(l.Frontier))
-	for _, p := range l.Frontier {
+// report is the level's outcomes as kept, in frontier order.
+func (lv *levelRun) report() (crawl.LevelOutcomes, error) {
+	lv.mu.Lock()
+	defer lv.mu.Unlock()
+	lo := crawl.LevelOutcomes{Depth: lv.l.Depth, Pages: make([]crawl.PageOutcome, 0, len(lv.l.Frontier))}
+	seen := make(map[string]bool, len(lv.l.Frontier))
+	for _, p := range lv.l.Frontier {
 		if seen[p.URL] {
 			continue
 		}
 		seen[p.URL] = true
-		data, ok := byURL[p.URL]
+		po, ok := lv.outcomes[p.URL]
 		if !ok {
-			return crawl.LevelReport{}, fmt.Errorf("page %s has no result", p.URL)
+			return crawl.LevelOutcomes{}, fmt.Errorf("page %s has no result", p.URL)
 		}
-		var pr crawl.PageReport
-		if err := json.Unmarshal(data, &pr); err != nil {
-			return crawl.LevelReport{}, fmt.Errorf("the kept result of %s does not read back: %w", p.URL, err)
-		}
-		rep.Results = append(rep.Results, pr)
+		lo.Pages = append(lo.Pages, po)
 	}
-	return rep, nil
+	return lo, nil
 }
 
 // admit reports the level until it is accepted or cannot be: a database or
 // bucket that does not answer is waited for (the stall timeout closes a
 // crawl that never gets through); a crawl that is no longer running, or a
 // depth already reported, ends it.
-func (r *Runner) admit(ctx context.Context, l crawl.Level, rep crawl.LevelReport, log *slog.Logger) (*crawl.LevelResult, error) {
+func (r *Runner) admit(ctx context.Context, l crawl.Level, lo crawl.LevelOutcomes, log *slog.Logger) (*crawl.LevelResult, error) {
 	wait := time.Second
 	for {
 		began := time.Now()
-		res, err := r.getLedger().AdmitLevel(ctx, l.CrawlID, rep)
+		res, next, err := r.getLedger().AdmitLevelOutcomes(ctx, l.CrawlID, lo)
 		switch {
 		case err == nil:
 			stop := ""
 			if res.StopReason != nil {
 				stop = *res.StopReason
 			}
-			log.Info("crawl runner: level reported", "results", len(rep.Results), "next", len(res.Next),
+			log.Info("crawl runner: level reported", "results", len(lo.Pages), "next", len(res.Next),
 				"refused", len(res.Refused), "stopReason", stop, "replayed", res.Replayed, "tookMs", time.Since(began).Milliseconds())
+			if next != nil {
+				// It starts once this level lets go of the crawl.
+				r.enqueue(*next)
+			}
 			return &res, nil
 		case ctx.Err() != nil:
 			return nil, ctx.Err()

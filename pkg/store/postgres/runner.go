@@ -15,30 +15,12 @@ import (
 // crawl_runner_results as soon as the capture ends, so a level interrupted
 // by a restart resumes with only the pages that have none; the level report
 // still goes through pkg/crawl, which is the only writer of crawl_pages.
-
-// RunnerLevel is a running crawl's deepest level that has no accepted
-// report: the level a runner has to run (or finish).
-type RunnerLevel struct {
-	CrawlID         string
-	Depth           int
-	MaxDepth        int
-	OrgID           string
-	PerHostDelayMs  int
-	HostParallelism int
-	Pages           []RunnerPage
-}
-
-// RunnerPage is one page of a RunnerLevel, with when the crawl last
-// finished a page on its host (nil when never).
-type RunnerPage struct {
-	URL            string
-	Host           string
-	LastFinishedAt *time.Time
-}
+// The rows are the centre's (ledger.RunnerLevel, …): the runner's port is
+// declared in them.
 
 // RunnerOpenLevels returns the levels of running crawls that have pages and
 // no accepted report, oldest crawl first.
-func (s *Store) RunnerOpenLevels(ctx context.Context) ([]RunnerLevel, error) {
+func (s *Store) RunnerOpenLevels(ctx context.Context) ([]ledger.RunnerLevel, error) {
 	rows, err := s.Pool.Query(ctx, `
 		SELECT c.id::text, d.depth, c.max_depth, c.org_id, c.per_host_delay_ms, c.host_parallelism
 		FROM crawls c
@@ -49,8 +31,8 @@ func (s *Store) RunnerOpenLevels(ctx context.Context) ([]RunnerLevel, error) {
 	if err != nil {
 		return nil, fmt.Errorf("find open crawl levels: %w", err)
 	}
-	levels, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (RunnerLevel, error) {
-		var l RunnerLevel
+	levels, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ledger.RunnerLevel, error) {
+		var l ledger.RunnerLevel
 		err := r.Scan(&l.CrawlID, &l.Depth, &l.MaxDepth, &l.OrgID, &l.PerHostDelayMs, &l.HostParallelism)
 		return l, err
 	})
@@ -65,7 +47,7 @@ func (s *Store) RunnerOpenLevels(ctx context.Context) ([]RunnerLevel, error) {
 	return levels, nil
 }
 
-func (s *Store) runnerPages(ctx context.Context, crawlID string, depth int) ([]RunnerPage, error) {
+func (s *Store) runnerPages(ctx context.Context, crawlID string, depth int) ([]ledger.RunnerPage, error) {
 	rows, err := s.Pool.Query(ctx, `
 		SELECT p.url, p.host, f.last
 		FROM crawl_pages p
@@ -77,8 +59,8 @@ func (s *Store) runnerPages(ctx context.Context, crawlID string, depth int) ([]R
 	if err != nil {
 		return nil, fmt.Errorf("read the level's pages: %w", err)
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (RunnerPage, error) {
-		var p RunnerPage
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (ledger.RunnerPage, error) {
+		var p ledger.RunnerPage
 		err := r.Scan(&p.URL, &p.Host, &p.LastFinishedAt)
 		return p, err
 	})
@@ -130,29 +112,17 @@ func (s *Store) RunnerLock(ctx context.Context, crawlID string) (unlock func(), 
 	}, true, nil
 }
 
-// RunnerResult is what the runner kept of one page of a level: the attempt
-// in flight (Result nil) or the page's result (a crawl.PageReport as JSON).
-type RunnerResult struct {
-	URL         string
-	Host        string
-	TaskID      *string
-	SubmittedAt *time.Time
-	FinishedAt  *time.Time
-	Result      []byte
-	Attempts    int
-}
-
 // RunnerResults returns what the runner kept of the pages of crawlID at
 // depth.
-func (s *Store) RunnerResults(ctx context.Context, crawlID string, depth int) ([]RunnerResult, error) {
+func (s *Store) RunnerResults(ctx context.Context, crawlID string, depth int) ([]ledger.RunnerResult, error) {
 	rows, err := s.Pool.Query(ctx, `
 		SELECT url, host, task_id, submitted_at, finished_at, result, attempts
 		FROM crawl_runner_results WHERE crawl_id = $1 AND depth = $2`, crawlID, depth)
 	if err != nil {
 		return nil, fmt.Errorf("read the runner's results: %w", err)
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (RunnerResult, error) {
-		var x RunnerResult
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (ledger.RunnerResult, error) {
+		var x ledger.RunnerResult
 		err := r.Scan(&x.URL, &x.Host, &x.TaskID, &x.SubmittedAt, &x.FinishedAt, &x.Result, &x.Attempts)
 		return x, err
 	})
@@ -179,25 +149,17 @@ func (s *Store) RunnerBegin(ctx context.Context, crawlID string, depth int, url,
 	return nil
 }
 
-// RunnerPageResult is one page's result to keep.
-type RunnerPageResult struct {
-	URL, Host string
-	Depth     int
-	TaskID    string
-	// SubmittedAt and FinishedAt are those of the attempt reported (zero
-	// for a page not captured, e.g. one robots.txt disallows).
-	SubmittedAt, FinishedAt time.Time
-	// Result is the crawl.PageReport as JSON.
-	Result []byte
-	// Attempts is how many captures were made (0 for a page not captured);
-	// BackoffMs the wait before the retry after a 429/503 (0 when none).
-	Attempts, BackoffMs int
-}
+// progressStep is how stale a running crawl's progressed_at may be.
+const progressStep = time.Second
 
 // RunnerSave keeps a page's result and counts it as the crawl's progress
-// (progressed_at = now), in one statement, only while the crawl is
-// running: running is false (and nothing is kept) once it was closed.
-func (s *Store) RunnerSave(ctx context.Context, crawlID string, r RunnerPageResult, now time.Time) (running bool, err error) {
+// (progressed_at = now, when it is more than progressStep older), in one
+// statement, only while the crawl is running: running is false (and
+// nothing is kept) once it was closed. The crawl's row is written at most
+// once per progressStep, not once per page: with ten hosts at once, a write
+// of that one row per page made every save wait for the others' (and the
+// stall timeout, minutes, needs no finer clock).
+func (s *Store) RunnerSave(ctx context.Context, crawlID string, r ledger.RunnerPageResult, now time.Time) (running bool, err error) {
 	var task *string
 	if r.TaskID != "" {
 		task = &r.TaskID
@@ -211,8 +173,10 @@ func (s *Store) RunnerSave(ctx context.Context, crawlID string, r RunnerPageResu
 	}
 	err = s.Pool.QueryRow(ctx, `
 		WITH live AS (
-			UPDATE crawls SET progressed_at = greatest(progressed_at, $11)
-			WHERE id = $1 AND state = 'running' RETURNING id
+			SELECT id, progressed_at FROM crawls WHERE id = $1 AND state = 'running'
+		), progressed AS (
+			UPDATE crawls c SET progressed_at = $11
+			FROM live WHERE c.id = live.id AND c.state = 'running' AND live.progressed_at < $11::timestamptz - $12::interval
 		), kept AS (
 			INSERT INTO crawl_runner_results
 				(crawl_id, url, depth, host, task_id, submitted_at, finished_at, result, attempts, backoff_ms)
@@ -224,37 +188,15 @@ func (s *Store) RunnerSave(ctx context.Context, crawlID string, r RunnerPageResu
 			RETURNING 1
 		)
 		SELECT EXISTS (SELECT 1 FROM kept)`,
-		crawlID, r.URL, r.Depth, r.Host, task, sub, fin, r.Result, r.Attempts, r.BackoffMs, now).Scan(&running)
+		crawlID, r.URL, r.Depth, r.Host, task, sub, fin, r.Result, r.Attempts, r.BackoffMs, now, progressStep).Scan(&running)
 	if err != nil {
 		return false, fmt.Errorf("keep the result of %s: %w", r.URL, err)
 	}
 	return running, nil
 }
 
-// RunnerHost is how the runner paced one host at one level.
-type RunnerHost struct {
-	CrawlID string
-	Depth   int
-	Host    string
-	// Robots is fetched (a 2xx robots.txt was read), absent (another
-	// status: no rules), unreachable (no answer: no rules) or unparsable
-	// (a 2xx that could not be read: no rules).
-	Robots       string
-	RobotsStatus *int
-	RobotsError  *string
-	// CrawlDelayMs is the Crawl-delay robots.txt gave our group (nil when
-	// none); DelayMs the delay applied and DelaySource why: setting,
-	// crawl-delay, or cap (a Crawl-delay above the maximum, cut to it).
-	CrawlDelayMs *int
-	DelayMs      int
-	DelaySource  string
-	// Backoffs counts the 429/503 answers that backed the host off;
-	// BackoffMs is the longest wait they caused.
-	Backoffs, BackoffMs int
-}
-
 // RunnerSaveHost keeps (or updates) a host's pacing at a level.
-func (s *Store) RunnerSaveHost(ctx context.Context, h RunnerHost) error {
+func (s *Store) RunnerSaveHost(ctx context.Context, h ledger.RunnerHost) error {
 	_, err := s.Pool.Exec(ctx, `
 		INSERT INTO crawl_runner_hosts
 			(crawl_id, depth, host, robots, robots_status, robots_error, crawl_delay_ms, delay_ms, delay_source, backoffs, backoff_ms)

@@ -48,7 +48,7 @@ func TestRunnerLockAndSave(t *testing.T) {
 	if err != nil || len(levels) != 1 || levels[0].CrawlID != id || levels[0].Depth != 0 || len(levels[0].Pages) != 1 {
 		t.Fatalf("open levels %+v %v", levels, err)
 	}
-	res := postgres.RunnerPageResult{URL: "https://example.com/", Host: "example.com", Result: []byte(`{"url":"https://example.com/","status":"failed"}`),
+	res := ledger.RunnerPageResult{URL: "https://example.com/", Host: "example.com", Result: []byte(`{"url":"https://example.com/","status":"failed"}`),
 		SubmittedAt: t0.Add(time.Minute), FinishedAt: t0.Add(2 * time.Minute), Attempts: 1}
 	if running, err := st.RunnerSave(ctx, id, res, t0.Add(2*time.Minute)); err != nil || !running {
 		t.Fatalf("save while running: %v %v", running, err)

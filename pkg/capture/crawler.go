@@ -1,45 +1,47 @@
-package runner
+package capture
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"time"
 
-	"github.com/capture-ledger/ledgerctl/pkg/blob"
-	"github.com/capture-ledger/ledgerctl/pkg/capture"
+	"github.com/capture-ledger/ledgerctl/pkg/crawl"
 	"github.com/capture-ledger/ledgerctl/pkg/crawl/rules"
+	"github.com/capture-ledger/ledgerctl/pkg/crawl/runner"
+	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 	"github.com/capture-ledger/ledgerctl/pkg/manifest"
 )
 
-// Objects is the bucket the built-in capturer writes into; *blob.Client
-// implements it. A missing object is blob.ErrNotFound.
+// Objects is the bucket the crawl capturer writes into; *blob.Client
+// implements it. A missing object is ledger.ErrNoObject.
 type Objects interface {
 	Put(ctx context.Context, bucket, key, contentType string, body []byte) error
 	Get(ctx context.Context, bucket, key string) ([]byte, error)
 }
 
-// Builtin is the default Capturer: a pkg/capture engine (browser or http)
-// whose WACZ, .links.json and .result.json go into the ledger's bucket
-// under BrowserHive's names (<taskId>_<correlationId>.<ext>). It records
-// nothing in the database: the level report admits what it wrote.
-type Builtin struct {
-	Engine  capture.Engine
+// CrawlCapturer is the embedded crawl runner's default runner.Capturer:
+// an Engine (browser or http) whose WACZ, .links.json and .result.json go
+// into the ledger's bucket under BrowserHive's names
+// (<taskId>_<correlationId>.<ext>). It records nothing in the database:
+// the level's admission admits what it wrote, from the manifest and links
+// it hands the runner in memory.
+type CrawlCapturer struct {
+	Engine  Engine
 	Objects Objects
 	Bucket  string
 	// Software names the writer in the WACZ ("ledgerctl <version>").
 	Software string
 	// Payloads, when set, is the crawls' payload index: a payload an
 	// earlier capture of the same crawl stored is written as a revisit
-	// record (capture.Options.Payloads).
-	Payloads capture.Payloads
+	// record (Options.Payloads).
+	Payloads Payloads
 }
 
 var (
-	_ Capturer  = (*Builtin)(nil)
-	_ Recoverer = (*Builtin)(nil)
+	_ runner.Capturer  = (*CrawlCapturer)(nil)
+	_ runner.Recoverer = (*CrawlCapturer)(nil)
 )
 
 // uploadTimeout bounds one object's upload.
@@ -49,7 +51,7 @@ const uploadTimeout = 2 * time.Minute
 // capture's context: a capture that ended is written whole even while the
 // runner stops, so that it is not made again.
 type uploader struct {
-	b *Builtin
+	b *CrawlCapturer
 }
 
 func (u uploader) Put(ctx context.Context, name, contentType string, body []byte) (string, error) {
@@ -67,34 +69,53 @@ func (u uploader) Put(ctx context.Context, name, contentType string, body []byte
 // run (the URL) is a failed outcome without a task. The error is for the
 // backend: an engine that cannot capture at all (no Chromium) or a bucket
 // that took no manifest.
-func (b *Builtin) Capture(ctx context.Context, req CaptureRequest) (CaptureOutcome, error) {
-	job := capture.Job{TaskID: req.TaskID, CorrelationID: req.CorrelationID, URL: req.URL}
-	out, err := capture.RunWith(ctx, b.Engine, job, uploader{b}, capture.Options{Software: b.Software, Payloads: b.Payloads})
+func (b *CrawlCapturer) Capture(ctx context.Context, req runner.CaptureRequest) (runner.CaptureOutcome, error) {
+	job := Job{TaskID: req.TaskID, CorrelationID: req.CorrelationID, URL: req.URL}
+	out, err := RunWith(ctx, b.Engine, job, uploader{b}, Options{Software: b.Software, Payloads: b.Payloads})
 	if err != nil {
-		var je *capture.JobError
+		var je *JobError
 		if errors.As(err, &je) {
-			return CaptureOutcome{Failure: "the page cannot be captured: " + je.Error()}, nil
+			return runner.CaptureOutcome{Failure: "the page cannot be captured: " + je.Error()}, nil
 		}
-		return CaptureOutcome{}, err
+		return runner.CaptureOutcome{}, err
 	}
-	if f := out.Failure; f != nil && f.Kind == capture.FailCancelled && ctx.Err() != nil {
+	if f := out.Failure; f != nil && f.Kind == FailCancelled && ctx.Err() != nil {
 		// Cut off by the runner stopping: not the page's outcome. Its
 		// cancelled manifest stays (as BrowserHive's would); the page is
 		// captured again when the runner resumes.
-		return CaptureOutcome{}, ctx.Err()
+		return runner.CaptureOutcome{}, ctx.Err()
 	}
 	res := out.Result
-	o := CaptureOutcome{TaskID: out.Job.TaskID, ManifestLocation: out.ManifestLocation, HTTPStatus: res.Status, FinalURL: res.FinalURL}
+	o := runner.CaptureOutcome{TaskID: out.Job.TaskID, ManifestLocation: out.ManifestLocation, HTTPStatus: res.Status, FinalURL: res.FinalURL}
+	// The manifest as written, for the level's admission: what reading it
+	// back from the bucket would give.
+	for _, obj := range out.Objects {
+		if obj.Name == job.ManifestName() && obj.Location == out.ManifestLocation {
+			if m, err := manifest.Decode(obj.Body); err == nil {
+				o.Manifest = &m
+			}
+		}
+	}
 	if out.OK() {
 		o.Captured = true
 		o.LinksLocation = out.Artifacts.Links
+		// The links file's content (capture.LinksFile renders these).
+		links := make([]manifest.Link, len(res.Links))
+		for i, l := range res.Links {
+			links[i] = manifest.Link{Href: l.Href}
+			if l.Rel != "" {
+				rel := l.Rel
+				links[i].Rel = &rel
+			}
+		}
+		o.Links = &crawl.PageLinks{FinalURL: res.FinalURL, Links: links}
 		return o, nil
 	}
 	f := out.Failure
 	o.Failure = fmt.Sprintf("%s: %s", f.Kind, f.Message)
 	o.RetryAfter = f.RetryAfter
 	switch f.Kind {
-	case capture.FailConnection, capture.FailTimeout, capture.FailInternal, capture.FailArtifactSink:
+	case FailConnection, FailTimeout, FailInternal, FailArtifactSink:
 		o.Transient = true
 	}
 	return o, nil
@@ -104,29 +125,29 @@ func (b *Builtin) Capture(ctx context.Context, req CaptureRequest) (CaptureOutco
 // the capture ended but its runner died before keeping the result. A
 // manifest of a cancelled capture, or of another page or crawl, is not a
 // result (the page is captured again).
-func (b *Builtin) Recover(ctx context.Context, taskID, correlationID, url string) (CaptureOutcome, bool, error) {
-	job := capture.Job{TaskID: taskID, CorrelationID: correlationID}
+func (b *CrawlCapturer) Recover(ctx context.Context, taskID, correlationID, url string) (runner.CaptureOutcome, bool, error) {
+	job := Job{TaskID: taskID, CorrelationID: correlationID}
 	data, err := b.Objects.Get(ctx, b.Bucket, job.ManifestName())
-	if errors.Is(err, blob.ErrNotFound) {
-		return CaptureOutcome{}, false, nil
+	if errors.Is(err, ledger.ErrNoObject) {
+		return runner.CaptureOutcome{}, false, nil
 	}
 	if err != nil {
-		return CaptureOutcome{}, false, err
+		return runner.CaptureOutcome{}, false, err
 	}
 	m, err := manifest.Decode(data)
 	if err != nil {
-		return CaptureOutcome{}, false, nil
+		return runner.CaptureOutcome{}, false, nil
 	}
 	want, err1 := rules.ParseURL(url)
 	got, err2 := rules.ParseURL(m.URL)
 	if err1 != nil || err2 != nil || want != got || m.CorrelationID == nil || !strings.EqualFold(*m.CorrelationID, correlationID) ||
 		!strings.EqualFold(m.TaskID, taskID) {
-		return CaptureOutcome{}, false, nil
+		return runner.CaptureOutcome{}, false, nil
 	}
 	if m.Error != nil && m.Error.Type == "cancelled" {
-		return CaptureOutcome{}, false, nil
+		return runner.CaptureOutcome{}, false, nil
 	}
-	o := CaptureOutcome{TaskID: m.TaskID, ManifestLocation: "s3://" + b.Bucket + "/" + job.ManifestName(), FinishedAt: m.Timestamp}
+	o := runner.CaptureOutcome{TaskID: m.TaskID, ManifestLocation: "s3://" + b.Bucket + "/" + job.ManifestName(), FinishedAt: m.Timestamp, Manifest: &m}
 	if m.HTTPStatusCode != nil {
 		o.HTTPStatus = *m.HTTPStatusCode
 	}
@@ -140,12 +161,4 @@ func (b *Builtin) Recover(ctx context.Context, taskID, correlationID, url string
 		o.Failure += ": " + m.Error.Message
 	}
 	return o, true, nil
-}
-
-// NewRobotsClient is the HTTP client robots.txt is fetched with: it holds
-// the capture engines' address policy (non-public addresses refused unless
-// cfg allows them; cfg.Resolve used for names), checked on the address
-// each connection actually dials. (The runner sends its UserAgent.)
-func NewRobotsClient(cfg capture.Config) *http.Client {
-	return capture.NewClient(cfg, robotsTimeout)
 }

@@ -1,0 +1,4 @@
+package runner
+
+// FetchRobots is fetchRobots, for the external tests.
+var FetchRobots = fetchRobots
