@@ -12,6 +12,7 @@ import (
 	"github.com/capture-ledger/ledgerctl/pkg/capture"
 	"github.com/capture-ledger/ledgerctl/pkg/crawl"
 	"github.com/capture-ledger/ledgerctl/pkg/crawl/runner"
+	"github.com/capture-ledger/ledgerctl/pkg/search"
 	"github.com/capture-ledger/ledgerctl/pkg/store/postgres"
 	"github.com/capture-ledger/ledgerctl/pkg/windmill"
 )
@@ -175,7 +176,10 @@ func (a *App) indexCrawl(crawlID string) {
 		a.Log.Warn("could not index the crawl's archives; the indexer will", "crawlId", crawlID, "error", err.Error())
 		return
 	}
-	ix, err := a.Indexer(ctx)
+	ix, err := a.archiveIndexer(ctx)
+	if errors.Is(err, search.ErrIndexBusy) {
+		return // the process holding the index indexes them, woken by PostgreSQL
+	}
 	if err != nil {
 		a.Log.Warn("could not index the crawl's archives; the indexer will", "crawlId", crawlID, "error", err.Error())
 		return

@@ -50,11 +50,13 @@ arguments are one query; words in "double quotes" are a phrase. See
 docs/search.md for how words match (CJK bigrams, English stems).
 
 The index is the Bleve directory CAPTURE_LEDGER_SEARCH_DIR, or OpenSearch when
-CAPTURE_LEDGER_OPENSEARCH_URL is set. A Bleve index is held open by one
-process at a time: while serve runs on this machine with the same settings,
-the search goes through serve's admin socket (admin.sock beside the index
-directory, readable by serve's user only; no token needed) and serve runs
-it the same way.`,
+CAPTURE_LEDGER_OPENSEARCH_URL is set. While a serve of this database holds
+the Bleve index, the search is sent to it (its peer address and secret are in
+PostgreSQL) and it runs the search the same way; with no serve, this command
+opens the directory itself, which must be the database's index. When the
+directory is open in another process that is not recorded (a serve whose
+lease ran out), the search goes through serve's admin socket (admin.sock
+beside the index directory, readable by serve's user only; no token needed).`,
 		Example: "  ledgerctl search 'レスポンシブ' --as alice --org acme\n" +
 			"  ledgerctl search '\"responsive design\" tokyo' --as alice --org acme --limit 50 --json\n" +
 			"  ledgerctl search reindex\n" +
@@ -123,7 +125,8 @@ func searchRun(cmd *cobra.Command, opts *SearchOptions, raw string) error {
 		return err
 	}
 	var page search.Page
-	searcher, err := a.Searcher(cmd.Context())
+	// The serve holding the database's index answers when one does.
+	searcher, err := a.CommandSearcher(cmd.Context())
 	switch {
 	case errors.Is(err, search.ErrIndexBusy):
 		// A running serve holds the Bleve index: ask it through its admin
