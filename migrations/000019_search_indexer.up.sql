@@ -14,9 +14,9 @@ CREATE TABLE search_indexer (
     holder           text NOT NULL DEFAULT '',
     address          text NOT NULL DEFAULT '',
     secret           text NOT NULL DEFAULT '',
-    lease_until      timestamptz NOT NULL DEFAULT '-infinity',
+    lease_until      timestamptz NOT NULL DEFAULT 'epoch',
     acquired_at      timestamptz,
-    opensearch_until timestamptz NOT NULL DEFAULT '-infinity'
+    opensearch_until timestamptz NOT NULL DEFAULT 'epoch'
 );
 INSERT INTO search_indexer (id) VALUES (true);
 

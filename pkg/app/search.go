@@ -56,6 +56,14 @@ func (a *App) searchDir() string {
 // (searchcluster.go).
 func (a *App) SearchBackend(ctx context.Context) (search.Backend, error) {
 	st := a.search()
+	if c := st.cluster; c != nil {
+		c.mu.RLock()
+		defer c.mu.RUnlock()
+		if c.held == nil {
+			return nil, fmt.Errorf("this serve does not hold the search index now: %w", search.ErrIndexBusy)
+		}
+		return c.held.backend, nil
+	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if st.backend != nil {
@@ -386,6 +394,14 @@ func (a *App) serveSearch(ctx context.Context, srv *Server, apiSrv *api.Server) 
 			return err
 		}
 		a.search().cluster = c
+		// The first try now: a serve that can hold the index says so as it
+		// starts; then c.run keeps trying, or renewing.
+		if err := c.tryTake(ctx); err != nil {
+			a.Log.Warn("could not take the search index; retrying", "error", err.Error())
+		}
+		a.mu.Lock()
+		a.closers = append(a.closers, c.close)
+		a.mu.Unlock()
 		apiSrv.Search = c
 		apiSrv.CrawlIndex = CrawlIndexer{Crawls: svc, Archive: st, Indexer: c}
 		a.Log.Info("full-text search: the on-disk index of the serve holding it (this one's: "+a.searchDir()+")", "peer", c.address)

@@ -52,12 +52,16 @@ type searchCluster struct {
 	// address is where the peer listener answers (http://host:port).
 	address string
 	peer    net.Listener
+	peerSrv *http.Server
 	ttl     time.Duration
 	client  *http.Client
 
 	// wake is sent on when archives wait to be indexed; retry when the
 	// lease may be free.
 	wake, retry chan struct{}
+
+	closeOnce sync.Once
+	closed    bool
 
 	mu sync.RWMutex
 	// held is set while this process holds the index.
@@ -110,6 +114,8 @@ func (a *App) newSearchCluster(ctx context.Context) (*searchCluster, error) {
 		client: &http.Client{Timeout: api.RequestTimeout},
 		wake:   make(chan struct{}, 1), retry: make(chan struct{}, 1),
 	}
+	c.peerSrv = &http.Server{Handler: c.peerHandler(), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = c.peerSrv.Serve(ln) }()
 	return c, nil
 }
 
@@ -125,9 +131,6 @@ func poke(ch chan struct{}) {
 // released, so another serve takes over at once.
 func (c *searchCluster) run(ctx context.Context) {
 	log := c.a.Log
-	hs := &http.Server{Handler: c.peerHandler(), ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = hs.Serve(c.peer) }()
-	defer hs.Close()
 	lctx, stopListen := context.WithCancel(ctx)
 	defer stopListen()
 	go c.store.Listen(lctx, []string{chanSearchIndex, chanSearchIndexer}, func(ch string) {
@@ -170,10 +173,7 @@ func (c *searchCluster) run(ctx context.Context) {
 		c.mu.RUnlock()
 		select {
 		case <-ctx.Done():
-			c.stepDown("")
-			rctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			_ = c.store.ReleaseSearchIndexer(rctx, c.holder)
-			cancel()
+			c.close()
 			return
 		case <-finished:
 			reason := "the indexer stopped"
@@ -190,10 +190,31 @@ func (c *searchCluster) run(ctx context.Context) {
 	}
 }
 
+// close stops indexing, closes the index and gives the lease back, so
+// another serve takes over at once.
+func (c *searchCluster) close() {
+	c.closeOnce.Do(func() {
+		c.mu.Lock()
+		c.closed = true
+		c.mu.Unlock()
+		c.stepDown("")
+		rctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_ = c.store.ReleaseSearchIndexer(rctx, c.holder)
+		cancel()
+		_ = c.peerSrv.Close()
+	})
+}
+
 // tryTake takes the lease when it is free, then opens the index, adopts it
 // and starts indexing. An index directory it cannot open gives the lease
 // back.
 func (c *searchCluster) tryTake(ctx context.Context) error {
+	c.mu.RLock()
+	closed := c.closed
+	c.mu.RUnlock()
+	if closed {
+		return nil
+	}
 	_, got, err := c.store.AcquireSearchIndexer(ctx, c.holder, c.address, c.secret, c.ttl)
 	if err != nil || !got {
 		return err
@@ -228,8 +249,18 @@ func (c *searchCluster) tryTake(ctx context.Context) error {
 		close(h.finished)
 	}()
 	c.mu.Lock()
+	if c.closed { // serve stopped meanwhile
+		c.mu.Unlock()
+		stop()
+		<-h.finished
+		_ = b.Close()
+		return c.store.ReleaseSearchIndexer(ctx, c.holder)
+	}
 	c.held = h
 	c.mu.Unlock()
+	if !b.Filters() {
+		c.a.Log.Warn("the search index was built before pages carried their grantees: searches narrow after the index (slower, and their time depends on what others' archives contain) until it is rebuilt: stop serve, remove the index directory, run `ledgerctl search reindex`", "index", b.Name())
+	}
 	c.a.Log.Info("this serve holds the search index: it indexes, and answers the searches of the database's other serves", "index", b.Name(), "peer", c.address)
 	return nil
 }

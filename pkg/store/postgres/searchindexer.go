@@ -69,7 +69,7 @@ func (s *Store) RenewSearchIndexer(ctx context.Context, holder string, ttl time.
 // waiting to take it.
 func (s *Store) ReleaseSearchIndexer(ctx context.Context, holder string) error {
 	_, err := s.Pool.Exec(ctx, `
-		WITH r AS (UPDATE search_indexer SET lease_until = '-infinity', address = '', secret = '' WHERE holder = $1 RETURNING 1)
+		WITH r AS (UPDATE search_indexer SET lease_until = 'epoch', address = '', secret = '' WHERE holder = $1 RETURNING 1)
 		SELECT pg_notify('ledger_search_indexer', '') FROM r`, holder)
 	return err
 }
