@@ -262,3 +262,34 @@ func TestSearchAcrossServes(t *testing.T) {
 		t.Errorf("an OpenSearch check-in while a Bleve serve holds the index: %v", err)
 	}
 }
+
+// TestSearchIndexerDiesTakenOver: a holder that died (its lease recorded,
+// never renewed, its address answering nothing) keeps the index only until
+// its lease runs out; a serve started meanwhile answers 503 with
+// Retry-After (never another index's answers), then takes the index over,
+// indexes into its own directory and answers.
+func TestSearchIndexerDiesTakenOver(t *testing.T) {
+	t.Parallel()
+	env := apptest.New(t)
+	ctx := context.Background()
+	admitArchive(t, env, "acme", "medlar tart")
+	conn, err := pgx.Connect(ctx, env.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	// The dead holder: a lease of 3 s, an address nobody answers on.
+	if _, err := conn.Exec(ctx, `UPDATE search_indexer SET holder = 'serve dead', index_id = 'bleve dead', address = 'http://127.0.0.1:9', secret = 's', lease_until = now() + interval '3 seconds'`); err != nil {
+		t.Fatal(err)
+	}
+	c := startClusterServe(t, env, "c")
+	code, _, body := c.searchAs(t, "alice", "acme", "medlar")
+	if code != http.StatusServiceUnavailable {
+		t.Errorf("a search while the dead holder's lease runs: %d %s, want 503", code, body)
+	}
+	c.waitHits(t, "medlar", 1)
+	st, _ := env.App.Store(ctx)
+	if rec, err := st.SearchIndexer(ctx); err != nil || rec.Holder == "serve dead" || rec.IndexID == "bleve dead" || !rec.Live {
+		t.Errorf("record after the takeover: %+v %v", rec, err)
+	}
+}
