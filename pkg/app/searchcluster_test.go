@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -21,6 +23,7 @@ import (
 	"github.com/capture-ledger/ledgerctl/pkg/app"
 	"github.com/capture-ledger/ledgerctl/pkg/apptest"
 	"github.com/capture-ledger/ledgerctl/pkg/authz"
+	"github.com/capture-ledger/ledgerctl/pkg/capture"
 	"github.com/capture-ledger/ledgerctl/pkg/identity"
 	"github.com/capture-ledger/ledgerctl/pkg/search"
 )
@@ -44,6 +47,12 @@ func startClusterServe(t *testing.T, env *apptest.Env, name string) *clusterServ
 	s.SearchDir = filepath.Join(t.TempDir(), name, "index")
 	s.SearchLeaseTTL = 1500 * time.Millisecond
 	s.SearchPeerListen = "127.0.0.1:0"
+	s.Lookup = func(name string) string { // crawls of loopback test sites
+		if name == capture.EnvAllowPrivate {
+			return "1"
+		}
+		return os.Getenv(name)
+	}
 	a := app.New(s, nil)
 	a.SetAuthz(env.FGA)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -291,5 +300,70 @@ func TestSearchIndexerDiesTakenOver(t *testing.T) {
 	st, _ := env.App.Store(ctx)
 	if rec, err := st.SearchIndexer(ctx); err != nil || rec.Holder == "serve dead" || rec.IndexID == "bleve dead" || !rec.Live {
 		t.Errorf("record after the takeover: %+v %v", rec, err)
+	}
+}
+
+// TestCrawlSearchableThroughOtherServe: a crawl started through one serve
+// (whichever process runs it) is searchable through the serve that does
+// not hold the index, without asking for it: its levels' admissions wake
+// the holder. The crawl's view then reports every archive indexed and how
+// long after the crawl's end the last became searchable.
+func TestCrawlSearchableThroughOtherServe(t *testing.T) {
+	t.Parallel()
+	env := apptest.New(t)
+	ctx := context.Background()
+	if _, err := authz.Grant(ctx, env.FGA, "submitter", "alice", "acme"); err != nil {
+		t.Fatal(err)
+	}
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		switch r.URL.Path {
+		case "/":
+			fmt.Fprint(w, `<!doctype html><title>sorbet home</title><p>lemon sorbet</p><a href="/a">a</a>`)
+		case "/a":
+			fmt.Fprint(w, `<!doctype html><title>sorbet a</title><p>mango sorbet</p>`)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(site.Close)
+	startClusterServe(t, env, "a")
+	b := startClusterServe(t, env, "b")
+	api := func(method, path, body string) (int, map[string]any) {
+		req, _ := http.NewRequest(method, b.base+path, strings.NewReader(body))
+		req.Header.Set(identity.SubjectHeader, "alice")
+		req.Header.Set(identity.OrganizationsHeader, "acme")
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var out map[string]any
+		_ = json.NewDecoder(res.Body).Decode(&out)
+		return res.StatusCode, out
+	}
+	code, out := api("POST", "/api/crawls", fmt.Sprintf(`{"seeds":[%q],"maxDepth":1,"perHostDelayMs":0}`, site.URL+"/"))
+	if code != http.StatusAccepted {
+		t.Fatalf("start the crawl: %d %v", code, out)
+	}
+	id := out["crawlId"].(string)
+	b.waitHits(t, "sorbet", 2)
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		code, out = api("GET", "/api/crawls/"+id, "")
+		s, _ := out["search"].(map[string]any)
+		if code == http.StatusOK && out["state"] == "succeeded" && s != nil && s["searchableAfterMs"] != nil {
+			if s["archives"] != float64(2) || s["indexed"] != float64(2) || s["searchableAfterMs"].(float64) < 0 || s["searchableAt"] == nil {
+				t.Errorf("the crawl's search member: %v", s)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the crawl's view: %d %v", code, out)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
