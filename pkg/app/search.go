@@ -223,17 +223,16 @@ func (a *App) commandLease(ctx context.Context, st *postgres.Store) (string, err
 		_ = st.ReleaseSearchIndexer(ctx, holder)
 	}
 	a.mu.Lock()
-	a.closers = append(a.closers, func() { a.releaseCommandLease(st) })
+	a.closers = append(a.closers, func() { ss.releaseLease() })
 	a.mu.Unlock()
 	return holder, nil
 }
 
 // releaseCommandLease gives the command's lease back.
-func (a *App) releaseCommandLease(_ *postgres.Store) {
-	ss := a.searchState
-	if ss == nil {
-		return
-	}
+func (a *App) releaseCommandLease(_ *postgres.Store) { a.search().releaseLease() }
+
+// releaseLease gives the command's lease back (once).
+func (ss *searchState) releaseLease() {
 	ss.mu.Lock()
 	release := ss.release
 	ss.release, ss.holder = nil, ""
@@ -355,6 +354,23 @@ func (c CrawlIndexer) IndexCrawl(ctx context.Context, subject string, orgs []str
 		return search.Result{}, err
 	}
 	return c.Indexer.IndexArchives(ctx, ids)
+}
+
+// CrawlIndexer wires IndexCrawl for this process (archiveIndexer).
+func (a *App) CrawlIndexer(ctx context.Context) (CrawlIndexer, error) {
+	svc, err := a.Crawls(ctx)
+	if err != nil {
+		return CrawlIndexer{}, err
+	}
+	st, err := a.Store(ctx)
+	if err != nil {
+		return CrawlIndexer{}, err
+	}
+	ix, err := a.archiveIndexer(ctx)
+	if err != nil {
+		return CrawlIndexer{}, err
+	}
+	return CrawlIndexer{Crawls: svc, Archive: st, Indexer: ix}, nil
 }
 
 // archiveIndexer is this process's way to index archives now: serve's
