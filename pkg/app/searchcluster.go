@@ -326,7 +326,10 @@ func errNoHolder(ttl time.Duration) error {
 
 // forwardSearch sends the search to the holder recorded in rec.
 func forwardSearch(ctx context.Context, client *http.Client, rec search.IndexerLease, subject string, orgs []string, req search.Request, ttl time.Duration) (search.Page, error) {
-	if !rec.Live || rec.Address == "" {
+	if rec.Live && rec.Address == "" {
+		return search.Page{}, &search.UnreachableError{Where: "the search index", Err: errors.New("a ledgerctl command (search reindex, crawl run) holds it while it indexes; a serve takes it over when that command ends")}
+	}
+	if !rec.Live {
 		return search.Page{}, errNoHolder(ttl)
 	}
 	body, err := search.EncodeForward(subject, orgs, req)
