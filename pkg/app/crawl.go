@@ -177,8 +177,12 @@ func (a *App) indexCrawl(crawlID string) {
 		return
 	}
 	ix, err := a.archiveIndexer(ctx)
-	if errors.Is(err, search.ErrIndexBusy) {
-		return // the process holding the index indexes them, woken by PostgreSQL
+	var other *OtherIndexError
+	if errors.Is(err, search.ErrIndexBusy) || errors.As(err, &other) {
+		// The process holding the database's index indexes them, woken
+		// by PostgreSQL (or the next serve started where that index is).
+		a.Log.Info("the crawl's archives are left to the database's search index", "crawlId", crawlID, "why", err.Error())
+		return
 	}
 	if err != nil {
 		a.Log.Warn("could not index the crawl's archives; the indexer will", "crawlId", crawlID, "error", err.Error())

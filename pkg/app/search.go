@@ -119,6 +119,27 @@ func (o blobObjects) OpenObject(ctx context.Context, bucket, key string) (search
 //
 // Its marks are fenced: an indexer that lost the index marks nothing.
 func (a *App) Indexer(ctx context.Context) (*search.Indexer, error) {
+	return a.indexer(ctx, false)
+}
+
+// RebuildIndexer is Indexer for `ledgerctl search reindex`: the one
+// command that adopts a Bleve directory other than the index recorded
+// (every archive is indexed again into it). Indexer refuses one instead
+// (*OtherIndexError): a `crawl run` in another working directory must not
+// move the database's index.
+func (a *App) RebuildIndexer(ctx context.Context) (*search.Indexer, error) {
+	return a.indexer(ctx, true)
+}
+
+// OtherIndexError is a command's Bleve directory that is not the
+// database's index.
+type OtherIndexError struct{ Dir, Recorded string }
+
+func (e *OtherIndexError) Error() string {
+	return fmt.Sprintf("%s is not this database's search index (its archives were indexed into %s): a serve started where that index is indexes the new archives; `ledgerctl search reindex` here would rebuild the index into this directory instead", e.Dir, e.Recorded)
+}
+
+func (a *App) indexer(ctx context.Context, adopt bool) (*search.Indexer, error) {
 	st, err := a.Store(ctx)
 	if err != nil {
 		return nil, err
@@ -146,6 +167,16 @@ func (a *App) Indexer(ctx context.Context) (*search.Indexer, error) {
 	bl, ok := b.(*search.Bleve)
 	if !ok { // an index installed by a test, not one of the database's
 		return search.NewIndexer(st, blobObjects{a.Blob()}, b, a.Log), nil
+	}
+	if !adopt {
+		rec, err := st.SearchIndexer(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if rec.IndexID != "" && rec.IndexID != bl.IndexID() {
+			a.releaseCommandLease(st)
+			return nil, &OtherIndexError{Dir: bl.Name(), Recorded: rec.IndexID}
+		}
 	}
 	reset, err := st.AdoptSearchIndex(ctx, holder, bl.IndexID())
 	if err != nil {
@@ -414,6 +445,9 @@ func (a *App) serveSearch(ctx context.Context, srv *Server, apiSrv *api.Server) 
 		// starts; then c.run keeps trying, or renewing.
 		if err := c.tryTake(ctx); err != nil {
 			a.Log.Warn("could not take the search index; retrying", "error", err.Error())
+		}
+		if !c.Holding() {
+			a.Log.Info("another process holds the search index: searches here go to it, and this serve takes the index over if it stops", "takeoverWithin", (c.ttl + c.ttl/3).String())
 		}
 		a.mu.Lock()
 		a.closers = append(a.closers, c.close)

@@ -223,7 +223,7 @@ func searchReindexRun(cmd *cobra.Command, opts *SearchOptions) error {
 	if err != nil {
 		return unreachable("search reindex", err)
 	}
-	ix, err := a.Indexer(ctx)
+	ix, err := a.RebuildIndexer(ctx)
 	if errors.Is(err, search.ErrIndexBusy) {
 		fmt.Fprintln(w, "the index is held by a running serve: following its indexer")
 		return followIndexing(ctx, opts, st, counts.Archives)
