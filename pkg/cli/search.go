@@ -94,7 +94,8 @@ is safe).`,
 		Short: "Count the archives indexed, pending and failed, with the reasons",
 		Long: `Reads the ledger only (it works while serve holds the index): how many
 archives are indexed, pending (never tried, or due for a retry) and failed
-(the last try failed, with why, and when it is retried).`,
+(the last try failed, with why, and when it is retried), which index they
+were indexed into, and which process holds it now.`,
 		Example: "  ledgerctl search status\n  ledgerctl search status --json",
 		Args:    cobra.NoArgs,
 		RunE:    func(cmd *cobra.Command, _ []string) error { return searchStatusRun(cmd, opts) },
@@ -289,6 +290,17 @@ type SearchStatus struct {
 	Pending  int                   `json:"pending"`
 	Failed   int                   `json:"failed"`
 	Failures []SearchStatusFailure `json:"failures"`
+	// Index is the index the marks were made for ("" before any), and
+	// Holder who holds it now (Bleve; null when no process does).
+	Index  string              `json:"index"`
+	Holder *SearchStatusHolder `json:"holder"`
+}
+
+// SearchStatusHolder is the process holding the Bleve index.
+type SearchStatusHolder struct {
+	// Address is where it answers forwarded searches ("" for a command).
+	Address    string    `json:"address"`
+	LeaseUntil time.Time `json:"leaseUntil"`
 }
 
 // SearchStatusFailure is one archive that could not be indexed.
@@ -318,6 +330,14 @@ func searchStatusRun(cmd *cobra.Command, opts *SearchOptions) error {
 		return unreachable("search status", err)
 	}
 	out := SearchStatus{Archives: counts.Archives, Indexed: counts.Indexed, Pending: counts.Pending, Failed: counts.Failed, Failures: []SearchStatusFailure{}}
+	rec, err := st.SearchIndexer(cmd.Context())
+	if err != nil {
+		return unreachable("search status", err)
+	}
+	out.Index = rec.IndexID
+	if rec.Live {
+		out.Holder = &SearchStatusHolder{Address: rec.Address, LeaseUntil: rec.Until.UTC()}
+	}
 	for _, f := range failures {
 		out.Failures = append(out.Failures, SearchStatusFailure{ArchiveID: f.ArchiveID, ObjectKey: f.ObjectKey, Reason: f.Reason, Attempts: f.Attempts, FailedAt: f.FailedAt.UTC(), RetryAt: f.RetryAt.UTC()})
 	}
@@ -328,6 +348,14 @@ func searchStatusRun(cmd *cobra.Command, opts *SearchOptions) error {
 	p.Table([]string{"archives", "indexed", "pending", "failed"}, [][]string{{
 		strconv.Itoa(out.Archives), strconv.Itoa(out.Indexed), strconv.Itoa(out.Pending), strconv.Itoa(out.Failed),
 	}})
+	switch {
+	case out.Holder != nil && out.Holder.Address != "":
+		p.Printf("index %s, held by the serve answering at %s\n", printable(out.Index), out.Holder.Address)
+	case out.Holder != nil:
+		p.Printf("index %s, held by a ledgerctl command while it indexes\n", printable(out.Index))
+	case out.Index != "":
+		p.Printf("index %s, held by no process now\n", printable(out.Index))
+	}
 	if len(out.Failures) > 0 {
 		p.Println()
 		rows := make([][]string, len(out.Failures))

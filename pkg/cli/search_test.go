@@ -100,6 +100,10 @@ func TestSearchCommands(t *testing.T) {
 	if s.Archives != 9 || s.Indexed != 8 || s.Pending != 0 || s.Failed != 1 || len(s.Failures) != 1 || !strings.Contains(s.Failures[0].Reason, "not a ZIP") || s.Failures[0].Attempts != 1 {
 		t.Fatalf("status after: %+v", s)
 	}
+	// The reindex recorded its index and gave the lease back as it exited.
+	if !strings.HasPrefix(s.Index, "bleve ") || s.Holder != nil {
+		t.Errorf("status after reindex: index %q, holder %+v", s.Index, s.Holder)
+	}
 	if out, errs, code := run(t, dir, env, "search", "status"); code != 0 || !strings.Contains(out, "not a ZIP") || !strings.Contains(out, s.Failures[0].ArchiveID) {
 		t.Fatalf("status for a person: exit %d: %s %s", code, out, errs)
 	}
