@@ -359,6 +359,7 @@ func TestCrawlSearchableThroughOtherServe(t *testing.T) {
 			if s["archives"] != float64(2) || s["indexed"] != float64(2) || s["searchableAfterMs"].(float64) < 0 || s["searchableAt"] == nil {
 				t.Errorf("the crawl's search member: %v", s)
 			}
+			t.Logf("end-to-searchable: %v ms after the crawl ended (searchable at %v)", s["searchableAfterMs"], s["searchableAt"])
 			break
 		}
 		if time.Now().After(deadline) {
