@@ -115,7 +115,7 @@ func (s *Store) CheckInOpenSearch(ctx context.Context, indexID string, ttl time.
 			return err
 		}
 		switch {
-		case l.Live && !search.IsOpenSearchIdentity(l.IndexID):
+		case l.Live:
 			where := l.Address
 			if where == "" {
 				where = "a ledgerctl command"
