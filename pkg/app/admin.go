@@ -97,7 +97,7 @@ func (l *adminListener) Close() error {
 // adminHandler answers GET /search?as=&org=&q=&limit=&cursor=&crawl=&host=&from=&to=
 // with the body GET /api/search answers, for the person named by as and
 // org; a bad request is 400 {"error": "<field> <reason>"}.
-func adminHandler(searcher *search.Searcher) http.Handler {
+func adminHandler(searcher api.Searcher) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /search", func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
@@ -150,7 +150,7 @@ func adminHandler(searcher *search.Searcher) http.Handler {
 
 // serveAdmin opens the admin socket for serve (Bleve only: OpenSearch is
 // shared by every process already) and serves it until serve stops.
-func (a *App) serveAdmin(srv *Server, searcher *search.Searcher) error {
+func (a *App) serveAdmin(srv *Server, searcher api.Searcher) error {
 	if a.Settings.OpenSearchURL != "" {
 		return nil
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/capture-ledger/ledgerctl/pkg/capture"
 	"github.com/capture-ledger/ledgerctl/pkg/crawl"
 	"github.com/capture-ledger/ledgerctl/pkg/crawl/runner"
+	"github.com/capture-ledger/ledgerctl/pkg/search"
 	"github.com/capture-ledger/ledgerctl/pkg/store/postgres"
 	"github.com/capture-ledger/ledgerctl/pkg/windmill"
 )
@@ -177,7 +178,14 @@ func (a *App) indexCrawl(crawlID string) {
 		a.Log.Warn("could not index the crawl's archives; the indexer will", "crawlId", crawlID, "error", err.Error())
 		return
 	}
-	ix, err := a.Indexer(ctx)
+	ix, err := a.archiveIndexer(ctx)
+	var other *OtherIndexError
+	if errors.Is(err, search.ErrIndexBusy) || errors.As(err, &other) {
+		// The process holding the database's index indexes them, woken
+		// by PostgreSQL (or the next serve started where that index is).
+		a.Log.Info("the crawl's archives are left to the database's search index", "crawlId", crawlID, "why", err.Error())
+		return
+	}
 	if err != nil {
 		a.Log.Warn("could not index the crawl's archives; the indexer will", "crawlId", crawlID, "error", err.Error())
 		return

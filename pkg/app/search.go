@@ -2,13 +2,18 @@ package app
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"net/http"
 	"sync"
+	"time"
 
 	"github.com/capture-ledger/ledgerctl/pkg/api"
 	"github.com/capture-ledger/ledgerctl/pkg/archive"
 	"github.com/capture-ledger/ledgerctl/pkg/blob"
 	"github.com/capture-ledger/ledgerctl/pkg/crawl"
 	"github.com/capture-ledger/ledgerctl/pkg/search"
+	"github.com/capture-ledger/ledgerctl/pkg/store/postgres"
 )
 
 // searchState is the App's search backend, opened once: a Bleve index
@@ -16,6 +21,12 @@ import (
 type searchState struct {
 	mu      sync.Mutex
 	backend search.Backend
+	// holder is the index lease a command holds (commandLease); release
+	// gives it back.
+	holder  string
+	release func()
+	// cluster is serve's part in the election (serve with Bleve only).
+	cluster *searchCluster
 }
 
 // search is the App's search state, made on first use; Close drops it, so
@@ -29,12 +40,30 @@ func (a *App) search() *searchState {
 	return a.searchState
 }
 
+// searchDir is CAPTURE_LEDGER_SEARCH_DIR, or its default.
+func (a *App) searchDir() string {
+	if a.Settings.SearchDir == "" {
+		return ".ledgerctl/search"
+	}
+	return a.Settings.SearchDir
+}
+
 // SearchBackend opens the full-text index on first use: OpenSearch when
 // CAPTURE_LEDGER_OPENSEARCH_URL is set, else the Bleve index in
 // CAPTURE_LEDGER_SEARCH_DIR (search.ErrIndexBusy while another process,
-// such as a running serve, holds it).
+// such as a running serve, holds it). serve with Bleve does not call it:
+// its index is opened by the process the election chooses
+// (searchcluster.go).
 func (a *App) SearchBackend(ctx context.Context) (search.Backend, error) {
 	st := a.search()
+	if c := st.cluster; c != nil {
+		c.mu.RLock()
+		defer c.mu.RUnlock()
+		if c.held == nil {
+			return nil, fmt.Errorf("this serve does not hold the search index now: %w", search.ErrIndexBusy)
+		}
+		return c.held.backend, nil
+	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if st.backend != nil {
@@ -45,11 +74,7 @@ func (a *App) SearchBackend(ctx context.Context) (search.Backend, error) {
 	if a.Settings.OpenSearchURL != "" {
 		b, err = search.NewOpenSearch(a.Settings.OpenSearchURL, a.Settings.OpenSearchIndex, nil)
 	} else {
-		dir := a.Settings.SearchDir
-		if dir == "" {
-			dir = ".ledgerctl/search"
-		}
-		b, err = search.OpenBleve(dir)
+		b, err = search.OpenBleve(a.searchDir())
 	}
 	if err != nil {
 		return nil, err
@@ -79,35 +104,239 @@ func (o blobObjects) OpenObject(ctx context.Context, bucket, key string) (search
 	return o.c.OpenReaderAt(ctx, bucket, key)
 }
 
-// Indexer is the search indexer over the ledger, the bucket and the
-// backend. `serve` runs it in the background:
+// Indexer is the search indexer of a command (`search reindex`, `crawl
+// run`, `capture`, tests), which writes only to the database's index:
 //
-//	ix, err := a.Indexer(ctx)
-//	go ix.Run(ctx)
+//   - Bleve: the command takes the index's lease (docs/search.md) as a
+//     holder that answers no forwarded search, for as long as the App is
+//     open; while a serve holds it, or its directory is open elsewhere, the
+//     error matches search.ErrIndexBusy (that serve indexes, woken by
+//     PostgreSQL). An index other than the one recorded is adopted: every
+//     archive is indexed again into it.
+//   - OpenSearch: the command checks in; a database whose index is a Bleve
+//     one held by a serve, or another OpenSearch index, is refused
+//     (*search.SplitError).
+//
+// Its marks are fenced: an indexer that lost the index marks nothing.
 func (a *App) Indexer(ctx context.Context) (*search.Indexer, error) {
+	return a.indexer(ctx, false)
+}
+
+// RebuildIndexer is Indexer for `ledgerctl search reindex`: the one
+// command that adopts a Bleve directory other than the index recorded
+// (every archive is indexed again into it). Indexer refuses one instead
+// (*OtherIndexError): a `crawl run` in another working directory must not
+// move the database's index.
+func (a *App) RebuildIndexer(ctx context.Context) (*search.Indexer, error) {
+	return a.indexer(ctx, true)
+}
+
+// OtherIndexError is a command's Bleve directory that is not the
+// database's index.
+type OtherIndexError struct{ Dir, Recorded string }
+
+func (e *OtherIndexError) Error() string {
+	return fmt.Sprintf("%s is not this database's search index (its archives were indexed into %s): a serve started where that index is indexes the new archives; `ledgerctl search reindex` here would rebuild the index into this directory instead", e.Dir, e.Recorded)
+}
+
+func (a *App) indexer(ctx context.Context, adopt bool) (*search.Indexer, error) {
 	st, err := a.Store(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if a.Settings.OpenSearchURL != "" {
+		b, err := a.SearchBackend(ctx)
+		if err != nil {
+			return nil, err
+		}
+		id := search.OpenSearchIdentity(a.Settings.OpenSearchURL, a.Settings.OpenSearchIndex)
+		if err := a.checkInOpenSearch(ctx, st, id); err != nil {
+			return nil, err
+		}
+		return search.NewIndexer(search.Fenced(st, st, "", id), blobObjects{a.Blob()}, b, a.Log), nil
+	}
+	holder, err := a.commandLease(ctx, st)
 	if err != nil {
 		return nil, err
 	}
 	b, err := a.SearchBackend(ctx)
 	if err != nil {
+		a.releaseCommandLease(st)
 		return nil, err
 	}
-	return search.NewIndexer(st, blobObjects{a.Blob()}, b, a.Log), nil
+	bl, ok := b.(*search.Bleve)
+	if !ok { // an index installed by a test, not one of the database's
+		return search.NewIndexer(st, blobObjects{a.Blob()}, b, a.Log), nil
+	}
+	if !adopt {
+		rec, err := st.SearchIndexer(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if rec.IndexID != "" && rec.IndexID != bl.IndexID() {
+			a.releaseCommandLease(st)
+			return nil, &OtherIndexError{Dir: bl.Name(), Recorded: rec.IndexID}
+		}
+	}
+	reset, err := st.AdoptSearchIndex(ctx, holder, bl.IndexID())
+	if err != nil {
+		return nil, err
+	}
+	if reset > 0 {
+		a.Log.Warn("this search index is not the one the ledger's indexed marks were made for: every archive is indexed again into it", "index", bl.Name(), "archives", reset)
+	}
+	return search.NewIndexer(search.Fenced(st, st, holder, bl.IndexID()), blobObjects{a.Blob()}, b, a.Log), nil
 }
 
-// Searcher is the search use-case, filtered through OpenFGA with the
-// archive list's budgets.
+// checkInOpenSearch records this process as using the OpenSearch index
+// id; another index recorded before is rebuilt into this one.
+func (a *App) checkInOpenSearch(ctx context.Context, st *postgres.Store, id string) error {
+	reset, err := st.CheckInOpenSearch(ctx, id, a.searchLeaseTTL())
+	if err != nil {
+		return err
+	}
+	if reset > 0 {
+		a.Log.Warn("the ledger's indexed marks were made for another index: every archive is indexed again into this one", "index", id, "archives", reset)
+	}
+	return nil
+}
+
+func (a *App) searchLeaseTTL() time.Duration {
+	if a.Settings.SearchLeaseTTL > 0 {
+		return a.Settings.SearchLeaseTTL
+	}
+	return 10 * time.Second
+}
+
+// commandLease takes the Bleve index's lease for this App (once), renewed
+// until Close, which releases it.
+func (a *App) commandLease(ctx context.Context, st *postgres.Store) (string, error) {
+	ss := a.search()
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.holder != "" {
+		return ss.holder, nil
+	}
+	holder := "command " + randomToken(12)
+	ttl := a.searchLeaseTTL()
+	rec, got, err := st.AcquireSearchIndexer(ctx, holder, "", "", ttl)
+	if err != nil {
+		return "", err
+	}
+	if !got {
+		who := "a ledgerctl command"
+		if rec.Address != "" {
+			who = "the serve answering at " + rec.Address
+		}
+		return "", fmt.Errorf("%s holds the search index for this database (it indexes new archives itself): %w", who, search.ErrIndexBusy)
+	}
+	ss.holder = holder
+	rctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(ttl / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-rctx.Done():
+				return
+			case <-t.C:
+				_, _ = st.RenewSearchIndexer(rctx, holder, ttl)
+			}
+		}
+	}()
+	ss.release = func() {
+		stop()
+		<-done
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = st.ReleaseSearchIndexer(ctx, holder)
+	}
+	a.mu.Lock()
+	a.closers = append(a.closers, func() { ss.releaseLease() })
+	a.mu.Unlock()
+	return holder, nil
+}
+
+// releaseCommandLease gives the command's lease back.
+func (a *App) releaseCommandLease(_ *postgres.Store) { a.search().releaseLease() }
+
+// releaseLease gives the command's lease back (once).
+func (ss *searchState) releaseLease() {
+	ss.mu.Lock()
+	release := ss.release
+	ss.release, ss.holder = nil, ""
+	ss.mu.Unlock()
+	if release != nil {
+		release()
+	}
+}
+
+// Searcher is the search use-case over this process's own index, filtered
+// through OpenFGA with the archive list's budgets. A Bleve directory whose
+// id is not the index the database recorded is refused: its answers would
+// not be the database's.
 func (a *App) Searcher(ctx context.Context) (*search.Searcher, error) {
 	st, err := a.Store(ctx)
 	if err != nil {
 		return nil, err
 	}
-	perms, err := a.Permissions(ctx)
+	b, err := a.SearchBackend(ctx)
 	if err != nil {
 		return nil, err
 	}
-	b, err := a.SearchBackend(ctx)
+	if bl, ok := b.(*search.Bleve); ok {
+		rec, err := st.SearchIndexer(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if rec.IndexID != "" && rec.IndexID != bl.IndexID() {
+			return nil, fmt.Errorf("%s is not this database's search index (its archives were indexed into %s): run the search where that index is (or while a serve of this database runs), or rebuild here with `ledgerctl search reindex`", bl.Name(), rec.IndexID)
+		}
+	}
+	return a.searcherOn(ctx, b)
+}
+
+// CommandSearcher is what `ledgerctl search` searches with: the serve
+// holding the database's index when one does (the search is forwarded to
+// it, as serve's own followers do), else this process's own index
+// (Searcher).
+func (a *App) CommandSearcher(ctx context.Context) (api.Searcher, error) {
+	if a.Settings.OpenSearchURL == "" {
+		st, err := a.Store(ctx)
+		if err != nil {
+			return nil, err
+		}
+		rec, err := st.SearchIndexer(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if rec.Live && rec.Address != "" {
+			return forwarder{rec: rec, client: &http.Client{Timeout: api.RequestTimeout}, ttl: a.searchLeaseTTL()}, nil
+		}
+	}
+	return a.Searcher(ctx)
+}
+
+// forwarder sends searches to the holder recorded in rec.
+type forwarder struct {
+	rec    search.IndexerLease
+	client *http.Client
+	ttl    time.Duration
+}
+
+func (f forwarder) Search(ctx context.Context, subject string, orgs []string, req search.Request) (search.Page, error) {
+	return forwardSearch(ctx, f.client, f.rec, subject, orgs, req, f.ttl)
+}
+
+// searcherOn builds the Searcher over backend b.
+func (a *App) searcherOn(ctx context.Context, b search.Backend) (*search.Searcher, error) {
+	st, err := a.Store(ctx)
+	if err != nil {
+		return nil, err
+	}
+	perms, err := a.Permissions(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -128,6 +357,12 @@ func (a *App) Searcher(ctx context.Context) (*search.Searcher, error) {
 	return s, nil
 }
 
+// ArchiveIndexer indexes archives now (search.Indexer), or hands them to
+// the process that holds the index.
+type ArchiveIndexer interface {
+	IndexArchives(ctx context.Context, ids []string) (search.Result, error)
+}
+
 // CrawlIndexer indexes a crawl's archives for a caller allowed to touch the
 // crawl (POST /api/crawls/{id}/index).
 type CrawlIndexer struct {
@@ -135,7 +370,7 @@ type CrawlIndexer struct {
 	Archive interface {
 		CrawlArchiveIDs(ctx context.Context, crawlID string) ([]string, error)
 	}
-	Indexer *search.Indexer
+	Indexer ArchiveIndexer
 }
 
 // IndexCrawl authorizes the caller for the crawl the way its other routes
@@ -152,7 +387,7 @@ func (c CrawlIndexer) IndexCrawl(ctx context.Context, subject string, orgs []str
 	return c.Indexer.IndexArchives(ctx, ids)
 }
 
-// CrawlIndexer wires IndexCrawl.
+// CrawlIndexer wires IndexCrawl for this process (archiveIndexer).
 func (a *App) CrawlIndexer(ctx context.Context) (CrawlIndexer, error) {
 	svc, err := a.Crawls(ctx)
 	if err != nil {
@@ -162,11 +397,21 @@ func (a *App) CrawlIndexer(ctx context.Context) (CrawlIndexer, error) {
 	if err != nil {
 		return CrawlIndexer{}, err
 	}
-	ix, err := a.Indexer(ctx)
+	ix, err := a.archiveIndexer(ctx)
 	if err != nil {
 		return CrawlIndexer{}, err
 	}
 	return CrawlIndexer{Crawls: svc, Archive: st, Indexer: ix}, nil
+}
+
+// archiveIndexer is this process's way to index archives now: serve's
+// election with Bleve (which hands them to the holder when it is another
+// process), else a command's indexer (Indexer).
+func (a *App) archiveIndexer(ctx context.Context) (ArchiveIndexer, error) {
+	if c := a.search().cluster; c != nil {
+		return c, nil
+	}
+	return a.Indexer(ctx)
 }
 
 // serveSearch adds full-text search to serve: GET /api/search, POST
@@ -176,20 +421,78 @@ func (a *App) CrawlIndexer(ctx context.Context) (CrawlIndexer, error) {
 //	if err := a.serveSearch(ctx, srv, apiSrv); err != nil {
 //		return nil, err
 //	}
+//
+// With OpenSearch every serve indexes (writes are idempotent) and checks in
+// as using that index; with Bleve the election chooses the one that does
+// (searchcluster.go). PostgreSQL's notifications wake the indexer as
+// archives are admitted.
 func (a *App) serveSearch(ctx context.Context, srv *Server, apiSrv *api.Server) error {
+	svc, err := a.Crawls(ctx)
+	if err != nil {
+		return err
+	}
+	st, err := a.Store(ctx)
+	if err != nil {
+		return err
+	}
+	if a.Settings.OpenSearchURL == "" {
+		c, err := a.newSearchCluster(ctx)
+		if err != nil {
+			return err
+		}
+		a.search().cluster = c
+		// The first try now: a serve that can hold the index says so as it
+		// starts; then c.run keeps trying, or renewing.
+		if err := c.tryTake(ctx); err != nil {
+			a.Log.Warn("could not take the search index; retrying", "error", err.Error())
+		}
+		if !c.Holding() {
+			a.Log.Info("another process holds the search index: searches here go to it, and this serve takes the index over if it stops", "takeoverWithin", (c.ttl + c.ttl/3).String())
+		}
+		a.mu.Lock()
+		a.closers = append(a.closers, c.close)
+		a.mu.Unlock()
+		apiSrv.Search = c
+		apiSrv.CrawlIndex = CrawlIndexer{Crawls: svc, Archive: st, Indexer: c}
+		a.Log.Info("full-text search: the on-disk index of the serve holding it (this one's: "+a.searchDir()+")", "peer", c.address)
+		srv.work(c.run)
+		return a.serveAdmin(srv, c)
+	}
 	searcher, err := a.Searcher(ctx)
 	if err != nil {
 		return err
 	}
-	crawls, err := a.CrawlIndexer(ctx)
-	if err != nil {
+	id := search.OpenSearchIdentity(a.Settings.OpenSearchURL, a.Settings.OpenSearchIndex)
+	if err := a.checkInOpenSearch(ctx, st, id); err != nil {
+		var split *search.SplitError
+		if errors.As(err, &split) {
+			return &RefusedError{Err: err}
+		}
 		return err
 	}
-	apiSrv.Search, apiSrv.CrawlIndex = searcher, crawls
+	ix := search.NewIndexer(search.Fenced(st, st, "", id), blobObjects{a.Blob()}, searcher.Backend, a.Log)
+	wake := make(chan struct{}, 1)
+	ix.Wake = wake
+	apiSrv.Search, apiSrv.CrawlIndex = searcher, CrawlIndexer{Crawls: svc, Archive: st, Indexer: ix}
 	a.Log.Info("full-text search: " + searcher.Backend.Name())
-	if !searcher.Backend.Filters() {
-		a.Log.Warn("the search index was built before pages carried their grantees: searches narrow after the index (slower, and their time depends on what others' archives contain) until it is rebuilt: stop serve, remove the index directory, run `ledgerctl search reindex`", "index", searcher.Backend.Name())
-	}
-	srv.work(func(ctx context.Context) { _ = crawls.Indexer.Run(ctx) })
-	return a.serveAdmin(srv, searcher)
+	srv.work(func(ctx context.Context) {
+		go st.Listen(ctx, []string{chanSearchIndex}, func(string) { poke(wake) })
+		go func() {
+			ttl := a.searchLeaseTTL()
+			t := time.NewTicker(ttl / 3)
+			defer t.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-t.C:
+				}
+				if err := a.checkInOpenSearch(ctx, st, id); err != nil && ctx.Err() == nil {
+					a.Log.Error("could not check in as using the OpenSearch index", "error", err.Error())
+				}
+			}
+		}()
+		_ = ix.Run(ctx)
+	})
+	return nil
 }

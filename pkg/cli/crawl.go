@@ -367,6 +367,13 @@ func newCmdCrawlStatus(opts *CrawlOptions) *cobra.Command {
 			if v.Error != nil {
 				p.Printf("error: %s\n", *v.Error)
 			}
+			if cs := v.Search; cs != nil {
+				p.Printf("searchable: %d of %d archive(s) indexed", cs.Indexed, cs.Archives)
+				if cs.SearchableAfterMs != nil {
+					p.Printf("; the last %s after the crawl ended", (time.Duration(*cs.SearchableAfterMs) * time.Millisecond).String())
+				}
+				p.Println()
+			}
 			for _, fl := range v.Failures {
 				reason := "no reason given"
 				if fl.Reason != nil {

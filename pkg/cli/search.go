@@ -50,11 +50,13 @@ arguments are one query; words in "double quotes" are a phrase. See
 docs/search.md for how words match (CJK bigrams, English stems).
 
 The index is the Bleve directory CAPTURE_LEDGER_SEARCH_DIR, or OpenSearch when
-CAPTURE_LEDGER_OPENSEARCH_URL is set. A Bleve index is held open by one
-process at a time: while serve runs on this machine with the same settings,
-the search goes through serve's admin socket (admin.sock beside the index
-directory, readable by serve's user only; no token needed) and serve runs
-it the same way.`,
+CAPTURE_LEDGER_OPENSEARCH_URL is set. While a serve of this database holds
+the Bleve index, the search is sent to it (its peer address and secret are in
+PostgreSQL) and it runs the search the same way; with no serve, this command
+opens the directory itself, which must be the database's index. When the
+directory is open in another process that is not recorded (a serve whose
+lease ran out), the search goes through serve's admin socket (admin.sock
+beside the index directory, readable by serve's user only; no token needed).`,
 		Example: "  ledgerctl search 'レスポンシブ' --as alice --org acme\n" +
 			"  ledgerctl search '\"responsive design\" tokyo' --as alice --org acme --limit 50 --json\n" +
 			"  ledgerctl search reindex\n" +
@@ -92,7 +94,8 @@ is safe).`,
 		Short: "Count the archives indexed, pending and failed, with the reasons",
 		Long: `Reads the ledger only (it works while serve holds the index): how many
 archives are indexed, pending (never tried, or due for a retry) and failed
-(the last try failed, with why, and when it is retried).`,
+(the last try failed, with why, and when it is retried), which index they
+were indexed into, and which process holds it now.`,
 		Example: "  ledgerctl search status\n  ledgerctl search status --json",
 		Args:    cobra.NoArgs,
 		RunE:    func(cmd *cobra.Command, _ []string) error { return searchStatusRun(cmd, opts) },
@@ -123,7 +126,8 @@ func searchRun(cmd *cobra.Command, opts *SearchOptions, raw string) error {
 		return err
 	}
 	var page search.Page
-	searcher, err := a.Searcher(cmd.Context())
+	// The serve holding the database's index answers when one does.
+	searcher, err := a.CommandSearcher(cmd.Context())
 	switch {
 	case errors.Is(err, search.ErrIndexBusy):
 		// A running serve holds the Bleve index: ask it through its admin
@@ -220,7 +224,7 @@ func searchReindexRun(cmd *cobra.Command, opts *SearchOptions) error {
 	if err != nil {
 		return unreachable("search reindex", err)
 	}
-	ix, err := a.Indexer(ctx)
+	ix, err := a.RebuildIndexer(ctx)
 	if errors.Is(err, search.ErrIndexBusy) {
 		fmt.Fprintln(w, "the index is held by a running serve: following its indexer")
 		return followIndexing(ctx, opts, st, counts.Archives)
@@ -286,6 +290,17 @@ type SearchStatus struct {
 	Pending  int                   `json:"pending"`
 	Failed   int                   `json:"failed"`
 	Failures []SearchStatusFailure `json:"failures"`
+	// Index is the index the marks were made for ("" before any), and
+	// Holder who holds it now (Bleve; null when no process does).
+	Index  string              `json:"index"`
+	Holder *SearchStatusHolder `json:"holder"`
+}
+
+// SearchStatusHolder is the process holding the Bleve index.
+type SearchStatusHolder struct {
+	// Address is where it answers forwarded searches ("" for a command).
+	Address    string    `json:"address"`
+	LeaseUntil time.Time `json:"leaseUntil"`
 }
 
 // SearchStatusFailure is one archive that could not be indexed.
@@ -315,6 +330,14 @@ func searchStatusRun(cmd *cobra.Command, opts *SearchOptions) error {
 		return unreachable("search status", err)
 	}
 	out := SearchStatus{Archives: counts.Archives, Indexed: counts.Indexed, Pending: counts.Pending, Failed: counts.Failed, Failures: []SearchStatusFailure{}}
+	rec, err := st.SearchIndexer(cmd.Context())
+	if err != nil {
+		return unreachable("search status", err)
+	}
+	out.Index = rec.IndexID
+	if rec.Live {
+		out.Holder = &SearchStatusHolder{Address: rec.Address, LeaseUntil: rec.Until.UTC()}
+	}
 	for _, f := range failures {
 		out.Failures = append(out.Failures, SearchStatusFailure{ArchiveID: f.ArchiveID, ObjectKey: f.ObjectKey, Reason: f.Reason, Attempts: f.Attempts, FailedAt: f.FailedAt.UTC(), RetryAt: f.RetryAt.UTC()})
 	}
@@ -325,6 +348,14 @@ func searchStatusRun(cmd *cobra.Command, opts *SearchOptions) error {
 	p.Table([]string{"archives", "indexed", "pending", "failed"}, [][]string{{
 		strconv.Itoa(out.Archives), strconv.Itoa(out.Indexed), strconv.Itoa(out.Pending), strconv.Itoa(out.Failed),
 	}})
+	switch {
+	case out.Holder != nil && out.Holder.Address != "":
+		p.Printf("index %s, held by the serve answering at %s\n", printable(out.Index), out.Holder.Address)
+	case out.Holder != nil:
+		p.Printf("index %s, held by a ledgerctl command while it indexes\n", printable(out.Index))
+	case out.Index != "":
+		p.Printf("index %s, held by no process now\n", printable(out.Index))
+	}
 	if len(out.Failures) > 0 {
 		p.Println()
 		rows := make([][]string, len(out.Failures))

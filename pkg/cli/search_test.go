@@ -100,6 +100,10 @@ func TestSearchCommands(t *testing.T) {
 	if s.Archives != 9 || s.Indexed != 8 || s.Pending != 0 || s.Failed != 1 || len(s.Failures) != 1 || !strings.Contains(s.Failures[0].Reason, "not a ZIP") || s.Failures[0].Attempts != 1 {
 		t.Fatalf("status after: %+v", s)
 	}
+	// The reindex recorded its index and gave the lease back as it exited.
+	if !strings.HasPrefix(s.Index, "bleve ") || s.Holder != nil {
+		t.Errorf("status after reindex: index %q, holder %+v", s.Index, s.Holder)
+	}
 	if out, errs, code := run(t, dir, env, "search", "status"); code != 0 || !strings.Contains(out, "not a ZIP") || !strings.Contains(out, s.Failures[0].ArchiveID) {
 		t.Fatalf("status for a person: exit %d: %s %s", code, out, errs)
 	}
@@ -158,6 +162,17 @@ func TestSearchCommands(t *testing.T) {
 	if _, errs, code := run(t, dir, env, "search", "x", "--as", "alice", "--org", "acme"); code == 0 || !strings.Contains(errs, "open in another process") {
 		t.Errorf("search with the index held: exit %d: %s", code, errs)
 	}
+	// "serve": another process holding the index (and its lease).
+	other := app.New(config.Settings{
+		DatabaseURL: dsn, S3Endpoint: env["CAPTURE_LEDGER_S3_ENDPOINT"], S3Bucket: bucket, S3Region: "us-east-1",
+		S3AccessKeyID: env["CAPTURE_LEDGER_S3_ACCESS_KEY_ID"], S3SecretAccessKey: env["CAPTURE_LEDGER_S3_SECRET_ACCESS_KEY"], S3ForcePathStyle: true,
+	}, nil)
+	defer other.Close()
+	other.SetSearchBackend(held)
+	ix, err := other.Indexer(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
 	done := make(chan struct{})
 	var rout, rerrs string
 	var rcode int
@@ -171,16 +186,6 @@ func TestSearchCommands(t *testing.T) {
 			break
 		}
 		time.Sleep(50 * time.Millisecond)
-	}
-	other := app.New(config.Settings{
-		DatabaseURL: dsn, S3Endpoint: env["CAPTURE_LEDGER_S3_ENDPOINT"], S3Bucket: bucket, S3Region: "us-east-1",
-		S3AccessKeyID: env["CAPTURE_LEDGER_S3_ACCESS_KEY_ID"], S3SecretAccessKey: env["CAPTURE_LEDGER_S3_SECRET_ACCESS_KEY"], S3ForcePathStyle: true,
-	}, nil)
-	defer other.Close()
-	other.SetSearchBackend(held)
-	ix, err := other.Indexer(ctx)
-	if err != nil {
-		t.Fatal(err)
 	}
 	if res, err := ix.IndexPending(ctx, nil); err != nil || res.Indexed != 8 {
 		t.Fatalf("the other process's pass: %+v %v", res, err)

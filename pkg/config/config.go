@@ -224,6 +224,11 @@ type Settings struct {
 	// Full-text search: the on-disk index's directory, or an OpenSearch
 	// cluster (set, it is used instead) and its index.
 	SearchDir, OpenSearchURL, OpenSearchIndex string
+	// SearchLeaseTTL is how long the Bleve index's holder's lease lasts
+	// unrenewed; SearchPeerListen where the holder answers forwarded
+	// searches.
+	SearchLeaseTTL   time.Duration
+	SearchPeerListen string
 
 	S3Endpoint, S3Bucket, S3AccessKeyID, S3SecretAccessKey, S3Region string
 	S3ForcePathStyle                                                 bool
@@ -412,6 +417,13 @@ func (c *Config) Settings() (Settings, error) {
 		errs = append(errs, &InvalidError{Name: "CAPTURE_LEDGER_REPLAY_KEY", Reason: fmt.Sprintf("is %d bytes; it must be at least 32 (openssl rand -base64 48)", n)})
 	}
 	s.SearchDir, s.OpenSearchIndex = c.Get("CAPTURE_LEDGER_SEARCH_DIR"), c.Get("CAPTURE_LEDGER_OPENSEARCH_INDEX")
+	s.SearchLeaseTTL = ms("CAPTURE_LEDGER_SEARCH_LEASE_TTL_MS", 1000, 600_000)
+	s.SearchPeerListen = c.Get("CAPTURE_LEDGER_SEARCH_PEER_LISTEN")
+	if h, p, err := net.SplitHostPort(s.SearchPeerListen); err != nil || h == "" || p == "" {
+		bad("CAPTURE_LEDGER_SEARCH_PEER_LISTEN", "must be host:port (127.0.0.1:0 by default)")
+	} else if ip := net.ParseIP(h); ip != nil && ip.IsUnspecified() {
+		bad("CAPTURE_LEDGER_SEARCH_PEER_LISTEN", "must name an address the other serves can reach, not "+h)
+	}
 	if raw := c.Get("CAPTURE_LEDGER_OPENSEARCH_URL"); raw != "" {
 		// The URL may carry credentials: named, never printed.
 		if u, err := url.Parse(raw); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {

@@ -103,6 +103,8 @@ var Variables = []Var{
 	{Name: "CAPTURE_LEDGER_SEARCH_DIR", Default: ".ledgerctl/search", Help: "directory of the on-disk (Bleve) full-text index, used when CAPTURE_LEDGER_OPENSEARCH_URL is unset; one process at a time holds it open"},
 	{Name: "CAPTURE_LEDGER_OPENSEARCH_URL", Help: "OpenSearch cluster for full-text search; set, it replaces the on-disk index (credentials may go in the URL)", Secret: true},
 	{Name: "CAPTURE_LEDGER_OPENSEARCH_INDEX", Default: "capture-pages", Help: "OpenSearch index holding the pages"},
+	{Name: "CAPTURE_LEDGER_SEARCH_LEASE_TTL_MS", Default: "10000", Help: "with the on-disk (Bleve) index, one serve per database holds the index (a lease in PostgreSQL, renewed every third of this); when it stops, another takes over at once, when it dies, within this plus a third, in milliseconds"},
+	{Name: "CAPTURE_LEDGER_SEARCH_PEER_LISTEN", Default: "127.0.0.1:0", Help: "host:port where a serve holding the on-disk (Bleve) index answers the searches the other serves of the database forward to it (with a secret kept in PostgreSQL); port 0 takes a free one; serves on other machines need an address they can reach"},
 
 	{Name: "LOG_LEVEL", Default: "info", Help: "serve log level: debug, info, warn or error"},
 	{Name: "CAPTURE_LEDGER_LOG_FORMAT", Flag: "log-format", Help: "how `serve` and `dev demo` write log lines: text (one readable line each, coloured on a terminal unless NO_COLOR is set) or json (one JSON object each); unset, text when stderr is a terminal, else json"},

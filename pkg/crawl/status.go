@@ -52,6 +52,8 @@ type CrawlView struct {
 	LastJob         *Job         `json:"lastJob"`
 	// Failures are the last 5 failed pages, newest first.
 	Failures []Failure `json:"failures"`
+	// Search is how far its archives are searchable (searchable.go).
+	Search *CrawlSearch `json:"search,omitempty"`
 }
 
 // MaxFailures is how many failed pages GET /api/crawls/:id shows.
@@ -110,6 +112,9 @@ func (s *Service) Get(ctx context.Context, c Caller, id string) (CrawlView, erro
 	}
 	for i, f := range fails {
 		v.Failures[i] = Failure{URL: f.URL, Depth: f.Depth, Reason: f.Reason}
+	}
+	if err := s.searchable(ctx, &v); err != nil {
+		return CrawlView{}, err
 	}
 	return v, nil
 }

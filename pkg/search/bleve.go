@@ -19,6 +19,7 @@ import (
 	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/search/query"
 	index "github.com/blevesearch/bleve_index_api"
+	"github.com/google/uuid"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -31,6 +32,8 @@ type Bleve struct {
 	dir string
 	// legacy is an index of bleveMappingV1: no grantees field.
 	legacy bool
+	// id is the index's own random id (IndexID).
+	id string
 }
 
 var _ Backend = (*Bleve)(nil)
@@ -47,7 +50,10 @@ const (
 	bleveMappingV1      = "capture-ledger pages v1"
 )
 
-var bleveVersionKey = []byte("mapping-version")
+var (
+	bleveVersionKey = []byte("mapping-version")
+	bleveIDKey      = []byte("index-id")
+)
 
 // ErrIndexBusy is a Bleve index another process holds open: Bleve keeps a
 // lock on its directory for as long as it is open, and `serve` holds it for
@@ -78,8 +84,24 @@ func OpenBleve(dir string) (*Bleve, error) {
 		_ = idx.Close()
 		return nil, fmt.Errorf("the search index %s was built with another mapping (%q, want %q): remove the directory and run `ledgerctl search reindex`", dir, v, bleveMappingVersion)
 	}
-	return &Bleve{idx: idx, dir: dir, legacy: string(v) == bleveMappingV1}, nil
+	id, err := idx.GetInternal(bleveIDKey)
+	if err == nil && len(id) == 0 {
+		// An index made before indexes carried an id gets one now.
+		id = []byte("bleve " + uuid.NewString())
+		err = idx.SetInternal(bleveIDKey, id)
+	}
+	if err != nil {
+		_ = idx.Close()
+		return nil, fmt.Errorf("the search index %s: its id: %w", dir, err)
+	}
+	return &Bleve{idx: idx, dir: dir, legacy: string(v) == bleveMappingV1, id: string(id)}, nil
 }
+
+// IndexID is the index's random id, kept in the index directory itself:
+// the ledger records the id of the index its indexed_at marks were made
+// for, so a directory whose id differs (another, a fresh or an emptied
+// one) is never taken for it.
+func (b *Bleve) IndexID() string { return b.id }
 
 // bleveMapping indexes only the fields named here; "source" is stored, not
 // indexed.

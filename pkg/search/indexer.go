@@ -72,6 +72,11 @@ type Indexer struct {
 	// failed (defaults 1 min and 24 h): a WACZ that is not a ZIP does not
 	// become one, and retrying it on every pass would read it forever.
 	RetryBase, RetryMax time.Duration
+	// Wake, when set, starts Run's next pass before Interval is over:
+	// serve sends on it when PostgreSQL notifies that archives wait to be
+	// indexed (an admission, a rebuild), so they are searchable within
+	// seconds.
+	Wake <-chan struct{}
 }
 
 // NewIndexer returns an Indexer with the default settings.
@@ -160,7 +165,8 @@ func (ix *Indexer) IndexArchives(ctx context.Context, ids []string) (Result, err
 
 // Run indexes new archives until ctx ends: a pass over what is pending,
 // then a pause of Interval when the pass found nothing or stopped on an
-// unreachable dependency (logged). It returns nil when ctx ends.
+// unreachable dependency (logged), or until Wake. It returns nil when ctx
+// ends, ErrNotIndexer when the index was taken over by another process.
 func (ix *Indexer) Run(ctx context.Context) error {
 	interval := ix.Interval
 	if interval <= 0 {
@@ -176,12 +182,16 @@ func (ix *Indexer) Run(ctx context.Context) error {
 		case res.Indexed+res.Failed > 0:
 			ix.logger().Info("indexed archives", "indexed", res.Indexed, "pages", res.Pages, "failed", res.Failed, "skippedLines", res.SkippedLines)
 		}
+		if errors.Is(err, ErrNotIndexer) {
+			return err // another process indexes now
+		}
 		if err == nil && res.Indexed+res.Failed > 0 {
 			continue // there may be more right away
 		}
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-ix.Wake:
 		case <-time.After(interval):
 		}
 	}

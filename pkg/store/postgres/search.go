@@ -220,3 +220,14 @@ func (s *Store) IndexStatus(ctx context.Context, limit int) (IndexCounts, []Inde
 	})
 	return c, failures, err
 }
+
+// CrawlSearchable counts the archives a crawl's pages produced and those
+// indexed, with the latest indexed_at among them (crawl.SearchableReader).
+func (s *Store) CrawlSearchable(ctx context.Context, crawlID string) (archives, indexed int, last *time.Time, err error) {
+	err = s.Pool.QueryRow(ctx, `
+		SELECT count(*), count(*) FILTER (WHERE a.indexed_at IS NOT NULL), max(a.indexed_at)
+		FROM archives a
+		WHERE a.task_id::text IN (SELECT p.task_id FROM crawl_pages p WHERE p.crawl_id = $1::uuid AND p.task_id IS NOT NULL)`,
+		crawlID).Scan(&archives, &indexed, &last)
+	return archives, indexed, last, err
+}
