@@ -30,6 +30,7 @@ type layer struct {
 var layers = []layer{
 	{name: "entry", pkgs: []string{"cmd/ledgerctl"}},
 	{name: "commands", pkgs: []string{"pkg/cli", "pkg/cli/demo"}},
+	{name: "command helpers", pkgs: []string{"pkg/cli/cmdutil"}},
 	{name: "wiring", pkgs: []string{"pkg/app", "pkg/health"}},
 	{name: "http", pkgs: []string{"pkg/api", "pkg/web"}},
 	{name: "use-cases", pkgs: []string{"pkg/archive", "pkg/crawl", "pkg/crawl/runner", "pkg/crawl/politeness", "pkg/replay", "pkg/search", "pkg/outbox", "pkg/visible"}},
@@ -49,9 +50,12 @@ var layers = []layer{
 // holds the type), an adapter implements it, and the wiring plugs one into
 // the other.
 var arrows = map[string][]string{
-	"entry":    {"commands"},
-	"commands": {"wiring", "http", "use-cases", "pure", "centre", "adapters", "settings", "tooling", "data"},
-	"wiring":   {"http", "use-cases", "pure", "centre", "adapters", "settings", "data"},
+	"entry":    {"commands", "command helpers"},
+	"commands": {"command helpers", "wiring", "http", "use-cases", "pure", "centre", "adapters", "settings", "tooling", "data"},
+	// What every command shares: the factory, streams, exit codes and errors,
+	// --as/--org, delivering the outbox, logs, the build's version.
+	"command helpers": {"wiring", "use-cases", "pure", "centre", "adapters", "settings", "tooling"},
+	"wiring":          {"http", "use-cases", "pure", "centre", "adapters", "settings", "data"},
 	// The HTTP layer resolves callers with the identity adapter.
 	"http": {"use-cases", "pure", "centre", "pkg/identity"},
 	// A sub-use-case of crawl reads the crawl types and ports it serves.
@@ -64,7 +68,7 @@ var arrows = map[string][]string{
 	"settings":     {},
 	"tooling":      {"pure", "centre"},
 	"data":         {},
-	"test support": {"entry", "commands", "wiring", "http", "use-cases", "pure", "centre", "adapters", "settings", "tooling", "data", "test support"},
+	"test support": {"entry", "commands", "command helpers", "wiring", "http", "use-cases", "pure", "centre", "adapters", "settings", "tooling", "data", "test support"},
 }
 
 // packageArrows are single allowed imports that no layer arrow covers.

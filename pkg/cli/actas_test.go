@@ -3,6 +3,8 @@ package cli
 import (
 	"strings"
 	"testing"
+
+	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 )
 
 // TestActingAsHostileIdentityIsUsage: what the API answers 401 for is a
@@ -22,7 +24,7 @@ func TestActingAsHostileIdentityIsUsage(t *testing.T) {
 		{[]string{"archives", "url", "5b0a3c1e-0000-4000-8000-000000000000", "--as", "alice", "--org", "acme#member"}, "--org: organization"},
 	} {
 		out, errs, code := run(t, t.TempDir(), nil, tc.args...)
-		if code != ExitUsage || out != "" || !strings.Contains(errs, tc.want) {
+		if code != cmdutil.ExitUsage || out != "" || !strings.Contains(errs, tc.want) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q", tc.args, code, out, errs)
 		}
 	}

@@ -7,17 +7,17 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/google/uuid"
-	"github.com/spf13/cobra"
-
 	"github.com/capture-ledger/ledgerctl/pkg/archive"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 	"github.com/capture-ledger/ledgerctl/pkg/ui"
+	"github.com/google/uuid"
+	"github.com/spf13/cobra"
 )
 
 // ArchivesOptions are the inputs of `ledgerctl archives`.
 type ArchivesOptions struct {
-	f        *Factory
+	f        *cmdutil.Factory
 	As       string
 	Orgs     []string
 	JSON     bool
@@ -26,7 +26,7 @@ type ArchivesOptions struct {
 	Why      bool
 }
 
-func newCmdArchives(f *Factory) *cobra.Command {
+func newCmdArchives(f *cmdutil.Factory) *cobra.Command {
 	opts := &ArchivesOptions{f: f}
 	cmd := &cobra.Command{
 		Use:     "archives",
@@ -67,7 +67,7 @@ type ArchivesAddOptions struct {
 	Concurrency int
 }
 
-func newCmdArchivesAdd(f *Factory, parent *ArchivesOptions) *cobra.Command {
+func newCmdArchivesAdd(f *cmdutil.Factory, parent *ArchivesOptions) *cobra.Command {
 	opts := &ArchivesAddOptions{ArchivesOptions: parent}
 	cmd := &cobra.Command{
 		Use:   "add [MANIFEST_KEY...] --org ORG --as SUBJECT [--prefix PREFIX]",
@@ -105,36 +105,36 @@ S3 or PostgreSQL did not answer (the run stops; running it again is safe).`,
 }
 
 func archivesAddRun(cmd *cobra.Command, opts *ArchivesAddOptions, keys []string) error {
-	id, err := actingAs(opts.As, opts.Orgs, "the person the captures are recorded as submitted by (their owner)")
+	id, err := cmdutil.ActingAs(opts.As, opts.Orgs, "the person the captures are recorded as submitted by (their owner)")
 	if err != nil {
 		return err
 	}
 	if len(id.Organizations) != 1 {
-		return usagef("--org: give exactly one organization, the one the archives are attributed to (got %d)", len(id.Organizations))
+		return cmdutil.Usagef("--org: give exactly one organization, the one the archives are attributed to (got %d)", len(id.Organizations))
 	}
 	org := id.Organizations[0]
 	if cmd.Flags().Changed("prefix") && opts.Prefix == "" {
-		return usagef("--prefix: empty; give the prefix the manifests are under")
+		return cmdutil.Usagef("--prefix: empty; give the prefix the manifests are under")
 	}
 	if len(keys) == 0 && opts.Prefix == "" {
-		return usagef("give at least one MANIFEST_KEY, or --prefix")
+		return cmdutil.Usagef("give at least one MANIFEST_KEY, or --prefix")
 	}
 	for _, k := range keys {
 		if k == "" {
-			return usagef("MANIFEST_KEY: an empty argument")
+			return cmdutil.Usagef("MANIFEST_KEY: an empty argument")
 		}
 	}
 	if opts.Concurrency < 1 || opts.Concurrency > 64 {
-		return usagef("--concurrency: must be between 1 and 64, got %d", opts.Concurrency)
+		return cmdutil.Usagef("--concurrency: must be between 1 and 64, got %d", opts.Concurrency)
 	}
-	a, err := opts.f.App(append([]string{"DATABASE_URL"}, s3Vars...)...)
+	a, err := opts.f.App(append([]string{"DATABASE_URL"}, cmdutil.S3Vars...)...)
 	if err != nil {
 		return err
 	}
 	bucket := a.Settings.S3Bucket
 	if opts.Prefix != "" {
 		if _, err := archive.ParsePrefix(opts.Prefix, bucket); err != nil {
-			return usagef("--prefix: %v", err)
+			return cmdutil.Usagef("--prefix: %v", err)
 		}
 	}
 	ctx := cmd.Context()
@@ -147,7 +147,7 @@ func archivesAddRun(cmd *cobra.Command, opts *ArchivesAddOptions, keys []string)
 	res, err := adder.Add(ctx, archive.AddRequest{Keys: keys, Prefix: opts.Prefix, Org: org, SubmittedBy: id.Subject})
 	bar.Done()
 	if errors.Is(err, ledger.ErrUnreachable) {
-		return &ExitError{Code: ExitUnreachable, Err: fmt.Errorf("archives add stopped (running it again is safe): %w", ledger.UnreachableCause(err))}
+		return &cmdutil.ExitError{Code: cmdutil.ExitUnreachable, Err: fmt.Errorf("archives add stopped (running it again is safe): %w", ledger.UnreachableCause(err))}
 	}
 	if err != nil {
 		return err
@@ -158,7 +158,7 @@ func archivesAddRun(cmd *cobra.Command, opts *ArchivesAddOptions, keys []string)
 		}
 	} else {
 		if res.Manifests == 0 {
-			fmt.Fprintf(opts.f.Streams.Err, "no manifest (*%s) under %s\n", archive.ManifestSuffix, printable(opts.Prefix))
+			fmt.Fprintf(opts.f.Streams.Err, "no manifest (*%s) under %s\n", archive.ManifestSuffix, cmdutil.Printable(opts.Prefix))
 		}
 		p := ui.New(opts.f.Streams.Out)
 		p.Table([]string{"manifests", "registered", "known", "no-archive", "refused", "missing", "errors"}, [][]string{{
@@ -168,9 +168,9 @@ func archivesAddRun(cmd *cobra.Command, opts *ArchivesAddOptions, keys []string)
 		for _, r := range res.Results {
 			switch r.Outcome {
 			case archive.AddMissing:
-				p.Printf("missing: %s\n", printable(r.Key))
+				p.Printf("missing: %s\n", cmdutil.Printable(r.Key))
 			case archive.AddRefused, archive.AddError:
-				p.Printf("%s: %s: %s\n", r.Outcome, printable(r.Key), printable(r.Reason))
+				p.Printf("%s: %s: %s\n", r.Outcome, cmdutil.Printable(r.Key), cmdutil.Printable(r.Reason))
 			}
 		}
 	}
@@ -178,14 +178,14 @@ func archivesAddRun(cmd *cobra.Command, opts *ArchivesAddOptions, keys []string)
 		fmt.Fprintf(opts.f.Streams.Err, "%d archive(s) registered for %s; their permissions reach OpenFGA with `ledgerctl drain` (or serve)\n", res.Registered, org)
 	}
 	if res.Incomplete() {
-		return &ExitError{Code: ExitIncomplete, Err: fmt.Errorf("%d manifest(s) missing, %d refused, %d in error; nothing of them was written",
+		return &cmdutil.ExitError{Code: cmdutil.ExitIncomplete, Err: fmt.Errorf("%d manifest(s) missing, %d refused, %d in error; nothing of them was written",
 			res.Missing, res.Refused, res.Errored)}
 	}
 	return nil
 }
 
 func (o *ArchivesOptions) identity() (string, []string, error) {
-	id, err := actingAs(o.As, o.Orgs, "the subject to act as")
+	id, err := cmdutil.ActingAs(o.As, o.Orgs, "the subject to act as")
 	return id.Subject, id.Organizations, err
 }
 
@@ -196,7 +196,7 @@ func archivesListRun(cmd *cobra.Command, opts *ArchivesOptions) error {
 	}
 	start, err := archive.ParseListStart(nonEmpty(opts.Before), nonEmpty(opts.BeforeID))
 	if err != nil {
-		return asFlags(err, listFlags)
+		return cmdutil.AsFlags(err, listFlags)
 	}
 	start.Why = opts.Why
 	a, err := opts.f.App("DATABASE_URL", "CAPTURE_LEDGER_FGA_STORE_ID", "CAPTURE_LEDGER_FGA_MODEL_ID")
@@ -209,7 +209,7 @@ func archivesListRun(cmd *cobra.Command, opts *ArchivesOptions) error {
 	}
 	page, err := access.ListFrom(cmd.Context(), subject, orgs, start)
 	if err != nil {
-		return asFlags(err, listFlags) // a --before handed to someone else
+		return cmdutil.AsFlags(err, listFlags) // a --before handed to someone else
 	}
 	body := page.Body()
 	if opts.JSON {
@@ -297,9 +297,9 @@ func archivesURLRun(cmd *cobra.Command, opts *ArchivesOptions, rawID string) err
 	}
 	id, err := uuid.Parse(rawID)
 	if err != nil || len(rawID) != 36 {
-		return usagef("ARCHIVE_ID must be a UUID, got %q", rawID)
+		return cmdutil.Usagef("ARCHIVE_ID must be a UUID, got %q", rawID)
 	}
-	a, err := opts.f.App(append([]string{"DATABASE_URL", "CAPTURE_LEDGER_FGA_STORE_ID", "CAPTURE_LEDGER_FGA_MODEL_ID"}, s3Vars...)...)
+	a, err := opts.f.App(append([]string{"DATABASE_URL", "CAPTURE_LEDGER_FGA_STORE_ID", "CAPTURE_LEDGER_FGA_MODEL_ID"}, cmdutil.S3Vars...)...)
 	if err != nil {
 		return err
 	}
@@ -309,7 +309,7 @@ func archivesURLRun(cmd *cobra.Command, opts *ArchivesOptions, rawID string) err
 	}
 	u, err := access.URL(cmd.Context(), subject, orgs, id.String())
 	if errors.Is(err, ledger.ErrNotFound) {
-		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("archive %s: not found (absent, or %s may not view it)", id, subject)}
+		return &cmdutil.ExitError{Code: cmdutil.ExitFailure, Err: fmt.Errorf("archive %s: not found (absent, or %s may not view it)", id, subject)}
 	}
 	if err != nil {
 		return err
@@ -321,5 +321,3 @@ func archivesURLRun(cmd *cobra.Command, opts *ArchivesOptions, rawID string) err
 	fmt.Fprintf(opts.f.Streams.Err, "valid for %d seconds\n", u.ExpiresIn)
 	return nil
 }
-
-var s3Vars = []string{"CAPTURE_LEDGER_S3_ENDPOINT", "CAPTURE_LEDGER_S3_BUCKET", "CAPTURE_LEDGER_S3_ACCESS_KEY_ID", "CAPTURE_LEDGER_S3_SECRET_ACCESS_KEY"}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/capture-ledger/ledgerctl/pkg/archive"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 	"github.com/capture-ledger/ledgerctl/pkg/testenv"
 )
@@ -92,7 +93,7 @@ func TestArchivesAdd(t *testing.T) {
 	} {
 		args := append([]string{"archives", "add", v12Key}, tc.args...)
 		out, errs, code := run(t, dir, env, args...)
-		if code != ExitUsage || out != "" || !strings.Contains(errs, tc.want) {
+		if code != cmdutil.ExitUsage || out != "" || !strings.Contains(errs, tc.want) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q", tc.args, code, out, errs)
 		}
 	}
@@ -102,7 +103,7 @@ func TestArchivesAdd(t *testing.T) {
 		{"archives", "add", "--as", "alice", "--org", "acme", "--prefix", "daily/../bh/"},
 		{"archives", "add", "--as", "alice", "--org", "acme", "--prefix", "s3://elsewhere/daily/"},
 	} {
-		if out, errs, code := run(t, dir, env, args...); code != ExitUsage || out != "" {
+		if out, errs, code := run(t, dir, env, args...); code != cmdutil.ExitUsage || out != "" {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, out, errs)
 		}
 	}
@@ -209,7 +210,7 @@ func TestArchivesAdd(t *testing.T) {
 	before = testenv.TakeSnapshot(t, dsn)
 	out, errs, code = run(t, dir, env, "archives", "add", theirKey, v12Key, "--org", "acme", "--as", "mallory", "--json")
 	res = addResult{}
-	if code != ExitIncomplete || json.Unmarshal([]byte(out), &res) != nil || res.Refused != 1 || res.Known != 1 || res.Registered != 0 {
+	if code != cmdutil.ExitIncomplete || json.Unmarshal([]byte(out), &res) != nil || res.Refused != 1 || res.Known != 1 || res.Registered != 0 {
 		t.Fatalf("another organization's task: exit %d: %s %s", code, out, errs)
 	}
 	for _, r := range res.Results {
@@ -219,7 +220,7 @@ func TestArchivesAdd(t *testing.T) {
 	}
 	testenv.Unchanged(t, dsn, before)
 	out, _, code = run(t, dir, env, "archives", "add", theirKey, "--org", "acme", "--as", "alice")
-	if code != ExitIncomplete || !strings.Contains(out, "refused: "+theirKey+": task "+theirs+" is recorded for another organization") {
+	if code != cmdutil.ExitIncomplete || !strings.Contains(out, "refused: "+theirKey+": task "+theirs+" is recorded for another organization") {
 		t.Errorf("refusal for a person: exit %d:\n%s", code, out)
 	}
 	testenv.Unchanged(t, dsn, before)
@@ -228,7 +229,7 @@ func TestArchivesAdd(t *testing.T) {
 	// listed with its reason, the good one still handled, exit 3.
 	dotdot := "daily/../" + v12Key
 	out, errs, code = run(t, dir, env, "archives", "add", dotdot, "bh/nope.result.json", "s3://elsewhere/"+v12Key, "bh//x.result.json", v12Key, "--org", "acme", "--as", "alice")
-	if code != ExitIncomplete || !strings.Contains(errs, "1 manifest(s) missing, 0 refused, 3 in error") {
+	if code != cmdutil.ExitIncomplete || !strings.Contains(errs, "1 manifest(s) missing, 0 refused, 3 in error") {
 		t.Errorf("bad keys: exit %d: %s", code, errs)
 	}
 	for _, want := range []string{
@@ -325,7 +326,7 @@ func TestArchivesAddStopsWhenADependencyDoesNotAnswer(t *testing.T) {
 			{"archives", "add", "--prefix", "bh/", "--org", "acme", "--as", "alice", "--json"},
 		} {
 			out, errs, code := run(t, t.TempDir(), env, args...)
-			if code != ExitUnreachable || out != "" || !strings.Contains(errs, tc.want) {
+			if code != cmdutil.ExitUnreachable || out != "" || !strings.Contains(errs, tc.want) {
 				t.Errorf("%s down, %v: exit %d, stdout %q, stderr %q", tc.name, args, code, out, errs)
 			}
 		}

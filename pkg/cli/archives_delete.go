@@ -8,11 +8,11 @@ import (
 	"os"
 	"strings"
 
-	"github.com/spf13/cobra"
-
 	"github.com/capture-ledger/ledgerctl/pkg/archive"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 	"github.com/capture-ledger/ledgerctl/pkg/ui"
+	"github.com/spf13/cobra"
 )
 
 // ArchivesDeleteOptions are the inputs of `ledgerctl archives delete`.
@@ -25,7 +25,7 @@ type ArchivesDeleteOptions struct {
 	Pending bool
 }
 
-func newCmdArchivesDelete(f *Factory, parent *ArchivesOptions) *cobra.Command {
+func newCmdArchivesDelete(f *cmdutil.Factory, parent *ArchivesOptions) *cobra.Command {
 	opts := &ArchivesDeleteOptions{ArchivesOptions: parent}
 	cmd := &cobra.Command{
 		Use:   "delete ARCHIVE_ID --as SUBJECT --org ORG [--yes] | --pending",
@@ -59,22 +59,22 @@ left to remove. See docs/shares.md.`,
 func archivesDeleteRun(cmd *cobra.Command, opts *ArchivesDeleteOptions, args []string) error {
 	if opts.Pending {
 		if len(args) > 0 {
-			return usagef("--pending takes no ARCHIVE_ID: it finishes every pending deletion")
+			return cmdutil.Usagef("--pending takes no ARCHIVE_ID: it finishes every pending deletion")
 		}
 		return archivesDeletePendingRun(cmd, opts)
 	}
 	if len(args) == 0 {
-		return usagef("give the ARCHIVE_ID to delete (or --pending)")
+		return cmdutil.Usagef("give the ARCHIVE_ID to delete (or --pending)")
 	}
-	who, err := actingAs(opts.As, opts.Orgs, "the person deleting (the archive's owner)")
+	who, err := cmdutil.ActingAs(opts.As, opts.Orgs, "the person deleting (the archive's owner)")
 	if err != nil {
 		return err
 	}
-	id, err := uuidArg("ARCHIVE_ID", args[0])
+	id, err := cmdutil.UUIDArg("ARCHIVE_ID", args[0])
 	if err != nil {
 		return err
 	}
-	a, err := opts.f.App(append(append([]string{}, shareSettings...), s3Vars...)...)
+	a, err := opts.f.App(append(append([]string{}, cmdutil.ShareSettings...), cmdutil.S3Vars...)...)
 	if err != nil {
 		return err
 	}
@@ -82,7 +82,7 @@ func archivesDeleteRun(cmd *cobra.Command, opts *ArchivesDeleteOptions, args []s
 	if asked, yes, err := opts.confirm(q); err != nil {
 		return err
 	} else if asked && !yes {
-		return &ExitError{Code: ExitFailure, Err: errors.New("archives delete: not confirmed; nothing was deleted (--yes skips the question)")}
+		return &cmdutil.ExitError{Code: cmdutil.ExitFailure, Err: errors.New("archives delete: not confirmed; nothing was deleted (--yes skips the question)")}
 	}
 	d, err := a.Deleter(cmd.Context())
 	if err != nil {
@@ -90,7 +90,7 @@ func archivesDeleteRun(cmd *cobra.Command, opts *ArchivesDeleteOptions, args []s
 	}
 	del, err := d.Delete(cmd.Context(), who.Subject, id)
 	if errors.Is(err, ledger.ErrNotFound) {
-		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("archive %s: not found (absent, or %s may not delete it)", id, who.Subject)}
+		return &cmdutil.ExitError{Code: cmdutil.ExitFailure, Err: fmt.Errorf("archive %s: not found (absent, or %s may not delete it)", id, who.Subject)}
 	}
 	if err != nil {
 		return err
@@ -104,16 +104,16 @@ func archivesDeleteRun(cmd *cobra.Command, opts *ArchivesDeleteOptions, args []s
 	}
 	fmt.Fprintf(opts.f.Streams.Err, "archive %s is deleted from the ledger; its permissions leave OpenFGA once the outbox is drained (`ledgerctl drain` or serve)\n", id)
 	if !del.ObjectsDeleted {
-		return &ExitError{Code: ExitIncomplete, Err: fmt.Errorf("removing its objects failed (%s); `ledgerctl archives delete --pending` (or running this again) finishes it", printable(deref(del.Pending)))}
+		return &cmdutil.ExitError{Code: cmdutil.ExitIncomplete, Err: fmt.Errorf("removing its objects failed (%s); `ledgerctl archives delete --pending` (or running this again) finishes it", cmdutil.Printable(cmdutil.Deref(del.Pending)))}
 	}
 	return nil
 }
 
 func archivesDeletePendingRun(cmd *cobra.Command, opts *ArchivesDeleteOptions) error {
 	if opts.As != "" || len(opts.Orgs) > 0 {
-		return usagef("--pending acts for nobody: the deletions were authorized when they were recorded (drop --as and --org)")
+		return cmdutil.Usagef("--pending acts for nobody: the deletions were authorized when they were recorded (drop --as and --org)")
 	}
-	a, err := opts.f.App(append([]string{"DATABASE_URL"}, s3Vars...)...)
+	a, err := opts.f.App(append([]string{"DATABASE_URL"}, cmdutil.S3Vars...)...)
 	if err != nil {
 		return err
 	}
@@ -137,7 +137,7 @@ func archivesDeletePendingRun(cmd *cobra.Command, opts *ArchivesDeleteOptions) e
 		}
 	}
 	if len(res.Failures) > 0 {
-		return &ExitError{Code: ExitIncomplete, Err: fmt.Errorf("%d deletion(s) still have objects to remove; run it again later", len(res.Failures))}
+		return &cmdutil.ExitError{Code: cmdutil.ExitIncomplete, Err: fmt.Errorf("%d deletion(s) still have objects to remove; run it again later", len(res.Failures))}
 	}
 	return nil
 }
@@ -149,13 +149,13 @@ func (o *ArchivesDeleteOptions) confirm(question string) (asked, yes bool, err e
 	if o.Yes {
 		return false, true, nil
 	}
-	if o.f.confirm != nil {
-		asked, yes = o.f.confirm(question)
+	if o.f.Confirm != nil {
+		asked, yes = o.f.Confirm(question)
 		return asked, yes, nil
 	}
 	in, ok := o.f.Streams.In.(*os.File)
 	if !ok || !ui.IsTerminal(in) || !ui.IsTerminal(o.f.Streams.Err) {
-		return false, false, usagef("archives delete needs --yes when standard input is not a terminal (nobody to confirm with; nothing was deleted): give --yes to delete without asking")
+		return false, false, cmdutil.Usagef("archives delete needs --yes when standard input is not a terminal (nobody to confirm with; nothing was deleted): give --yes to delete without asking")
 	}
 	fmt.Fprint(o.f.Streams.Err, question)
 	line, _ := bufio.NewReader(in).ReadString('\n')
@@ -164,14 +164,14 @@ func (o *ArchivesDeleteOptions) confirm(question string) (asked, yes bool, err e
 }
 
 // printDeletions prints deletions as a table on stdout.
-func printDeletions(f *Factory, ds []archive.Deletion) {
+func printDeletions(f *cmdutil.Factory, ds []archive.Deletion) {
 	rows := make([][]string, len(ds))
 	for i, d := range ds {
 		state := "objects removed"
 		if !d.ObjectsDeleted {
-			state = "objects pending: " + deref(d.Pending)
+			state = "objects pending: " + cmdutil.Deref(d.Pending)
 		}
-		rows[i] = []string{d.ArchiveID, printable(d.SourceURL), d.DeletedBy, ui.Time(d.DeletedAt), fmt.Sprint(len(d.Objects)), printable(state)}
+		rows[i] = []string{d.ArchiveID, cmdutil.Printable(d.SourceURL), d.DeletedBy, ui.Time(d.DeletedAt), fmt.Sprint(len(d.Objects)), cmdutil.Printable(state)}
 	}
 	ui.New(f.Streams.Out).Table([]string{"archive", "source", "deleted by", "deleted", "objects", "state"}, rows)
 }

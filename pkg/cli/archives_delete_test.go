@@ -10,6 +10,7 @@ import (
 
 	"github.com/capture-ledger/ledgerctl/pkg/archive"
 	"github.com/capture-ledger/ledgerctl/pkg/blob"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/testenv"
 )
 
@@ -47,8 +48,8 @@ func TestArchivesDeleteCommand(t *testing.T) {
 		}
 	}
 	var asked string
-	answer := func(yes bool) func(*Factory) {
-		return func(f *Factory) { f.confirm = func(q string) (bool, bool) { asked = q; return true, yes } }
+	answer := func(yes bool) func(*cmdutil.Factory) {
+		return func(f *cmdutil.Factory) { f.Confirm = func(q string) (bool, bool) { asked = q; return true, yes } }
 	}
 	if _, errs, code := runCtx(ctx, t, s.dir, s.env, answer(false), "archives", "delete", s.id, "--as", "alice"); code != 1 ||
 		!strings.Contains(errs, "not confirmed; nothing was deleted") || !strings.Contains(asked, "Delete archive "+s.id+"?") {
@@ -74,7 +75,7 @@ func TestArchivesDeleteCommand(t *testing.T) {
 	down["CAPTURE_LEDGER_S3_ENDPOINT"] = "http://127.0.0.1:1"
 	out, errs, code := runCtx(ctx, t, s.dir, down, answer(true), "archives", "delete", s.id, "--as", "alice", "--json")
 	var d archive.Deletion
-	if code != ExitIncomplete || json.Unmarshal([]byte(out), &d) != nil || d.ObjectsDeleted || !strings.Contains(errs, "archives delete --pending") {
+	if code != cmdutil.ExitIncomplete || json.Unmarshal([]byte(out), &d) != nil || d.ObjectsDeleted || !strings.Contains(errs, "archives delete --pending") {
 		t.Fatalf("S3 down: exit %d: %s %s", code, out, errs)
 	}
 	if n := present(); n != 3 {
@@ -107,7 +108,7 @@ func TestArchivesDeleteCommand(t *testing.T) {
 	before = testenv.TakeSnapshot(t, s.dsn)
 	out, errs, code = s.run(t, "archives", "add", s.keys[1], "--org", "acme", "--as", "alice", "--json")
 	var res addResult
-	if code != ExitIncomplete || json.Unmarshal([]byte(out), &res) != nil || res.Refused != 1 || !strings.Contains(res.Results[0].Reason, "deleted from the ledger") {
+	if code != cmdutil.ExitIncomplete || json.Unmarshal([]byte(out), &res) != nil || res.Refused != 1 || !strings.Contains(res.Results[0].Reason, "deleted from the ledger") {
 		t.Errorf("add again: exit %d: %s %s", code, out, errs)
 	}
 	if out, errs, code := s.run(t, "reconcile", "--json"); code != 0 || !strings.Contains(out, `"pending":0`) {
@@ -122,8 +123,8 @@ func TestArchivesDeleteConfirmed(t *testing.T) {
 	t.Parallel()
 	s := newCapturedStack(t)
 	var asked string
-	out, errs, code := runCtx(context.Background(), t, s.dir, s.env, func(f *Factory) {
-		f.confirm = func(q string) (bool, bool) { asked = q; return true, true }
+	out, errs, code := runCtx(context.Background(), t, s.dir, s.env, func(f *cmdutil.Factory) {
+		f.Confirm = func(q string) (bool, bool) { asked = q; return true, true }
 	}, "archives", "delete", s.id, "--as", "alice", "--org", "acme")
 	if code != 0 || !strings.Contains(out, s.id) || !strings.Contains(out, "objects removed") || asked == "" ||
 		!strings.Contains(errs, "is deleted from the ledger") {

@@ -9,12 +9,12 @@ import (
 	"runtime"
 	"time"
 
-	"github.com/google/uuid"
-	"github.com/spf13/cobra"
-
+	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/config"
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 	"github.com/capture-ledger/ledgerctl/pkg/replay"
+	"github.com/google/uuid"
+	"github.com/spf13/cobra"
 )
 
 // ArchivesOpenOptions are the inputs of `ledgerctl archives open`.
@@ -25,7 +25,7 @@ type ArchivesOpenOptions struct {
 	Crawl     string
 }
 
-func newCmdArchivesOpen(f *Factory, parent *ArchivesOptions) *cobra.Command {
+func newCmdArchivesOpen(f *cmdutil.Factory, parent *ArchivesOptions) *cobra.Command {
 	opts := &ArchivesOpenOptions{ArchivesOptions: parent}
 	cmd := &cobra.Command{
 		Use:   "open (ARCHIVE_ID | --crawl CRAWL_ID) --as SUBJECT --org ORG [--browser]",
@@ -55,9 +55,9 @@ says so with the link and exits 1. See docs/replay.md.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			switch {
 			case len(args) == 1 && opts.Crawl != "":
-				return usagef("give an ARCHIVE_ID or --crawl, not both")
+				return cmdutil.Usagef("give an ARCHIVE_ID or --crawl, not both")
 			case len(args) == 0 && opts.Crawl == "":
-				return usagef("give the ARCHIVE_ID to open, or --crawl CRAWL_ID to open a crawl's archives")
+				return cmdutil.Usagef("give the ARCHIVE_ID to open, or --crawl CRAWL_ID to open a crawl's archives")
 			case len(args) == 1:
 				return archivesOpenRun(cmd, opts, args[0])
 			}
@@ -77,13 +77,13 @@ func archivesOpenRun(cmd *cobra.Command, opts *ArchivesOpenOptions, rawID string
 	var id, crawlID uuid.UUID
 	if rawID != "" {
 		if id, err = uuid.Parse(rawID); err != nil || len(rawID) != 36 {
-			return usagef("ARCHIVE_ID must be a UUID, got %q", rawID)
+			return cmdutil.Usagef("ARCHIVE_ID must be a UUID, got %q", rawID)
 		}
 	} else if crawlID, err = uuid.Parse(opts.Crawl); err != nil || len(opts.Crawl) != 36 {
-		return usagef("--crawl must be a UUID, got %q", opts.Crawl)
+		return cmdutil.Usagef("--crawl must be a UUID, got %q", opts.Crawl)
 	}
 	if opts.ExpiresIn < replay.MinTTL || opts.ExpiresIn > replay.MaxTTL {
-		return usagef("--expires-in must be between %s and %s, got %s", replay.MinTTL, replay.MaxTTL, opts.ExpiresIn)
+		return cmdutil.Usagef("--expires-in must be between %s and %s, got %s", replay.MinTTL, replay.MaxTTL, opts.ExpiresIn)
 	}
 	a, err := opts.f.App("DATABASE_URL", "CAPTURE_LEDGER_FGA_STORE_ID", "CAPTURE_LEDGER_FGA_MODEL_ID", replay.KeyVar)
 	if err != nil {
@@ -93,11 +93,11 @@ func archivesOpenRun(cmd *cobra.Command, opts *ArchivesOpenOptions, rawID string
 	// The key serve signs with; offline there is no process to make one for.
 	key, _, err := replay.ServeKey(s.ReplayKey, false)
 	if err != nil {
-		return &ExitError{Code: ExitUsage, Err: err}
+		return &cmdutil.ExitError{Code: cmdutil.ExitUsage, Err: err}
 	}
 	origins, err := replay.ParseDomain(s.ReplayDomain, apiPort(s))
 	if err != nil {
-		return &ExitError{Code: ExitUsage, Err: err}
+		return &cmdutil.ExitError{Code: cmdutil.ExitUsage, Err: err}
 	}
 	svc, err := a.Replay(cmd.Context(), key)
 	if err != nil {
@@ -114,7 +114,7 @@ func archivesOpenRun(cmd *cobra.Command, opts *ArchivesOpenOptions, rawID string
 		m, err = svc.MintCrawl(cmd.Context(), who, crawlID.String(), opts.ExpiresIn)
 	}
 	if errors.Is(err, ledger.ErrNotFound) {
-		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("%s: not found (absent, or %s may not view it)", what, subject)}
+		return &cmdutil.ExitError{Code: cmdutil.ExitFailure, Err: fmt.Errorf("%s: not found (absent, or %s may not view it)", what, subject)}
 	}
 	if err != nil {
 		return err
@@ -134,7 +134,7 @@ func archivesOpenRun(cmd *cobra.Command, opts *ArchivesOpenOptions, rawID string
 	}
 	if opts.Browser {
 		if err := openBrowser(opts.f, link.URL); err != nil {
-			return &ExitError{Code: ExitFailure, Err: fmt.Errorf("could not open a browser (%w); open the link yourself: %s", err, link.URL)}
+			return &cmdutil.ExitError{Code: cmdutil.ExitFailure, Err: fmt.Errorf("could not open a browser (%w); open the link yourself: %s", err, link.URL)}
 		}
 	}
 	return nil
@@ -158,9 +158,9 @@ var openerGrace = 3 * time.Second
 // not wait for the browser to be closed; an opener that exits with an error
 // within openerGrace is a failure (its own message goes to stderr when that
 // is the process's).
-func openBrowser(f *Factory, link string) error {
+func openBrowser(f *cmdutil.Factory, link string) error {
 	name, args := "xdg-open", []string{link}
-	if b, ok := f.lookupEnv("BROWSER"); ok && b != "" {
+	if b, ok := f.LookupEnv("BROWSER"); ok && b != "" {
 		name = b
 	} else if runtime.GOOS == "darwin" {
 		name = "open"

@@ -14,11 +14,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/capture-ledger/ledgerctl/pkg/api"
 	"github.com/capture-ledger/ledgerctl/pkg/apptest"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/replay"
+	"github.com/google/uuid"
 )
 
 // TestArchivesOpen: `ledgerctl archives open` checks can_view like the API
@@ -52,19 +52,19 @@ func TestArchivesOpen(t *testing.T) {
 	// serve will not start without a key unless the dev identity is on.
 	port := freePort(t)
 	env["CAPTURE_LEDGER_API_PORT"] = fmt.Sprint(port)
-	if _, errs, code := run(t, dir, env, "serve"); code != ExitUsage || !strings.Contains(errs, replay.KeyVar+" is not set") {
+	if _, errs, code := run(t, dir, env, "serve"); code != cmdutil.ExitUsage || !strings.Contains(errs, replay.KeyVar+" is not set") {
 		t.Errorf("serve without a key: exit %d: %s", code, errs)
 	}
 
 	// Without the key, and with a short one: a usage error naming it, the
 	// value never shown.
 	_, errs, code = run(t, dir, env, "archives", "open", id, "--as", "alice", "--org", "acme")
-	if code != ExitUsage || !strings.Contains(errs, replay.KeyVar) {
+	if code != cmdutil.ExitUsage || !strings.Contains(errs, replay.KeyVar) {
 		t.Errorf("no key: exit %d: %s", code, errs)
 	}
 	env[replay.KeyVar] = "shortsecret"
 	_, errs, code = run(t, dir, env, "archives", "open", id, "--as", "alice", "--org", "acme")
-	if code != ExitUsage || !strings.Contains(errs, replay.KeyVar) || strings.Contains(errs, "shortsecret") {
+	if code != cmdutil.ExitUsage || !strings.Contains(errs, replay.KeyVar) || strings.Contains(errs, "shortsecret") {
 		t.Errorf("short key: exit %d: %s", code, errs)
 	}
 
@@ -137,7 +137,7 @@ func TestArchivesOpen(t *testing.T) {
 	delete(env, "CAPTURE_LEDGER_REPLAY_DOMAIN")
 	// The viewer origin of old is refused by name.
 	env["CAPTURE_LEDGER_REPLAY_ORIGIN"] = "https://viewer.example"
-	if _, errs, code := run(t, dir, env, "archives", "open", id, "--as", "alice", "--org", "acme"); code != ExitUsage || !strings.Contains(errs, "CAPTURE_LEDGER_REPLAY_ORIGIN") {
+	if _, errs, code := run(t, dir, env, "archives", "open", id, "--as", "alice", "--org", "acme"); code != cmdutil.ExitUsage || !strings.Contains(errs, "CAPTURE_LEDGER_REPLAY_ORIGIN") {
 		t.Errorf("with the old viewer origin: exit %d %s", code, errs)
 	}
 	delete(env, "CAPTURE_LEDGER_REPLAY_ORIGIN")
@@ -148,16 +148,16 @@ func TestArchivesOpen(t *testing.T) {
 		code int
 		want string
 	}{
-		{"outsider", []string{id, "--as", "bob", "--org", "globex"}, ExitFailure, "not found (absent, or bob may not view it)"},
-		{"absent", []string{uuid.NewString(), "--as", "alice", "--org", "acme"}, ExitFailure, "not found"},
-		{"not a uuid", []string{"nope", "--as", "alice"}, ExitUsage, "ARCHIVE_ID must be a UUID"},
-		{"nothing to open", []string{"--as", "alice"}, ExitUsage, "give the ARCHIVE_ID to open, or --crawl"},
-		{"both", []string{id, "--crawl", uuid.NewString(), "--as", "alice"}, ExitUsage, "not both"},
-		{"crawl not a uuid", []string{"--crawl", "nope", "--as", "alice"}, ExitUsage, "--crawl must be a UUID"},
-		{"absent crawl", []string{"--crawl", uuid.NewString(), "--as", "alice", "--org", "acme"}, ExitFailure, "not found (absent, or alice may not view it)"},
-		{"no subject", []string{id, "--org", "acme"}, ExitUsage, "--as is required"},
-		{"too long", []string{id, "--as", "alice", "--expires-in", "13h"}, ExitUsage, "--expires-in must be between 1m0s and 12h0m0s"},
-		{"too short", []string{id, "--as", "alice", "--expires-in", "10s"}, ExitUsage, "--expires-in must be between"},
+		{"outsider", []string{id, "--as", "bob", "--org", "globex"}, cmdutil.ExitFailure, "not found (absent, or bob may not view it)"},
+		{"absent", []string{uuid.NewString(), "--as", "alice", "--org", "acme"}, cmdutil.ExitFailure, "not found"},
+		{"not a uuid", []string{"nope", "--as", "alice"}, cmdutil.ExitUsage, "ARCHIVE_ID must be a UUID"},
+		{"nothing to open", []string{"--as", "alice"}, cmdutil.ExitUsage, "give the ARCHIVE_ID to open, or --crawl"},
+		{"both", []string{id, "--crawl", uuid.NewString(), "--as", "alice"}, cmdutil.ExitUsage, "not both"},
+		{"crawl not a uuid", []string{"--crawl", "nope", "--as", "alice"}, cmdutil.ExitUsage, "--crawl must be a UUID"},
+		{"absent crawl", []string{"--crawl", uuid.NewString(), "--as", "alice", "--org", "acme"}, cmdutil.ExitFailure, "not found (absent, or alice may not view it)"},
+		{"no subject", []string{id, "--org", "acme"}, cmdutil.ExitUsage, "--as is required"},
+		{"too long", []string{id, "--as", "alice", "--expires-in", "13h"}, cmdutil.ExitUsage, "--expires-in must be between 1m0s and 12h0m0s"},
+		{"too short", []string{id, "--as", "alice", "--expires-in", "10s"}, cmdutil.ExitUsage, "--expires-in must be between"},
 	} {
 		out, errs, code := run(t, dir, env, append([]string{"archives", "open"}, tc.args...)...)
 		if code != tc.code || !strings.Contains(errs, tc.want) || out != "" {

@@ -8,11 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/capture-ledger/ledgerctl/pkg/archive"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
+	"github.com/capture-ledger/ledgerctl/pkg/testenv"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-
-	"github.com/capture-ledger/ledgerctl/pkg/archive"
-	"github.com/capture-ledger/ledgerctl/pkg/testenv"
 )
 
 // TestArchivesListResumesWithOpaqueCursor: `ledgerctl archives list` hands
@@ -81,8 +81,8 @@ func TestArchivesListResumesWithOpaqueCursor(t *testing.T) {
 		{"why on the full scan", []string{"--as", "carol", "--why"}, "--why is known only with the candidate list (CAPTURE_LEDGER_LIST_SOURCE=candidates)"},
 	} {
 		_, errs, code := run(t, dir, env, append([]string{"archives", "list"}, tc.args...)...)
-		if code != ExitUsage || !strings.Contains(errs, tc.want) {
-			t.Errorf("%s: exit %d: %s (want exit %d saying %s)", tc.name, code, errs, ExitUsage, tc.want)
+		if code != cmdutil.ExitUsage || !strings.Contains(errs, tc.want) {
+			t.Errorf("%s: exit %d: %s (want exit %d saying %s)", tc.name, code, errs, cmdutil.ExitUsage, tc.want)
 		}
 	}
 	testenv.Unchanged(t, dsn, before)

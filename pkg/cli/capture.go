@@ -7,24 +7,24 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/spf13/cobra"
-
 	"github.com/capture-ledger/ledgerctl/pkg/archive"
 	"github.com/capture-ledger/ledgerctl/pkg/capture"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 	"github.com/capture-ledger/ledgerctl/pkg/ui"
+	"github.com/spf13/cobra"
 )
 
 // CaptureOptions are the flags of `ledgerctl capture`.
 type CaptureOptions struct {
-	f      *Factory
+	f      *cmdutil.Factory
 	As     string
 	Orgs   []string
 	Engine string
 	JSON   bool
 }
 
-func newCmdCapture(f *Factory) *cobra.Command {
+func newCmdCapture(f *cmdutil.Factory) *cobra.Command {
 	opts := &CaptureOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "capture URL... --org ORG --as SUBJECT [--engine browser|http]",
@@ -62,21 +62,21 @@ recorded with its manifest and no archive; the command then exits 3.`,
 }
 
 func captureRun(cmd *cobra.Command, opts *CaptureOptions, urls []string) error {
-	id, err := actingAs(opts.As, opts.Orgs, "the person the captures are submitted by (their owner)")
+	id, err := cmdutil.ActingAs(opts.As, opts.Orgs, "the person the captures are submitted by (their owner)")
 	if err != nil {
 		return err
 	}
 	if len(id.Organizations) != 1 {
-		return usagef("--org: give exactly one organization, the one the archives belong to (got %d)", len(id.Organizations))
+		return cmdutil.Usagef("--org: give exactly one organization, the one the archives belong to (got %d)", len(id.Organizations))
 	}
 	if opts.Engine != "" && !slices.Contains(capture.Engines, opts.Engine) {
-		return usagef("--engine: %q is not an engine (known: %s)", opts.Engine, strings.Join(capture.Engines, ", "))
+		return cmdutil.Usagef("--engine: %q is not an engine (known: %s)", opts.Engine, strings.Join(capture.Engines, ", "))
 	}
 	req := archive.CaptureRequest{URLs: urls, Org: id.Organizations[0], Subject: id.Subject}
 	if err := archive.CheckCaptureRequest(req); err != nil {
 		return captureFieldError(err)
 	}
-	a, err := opts.f.App(append([]string{"DATABASE_URL", "CAPTURE_LEDGER_FGA_STORE_ID", "CAPTURE_LEDGER_FGA_MODEL_ID"}, s3Vars...)...)
+	a, err := opts.f.App(append([]string{"DATABASE_URL", "CAPTURE_LEDGER_FGA_STORE_ID", "CAPTURE_LEDGER_FGA_MODEL_ID"}, cmdutil.S3Vars...)...)
 	if err != nil {
 		return err
 	}
@@ -84,13 +84,13 @@ func captureRun(cmd *cobra.Command, opts *CaptureOptions, urls []string) error {
 	if err != nil {
 		var ce *capture.ConfigError
 		if errors.As(err, &ce) {
-			return usagef("%v", err)
+			return cmdutil.Usagef("%v", err)
 		}
 		return err
 	}
 	defer eng.Close()
 	ctx := cmd.Context()
-	svc, err := a.Captures(ctx, eng, "ledgerctl "+version)
+	svc, err := a.Captures(ctx, eng, "ledgerctl "+cmdutil.Version)
 	if err != nil {
 		return err
 	}
@@ -107,32 +107,32 @@ func captureRun(cmd *cobra.Command, opts *CaptureOptions, urls []string) error {
 			if !pg.Complete {
 				note = " (incomplete: a size cap cut a body short)"
 			}
-			fmt.Fprintf(opts.f.Streams.Out, "captured  %s  archive %s%s\n", printable(pg.URL), pg.ArchiveID, note)
+			fmt.Fprintf(opts.f.Streams.Out, "captured  %s  archive %s%s\n", cmdutil.Printable(pg.URL), pg.ArchiveID, note)
 		default:
-			fmt.Fprintf(opts.f.Streams.Out, "%-8s  %s  %s\n", pg.Status, printable(pg.URL), printable(pg.Error))
+			fmt.Fprintf(opts.f.Streams.Out, "%-8s  %s  %s\n", pg.Status, cmdutil.Printable(pg.URL), cmdutil.Printable(pg.Error))
 		}
 	}
 	p.Printf("capturing %d page(s) with the %s engine for %s\n", len(urls), eng.Name(), req.Org)
 	res, err := svc.Capture(ctx, req)
 	if errors.Is(err, ledger.ErrNotFound) {
-		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("%s may not submit captures for %s (can_submit)", id.Subject, req.Org)}
+		return &cmdutil.ExitError{Code: cmdutil.ExitFailure, Err: fmt.Errorf("%s may not submit captures for %s (can_submit)", id.Subject, req.Org)}
 	}
 	var quota *archive.QuotaError
 	if errors.As(err, &quota) {
-		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("nothing was captured: %w", quota)}
+		return &cmdutil.ExitError{Code: cmdutil.ExitFailure, Err: fmt.Errorf("nothing was captured: %w", quota)}
 	}
 	if errors.Is(err, ledger.ErrUnreachable) {
-		return &ExitError{Code: ExitUnreachable, Err: fmt.Errorf("capture stopped after %d page(s): %w", len(res.Pages), ledger.UnreachableCause(err))}
+		return &cmdutil.ExitError{Code: cmdutil.ExitUnreachable, Err: fmt.Errorf("capture stopped after %d page(s): %w", len(res.Pages), ledger.UnreachableCause(err))}
 	}
 	if err != nil {
 		return err
 	}
 	if n := len(res.Pages) - res.Failed(); n > 0 {
 		fmt.Fprintf(opts.f.Streams.Err, "%d archive(s) registered for %s; ", n, req.Org)
-		deliver(ctx, a, opts.f.Streams.Err)
+		cmdutil.Deliver(ctx, a, opts.f.Streams.Err)
 	}
 	if n := res.Failed(); n > 0 {
-		return &ExitError{Code: ExitIncomplete, Err: fmt.Errorf("%d of %d page(s) were not captured", n, len(res.Pages))}
+		return &cmdutil.ExitError{Code: cmdutil.ExitIncomplete, Err: fmt.Errorf("%d of %d page(s) were not captured", n, len(res.Pages))}
 	}
 	return nil
 }
@@ -146,13 +146,13 @@ func captureFieldError(err error) error {
 	var i int
 	switch {
 	case fe.Field == "organization":
-		return usagef("--org %s", fe.Reason)
+		return cmdutil.Usagef("--org %s", fe.Reason)
 	case fe.Field == "urls":
-		return usagef("URL: %s", fe.Reason)
+		return cmdutil.Usagef("URL: %s", fe.Reason)
 	case sscanIndex(fe.Field, "urls/%d", &i):
-		return usagef("URL #%d %s", i+1, fe.Reason)
+		return cmdutil.Usagef("URL #%d %s", i+1, fe.Reason)
 	}
-	return usagef("%v", err)
+	return cmdutil.Usagef("%v", err)
 }
 
 func sscanIndex(s, format string, i *int) bool {

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/capture-ledger/ledgerctl/pkg/archive"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/testenv"
 	"github.com/capture-ledger/ledgerctl/pkg/wacz"
 )
@@ -69,7 +70,7 @@ func TestCapture(t *testing.T) {
 	// Private addresses are refused by default: nothing is fetched, the
 	// failed capture is recorded with its manifest, exit 3.
 	out, errs, code := run(t, dir, env, "capture", site.URL+"/", "--org", "acme", "--as", "alice", "--engine", "http", "--json")
-	if code != ExitIncomplete || hits.Load() != 0 {
+	if code != cmdutil.ExitIncomplete || hits.Load() != 0 {
 		t.Fatalf("a loopback capture without ALLOW_PRIVATE: exit %d, %d requests reached the site: %s %s", code, hits.Load(), out, errs)
 	}
 	var refused archive.CapturedPage
@@ -153,8 +154,8 @@ func TestCapture(t *testing.T) {
 	if resp.StatusCode != 200 || !bytes.Equal(got, data) {
 		t.Errorf("the minted URL gave %d and %d bytes, want the %d bytes written", resp.StatusCode, len(got), len(data))
 	}
-	if _, _, code := run(t, dir, env, "archives", "url", pages[0].ArchiveID, "--as", "carol", "--org", "contoso"); code != ExitFailure {
-		t.Errorf("an outsider's url: exit %d, want %d", code, ExitFailure)
+	if _, _, code := run(t, dir, env, "archives", "url", pages[0].ArchiveID, "--as", "carol", "--org", "contoso"); code != cmdutil.ExitFailure {
+		t.Errorf("an outsider's url: exit %d, want %d", code, cmdutil.ExitFailure)
 	}
 
 	// Bad input: exit 2, nothing written, nothing fetched.
@@ -168,7 +169,7 @@ func TestCapture(t *testing.T) {
 		{"capture", site.URL + "/", "--as", "alice"},
 		{"capture", "--org", "acme", "--as", "alice"},
 	} {
-		if out, errs, code := run(t, dir, env, args...); code != ExitUsage || errs == "" {
+		if out, errs, code := run(t, dir, env, args...); code != cmdutil.ExitUsage || errs == "" {
 			t.Errorf("%q: exit %d: %s %s", args, code, out, errs)
 		}
 	}
@@ -176,11 +177,11 @@ func TestCapture(t *testing.T) {
 	for i := 0; i <= archive.MaxCaptureURLs; i++ {
 		many = append(many, fmt.Sprintf("%s/%d", site.URL, i))
 	}
-	if _, errs, code := run(t, dir, env, append(many, "--org", "acme", "--as", "alice")...); code != ExitUsage || !strings.Contains(errs, "at most") {
+	if _, errs, code := run(t, dir, env, append(many, "--org", "acme", "--as", "alice")...); code != cmdutil.ExitUsage || !strings.Contains(errs, "at most") {
 		t.Errorf("too many URLs: exit %d: %s", code, errs)
 	}
 	// Someone without can_submit on the organization: not allowed.
-	if _, errs, code := run(t, dir, env, "capture", site.URL+"/", "--org", "acme", "--as", "mallory"); code != ExitFailure || !strings.Contains(errs, "may not submit") {
+	if _, errs, code := run(t, dir, env, "capture", site.URL+"/", "--org", "acme", "--as", "mallory"); code != cmdutil.ExitFailure || !strings.Contains(errs, "may not submit") {
 		t.Errorf("mallory: exit %d: %s", code, errs)
 	}
 	testenv.Unchanged(t, dsn, before)

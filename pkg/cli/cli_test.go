@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/store/postgres"
 	"github.com/capture-ledger/ledgerctl/pkg/testenv"
 )
@@ -28,14 +29,14 @@ func run(t *testing.T, dir string, env map[string]string, args ...string) (stdou
 // runStdin is run with standard input.
 func runStdin(t *testing.T, dir string, env map[string]string, stdin string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	return runCtx(context.Background(), t, dir, env, func(f *Factory) { f.Streams.In = strings.NewReader(stdin) }, args...)
+	return runCtx(context.Background(), t, dir, env, func(f *cmdutil.Factory) { f.Streams.In = strings.NewReader(stdin) }, args...)
 }
 
 // runCtx is run with a context and an optional hook on the factory.
-func runCtx(ctx context.Context, t *testing.T, dir string, env map[string]string, hook func(*Factory), args ...string) (stdout, stderr string, code int) {
+func runCtx(ctx context.Context, t *testing.T, dir string, env map[string]string, hook func(*cmdutil.Factory), args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	f := NewFactory(Streams{In: strings.NewReader(""), Out: &out, Err: &errb})
+	f := cmdutil.NewFactory(cmdutil.Streams{In: strings.NewReader(""), Out: &out, Err: &errb})
 	f.Dir = dir
 	// Each run reads only env, never the process's environment, so the
 	// tests can run in parallel.
@@ -49,11 +50,11 @@ func runCtx(ctx context.Context, t *testing.T, dir string, env map[string]string
 	root.SetOut(&out)
 	root.SetErr(&errb)
 	err := root.ExecuteContext(ctx)
-	f.close()
-	code = ExitOK
+	f.Close()
+	code = cmdutil.ExitOK
 	if err != nil {
 		var msg string
-		code, msg = classify(err)
+		code, msg = cmdutil.Classify(err)
 		if msg != "" {
 			errb.WriteString("ledgerctl: " + msg + "\n")
 		}
@@ -113,8 +114,8 @@ func TestCompletionsAreCurrent(t *testing.T) {
 func TestMigrateStatusUnreachable(t *testing.T) {
 	t.Parallel()
 	out, errs, code := run(t, t.TempDir(), map[string]string{"DATABASE_URL": "postgres://u:secretpw@127.0.0.1:1/ledger?sslmode=disable"}, "migrate", "status")
-	if code != ExitUnreachable {
-		t.Errorf("exit %d, want %d", code, ExitUnreachable)
+	if code != cmdutil.ExitUnreachable {
+		t.Errorf("exit %d, want %d", code, cmdutil.ExitUnreachable)
 	}
 	if out != "" {
 		t.Errorf("stdout %q", out)
@@ -132,7 +133,7 @@ func TestMigrateStatusUnreachable(t *testing.T) {
 func TestMigrateMissingDatabaseURL(t *testing.T) {
 	t.Parallel()
 	_, errs, code := run(t, t.TempDir(), nil, "migrate", "up")
-	if code != ExitUsage || !strings.Contains(errs, "DATABASE_URL") || !strings.Contains(errs, "cp -n .env.example .env") {
+	if code != cmdutil.ExitUsage || !strings.Contains(errs, "DATABASE_URL") || !strings.Contains(errs, "cp -n .env.example .env") {
 		t.Errorf("exit %d: %s", code, errs)
 	}
 }
@@ -140,7 +141,7 @@ func TestMigrateMissingDatabaseURL(t *testing.T) {
 func TestMigrateForceRejectsGarbage(t *testing.T) {
 	t.Parallel()
 	_, errs, code := run(t, t.TempDir(), map[string]string{"DATABASE_URL": "postgres://x@127.0.0.1:1/x"}, "migrate", "force", "abc")
-	if code != ExitUsage || !strings.Contains(errs, `"abc"`) {
+	if code != cmdutil.ExitUsage || !strings.Contains(errs, `"abc"`) {
 		t.Errorf("exit %d: %s", code, errs)
 	}
 }
@@ -198,7 +199,7 @@ func TestVersion(t *testing.T) {
 func TestUnknownCommandIsUsage(t *testing.T) {
 	t.Parallel()
 	_, errs, code := run(t, t.TempDir(), nil, "frobnicate")
-	if code != ExitUsage || !strings.Contains(errs, "unknown command") {
+	if code != cmdutil.ExitUsage || !strings.Contains(errs, "unknown command") {
 		t.Errorf("exit %d: %s", code, errs)
 	}
 }
@@ -209,14 +210,14 @@ func TestMigrateDownAsksOnATerminal(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	env := map[string]string{"DATABASE_URL": testenv.Database(t)}
-	answer := func(yes bool, asked *string) func(*Factory) {
-		return func(f *Factory) {
-			f.confirm = func(q string) (bool, bool) { *asked = q; return true, yes }
+	answer := func(yes bool, asked *string) func(*cmdutil.Factory) {
+		return func(f *cmdutil.Factory) {
+			f.Confirm = func(q string) (bool, bool) { *asked = q; return true, yes }
 		}
 	}
 	var q string
 	_, errs, code := runCtx(context.Background(), t, dir, env, answer(false, &q), "migrate", "down")
-	if code != ExitFailure || !strings.Contains(errs, "not confirmed; nothing was reverted") || !strings.Contains(q, "Revert migration") {
+	if code != cmdutil.ExitFailure || !strings.Contains(errs, "not confirmed; nothing was reverted") || !strings.Contains(q, "Revert migration") {
 		t.Fatalf("declined: exit %d, asked %q: %s", code, q, errs)
 	}
 	out, _, _ := run(t, dir, env, "migrate", "status", "--json")
@@ -238,16 +239,16 @@ func TestMigrateDownAsksOnATerminal(t *testing.T) {
 // as committed (and as date, the name earlier versions used). Not parallel:
 // it sets the values the build would.
 func TestVersionSaysCommitted(t *testing.T) {
-	oldCommit, oldDate := commit, date
-	t.Cleanup(func() { commit, date = oldCommit, oldDate })
-	commit, date = "0123456789abcdef", "2026-12-01T10:00:00+00:00"
+	oldCommit, oldDate := cmdutil.Commit, cmdutil.Date
+	t.Cleanup(func() { cmdutil.Commit, cmdutil.Date = oldCommit, oldDate })
+	cmdutil.Commit, cmdutil.Date = "0123456789abcdef", "2026-12-01T10:00:00+00:00"
 	out, errs, code := run(t, t.TempDir(), nil, "version")
 	if code != 0 || !strings.Contains(out, "(commit 0123456789abcdef, committed 2026-12-01T10:00:00+00:00)") || strings.Contains(out, "built") {
 		t.Errorf("exit %d: %q %s", code, out, errs)
 	}
 	out, _, _ = run(t, t.TempDir(), nil, "version", "--json")
 	var b map[string]string
-	if err := json.Unmarshal([]byte(out), &b); err != nil || b["committed"] != date || b["date"] != date {
+	if err := json.Unmarshal([]byte(out), &b); err != nil || b["committed"] != cmdutil.Date || b["date"] != cmdutil.Date {
 		t.Errorf("--json: %q (%v)", out, err)
 	}
 }

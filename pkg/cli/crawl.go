@@ -9,24 +9,24 @@ import (
 	"strings"
 	"time"
 
-	"github.com/spf13/cobra"
-
+	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/crawl"
 	"github.com/capture-ledger/ledgerctl/pkg/crawl/rules"
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 	"github.com/capture-ledger/ledgerctl/pkg/ui"
+	"github.com/spf13/cobra"
 )
 
 // CrawlOptions are the inputs shared by the `ledgerctl crawl` commands.
 type CrawlOptions struct {
-	f    *Factory
+	f    *cmdutil.Factory
 	As   string
 	Orgs []string
 	JSON bool
 }
 
 func (o *CrawlOptions) caller() (crawl.Caller, error) {
-	id, err := actingAs(o.As, o.Orgs, "the subject to act as (it needs can_submit on one of --org)")
+	id, err := cmdutil.ActingAs(o.As, o.Orgs, "the subject to act as (it needs can_submit on one of --org)")
 	if err != nil {
 		return crawl.Caller{}, err
 	}
@@ -34,7 +34,7 @@ func (o *CrawlOptions) caller() (crawl.Caller, error) {
 }
 
 func (o *CrawlOptions) service(ctx context.Context) (*crawl.Service, error) {
-	a, err := o.f.App(append([]string{"DATABASE_URL", "CAPTURE_LEDGER_FGA_STORE_ID", "CAPTURE_LEDGER_FGA_MODEL_ID"}, s3Vars...)...)
+	a, err := o.f.App(append([]string{"DATABASE_URL", "CAPTURE_LEDGER_FGA_STORE_ID", "CAPTURE_LEDGER_FGA_MODEL_ID"}, cmdutil.S3Vars...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -45,7 +45,7 @@ func (o *CrawlOptions) print(v any) error {
 	return json.NewEncoder(o.f.Streams.Out).Encode(v)
 }
 
-func newCmdCrawl(f *Factory) *cobra.Command {
+func newCmdCrawl(f *cmdutil.Factory) *cobra.Command {
 	opts := &CrawlOptions{f: f}
 	cmd := &cobra.Command{
 		Use:     "crawl",
@@ -101,7 +101,7 @@ func newCmdCrawlStart(opts *CrawlOptions) *cobra.Command {
 			for i, spec := range ruleSpecs {
 				r, err := rules.ParseSpec(spec)
 				if err != nil {
-					return usagef("--rule #%d: %v", i, err)
+					return cmdutil.Usagef("--rule #%d: %v", i, err)
 				}
 				req.Rules = append(req.Rules, r)
 			}
@@ -211,13 +211,13 @@ func fieldMessage(fe *ledger.FieldError) string {
 // (crawlRefusalJSON). absent is the sentence for "absent, or not allowed"
 // (the two look the same, as in the API).
 func crawlError(err error, jsonOut bool, absent string) error {
-	code := ExitUsage
+	code := cmdutil.ExitUsage
 	if errors.Is(err, crawl.ErrConflict) {
-		code = ExitFailure
+		code = cmdutil.ExitFailure
 	}
 	if body := crawlRefusalJSON(err); jsonOut && body != nil {
 		b, _ := json.Marshal(body)
-		return &ExitError{Code: code, Err: fmt.Errorf("%s", b)}
+		return &cmdutil.ExitError{Code: code, Err: fmt.Errorf("%s", b)}
 	}
 	var (
 		field  *ledger.FieldError
@@ -226,29 +226,29 @@ func crawlError(err error, jsonOut bool, absent string) error {
 	)
 	switch {
 	case errors.As(err, &field):
-		return usagef("%s", fieldMessage(field))
+		return cmdutil.Usagef("%s", fieldMessage(field))
 	case errors.As(err, &req):
 		switch req.Message {
 		case crawl.MsgSeedsXorTargets:
-			return usagef("give either --seed URL (repeatable) or --from-targets, not both and not neither")
+			return cmdutil.Usagef("give either --seed URL (repeatable) or --from-targets, not both and not neither")
 		case crawl.MsgNoTargets:
-			return usagef("this organization has no enabled capture targets; add some with: ledgerctl targets add URL... --org ORG")
+			return cmdutil.Usagef("this organization has no enabled capture targets; add some with: ledgerctl targets add URL... --org ORG")
 		}
-		return usagef("%s", req.Error())
+		return cmdutil.Usagef("%s", req.Error())
 	case errors.As(err, &active):
 		bound := "as many crawls as it may run at once"
 		if active.Limit > 0 {
 			bound = fmt.Sprintf("%d crawl(s), as many as it may run at once (CAPTURE_LEDGER_CRAWLS_PER_ORG)", active.Limit)
 		}
 		if active.CrawlID == "" {
-			return &ExitError{Code: ExitFailure, Err: fmt.Errorf("the organization already runs %s; try again when one has ended", bound)}
+			return &cmdutil.ExitError{Code: cmdutil.ExitFailure, Err: fmt.Errorf("the organization already runs %s; try again when one has ended", bound)}
 		}
-		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("the organization already runs %s; the oldest is %s (started %s): wait for one to end, or close it with: ledgerctl crawl fail %s",
+		return &cmdutil.ExitError{Code: cmdutil.ExitFailure, Err: fmt.Errorf("the organization already runs %s; the oldest is %s (started %s): wait for one to end, or close it with: ledgerctl crawl fail %s",
 			bound, active.CrawlID, ui.Time(active.StartedAt), active.CrawlID)}
 	case errors.Is(err, crawl.ErrInvalid), errors.Is(err, crawl.ErrConflict):
-		return &ExitError{Code: code, Err: err}
+		return &cmdutil.ExitError{Code: code, Err: err}
 	case errors.Is(err, ledger.ErrNotFound):
-		return &ExitError{Code: ExitFailure, Err: errors.New(absent)}
+		return &cmdutil.ExitError{Code: cmdutil.ExitFailure, Err: errors.New(absent)}
 	}
 	return err
 }
@@ -394,7 +394,7 @@ func newCmdCrawlList(opts *CrawlOptions) *cobra.Command {
 				return err
 			}
 			if err := crawl.CheckState(state); err != nil {
-				return usagef("--state must be running, succeeded or failed")
+				return cmdutil.Usagef("--state must be running, succeeded or failed")
 			}
 			svc, err := opts.service(cmd.Context())
 			if err != nil {
@@ -441,7 +441,7 @@ that hostname and its subdomains (label boundaries), newest crawl first.`,
 				return err
 			}
 			if (len(args) == 1) == (domain != "") {
-				return usagef("give either a CRAWL_ID or --domain")
+				return cmdutil.Usagef("give either a CRAWL_ID or --domain")
 			}
 			q := crawl.DomainQuery{Domain: domain, Action: action}
 			if domain != "" {
@@ -449,12 +449,12 @@ that hostname and its subdomains (label boundaries), newest crawl first.`,
 				// use-case; given as flags they are mistakes.
 				if cmd.Flags().Changed("days") {
 					if days < 1 {
-						return usagef("--days must be a positive integer")
+						return cmdutil.Usagef("--days must be a positive integer")
 					}
 					q.Days = days
 				}
 				if action == "" {
-					return usagef("--action must be equal to one of the allowed values (follow, capture, skip)")
+					return cmdutil.Usagef("--action must be equal to one of the allowed values (follow, capture, skip)")
 				}
 				if err := q.Validate(); err != nil {
 					return crawlError(err, false, "")
@@ -551,7 +551,7 @@ func newCmdCrawlFail(opts *CrawlOptions) *cobra.Command {
 				return opts.print(res)
 			}
 			if !res.Closed {
-				return &ExitError{Code: ExitFailure, Err: fmt.Errorf("crawl %s is not running; nothing was changed", args[0])}
+				return &cmdutil.ExitError{Code: cmdutil.ExitFailure, Err: fmt.Errorf("crawl %s is not running; nothing was changed", args[0])}
 			}
 			fmt.Fprintf(opts.f.Streams.Out, "crawl %s closed as failed\n", args[0])
 			return nil

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/spf13/cobra"
-
+	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/crawl/politeness"
 	"github.com/capture-ledger/ledgerctl/pkg/ui"
+	"github.com/spf13/cobra"
 )
 
 // newCmdCrawlPoliteness is `ledgerctl crawl politeness`; newCmdCrawl adds
@@ -53,7 +53,7 @@ Exits 1 when any host had an overlap or a short gap.`,
 				printPoliteness(opts, rep)
 			}
 			if !rep.OK {
-				return &ExitError{Code: ExitFailure, Err: fmt.Errorf("crawl %s was not polite on every host: see the overlaps and short gaps", rep.CrawlID)}
+				return &cmdutil.ExitError{Code: cmdutil.ExitFailure, Err: fmt.Errorf("crawl %s was not polite on every host: see the overlaps and short gaps", rep.CrawlID)}
 			}
 			return nil
 		},

@@ -10,11 +10,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/spf13/cobra"
-
+	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/crawl"
 	"github.com/capture-ledger/ledgerctl/pkg/crawl/politeness"
 	"github.com/capture-ledger/ledgerctl/pkg/ui"
+	"github.com/spf13/cobra"
 )
 
 // newCmdCrawlRun is `ledgerctl crawl run`; newCmdCrawl adds it to the crawl
@@ -52,19 +52,19 @@ the crawl ends failed. Not for crawls run by the Windmill flow
 // stops the runner cleanly and says how to resume. It is what `crawl run`
 // does, and what `crawl start --wait` does after starting.
 func runCrawlHere(ctx context.Context, opts *CrawlOptions, c crawl.Caller, id string) error {
-	a, err := opts.f.App(append([]string{"DATABASE_URL", "CAPTURE_LEDGER_FGA_STORE_ID", "CAPTURE_LEDGER_FGA_MODEL_ID"}, s3Vars...)...)
+	a, err := opts.f.App(append([]string{"DATABASE_URL", "CAPTURE_LEDGER_FGA_STORE_ID", "CAPTURE_LEDGER_FGA_MODEL_ID"}, cmdutil.S3Vars...)...)
 	if err != nil {
 		return err
 	}
 	if a.Windmill() {
-		return usagef("this deployment runs crawls on the Windmill flow (CAPTURE_LEDGER_CRAWL_WEBHOOK_URL is set): watch it with ledgerctl crawl status")
+		return cmdutil.Usagef("this deployment runs crawls on the Windmill flow (CAPTURE_LEDGER_CRAWL_WEBHOOK_URL is set): watch it with ledgerctl crawl status")
 	}
-	svc, run, err := a.CrawlRunner(ctx, "ledgerctl "+version)
+	svc, run, err := a.CrawlRunner(ctx, "ledgerctl "+cmdutil.Version)
 	if err != nil {
 		return err
 	}
 	if svc == nil {
-		return &ExitError{Code: ExitFailure, Err: errors.New("the embedded runner cannot capture here: the browser engine has no Chromium (set CAPTURE_LEDGER_CAPTURE_ENGINE=http, CAPTURE_LEDGER_CHROMIUM_PATH or CAPTURE_LEDGER_BROWSERHIVE_ENDPOINTS)")}
+		return &cmdutil.ExitError{Code: cmdutil.ExitFailure, Err: errors.New("the embedded runner cannot capture here: the browser engine has no Chromium (set CAPTURE_LEDGER_CAPTURE_ENGINE=http, CAPTURE_LEDGER_CHROMIUM_PATH or CAPTURE_LEDGER_BROWSERHIVE_ENDPOINTS)")}
 	}
 	if id == "" {
 		list, err := svc.List(ctx, c, crawl.StateRunning, nil)
@@ -72,7 +72,7 @@ func runCrawlHere(ctx context.Context, opts *CrawlOptions, c crawl.Caller, id st
 			return crawlError(err, opts.JSON, "")
 		}
 		if len(list.Crawls) == 0 {
-			return &ExitError{Code: ExitFailure, Err: fmt.Errorf("no crawl is running that %s may see", c.Subject)}
+			return &cmdutil.ExitError{Code: cmdutil.ExitFailure, Err: fmt.Errorf("no crawl is running that %s may see", c.Subject)}
 		}
 		id = list.Crawls[0].CrawlID
 	}
@@ -93,7 +93,7 @@ func runCrawlHere(ctx context.Context, opts *CrawlOptions, c crawl.Caller, id st
 	}
 	// What the levels admitted is listable when this returns.
 	fmt.Fprint(opts.f.Streams.Err, "archives of this run: ")
-	deliver(ctx, a, opts.f.Streams.Err)
+	cmdutil.Deliver(ctx, a, opts.f.Streams.Err)
 	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 		fmt.Fprintf(opts.f.Streams.Err, "stopped; crawl %s is still running: `ledgerctl serve` or `ledgerctl crawl run %s --as %s` resumes it\n", id, id, c.Subject)
 		return nil
@@ -168,7 +168,7 @@ func drawUntilEnd(ctx context.Context, opts *CrawlOptions, prog *politeness.Prog
 				if p.Error != nil {
 					reason = *p.Error
 				}
-				return &ExitError{Code: ExitFailure, Err: fmt.Errorf("crawl %s failed: %s", id, reason)}
+				return &cmdutil.ExitError{Code: cmdutil.ExitFailure, Err: fmt.Errorf("crawl %s failed: %s", id, reason)}
 			}
 			return nil
 		}
@@ -220,7 +220,7 @@ func renderProgress(p politeness.Progress) string {
 	}
 	(&ui.Printer{W: &b}).Table([]string{"host", "captured", "failed", "skipped", "pending", "delay ms", "robots.txt"}, rows)
 	for _, f := range p.Failures {
-		fmt.Fprintf(&b, "failed  %d page(s): %s\n", f.Pages, printable(f.Reason))
+		fmt.Fprintf(&b, "failed  %d page(s): %s\n", f.Pages, cmdutil.Printable(f.Reason))
 	}
 	return b.String()
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/crawl"
 )
 
@@ -37,13 +38,13 @@ func TestCrawlRunInTerminal(t *testing.T) {
 	site := httptest.NewServer(mux)
 	defer site.Close()
 
-	factory := func() (*Factory, *bytes.Buffer, *bytes.Buffer) {
+	factory := func() (*cmdutil.Factory, *bytes.Buffer, *bytes.Buffer) {
 		var out, errb bytes.Buffer
-		f := NewFactory(Streams{In: strings.NewReader(""), Out: &out, Err: &errb})
+		f := cmdutil.NewFactory(cmdutil.Streams{In: strings.NewReader(""), Out: &out, Err: &errb})
 		f.Dir = dir
 		own := maps.Clone(env)
 		f.Env = func(name string) (string, bool) { v, ok := own[name]; return v, ok }
-		t.Cleanup(f.close)
+		t.Cleanup(f.Close)
 		return f, &out, &errb
 	}
 	alice := crawl.Caller{Subject: "alice", Orgs: []string{"acme"}}

@@ -3,6 +3,8 @@ package cli
 import (
 	"strings"
 	"testing"
+
+	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 )
 
 // TestCrawlStop: `crawl stop` stops a running crawl for a submitter of its
@@ -22,10 +24,10 @@ func TestCrawlStop(t *testing.T) {
 	}
 	_, absent, _ := run(t, dir, env, "crawl", "stop", "5b0a3c1e-0000-4000-8000-000000000000", "--as", "bob", "--org", "acme")
 	_, errs, code = run(t, dir, env, "crawl", "stop", id, "--as", "bob", "--org", "acme")
-	if code != ExitFailure || strings.ReplaceAll(errs, id, "ID") != strings.ReplaceAll(absent, "5b0a3c1e-0000-4000-8000-000000000000", "ID") {
+	if code != cmdutil.ExitFailure || strings.ReplaceAll(errs, id, "ID") != strings.ReplaceAll(absent, "5b0a3c1e-0000-4000-8000-000000000000", "ID") {
 		t.Errorf("bob stops: exit %d %q (absent: %q)", code, errs, absent)
 	}
-	if _, errs, code := run(t, dir, env, "crawl", "stop", "nope", "--as", "alice", "--org", "acme"); code != ExitUsage || !strings.Contains(errs, "CRAWL_ID must be a crawl id") {
+	if _, errs, code := run(t, dir, env, "crawl", "stop", "nope", "--as", "alice", "--org", "acme"); code != cmdutil.ExitUsage || !strings.Contains(errs, "CRAWL_ID must be a crawl id") {
 		t.Errorf("bad id: exit %d %s", code, errs)
 	}
 	out, errs, code = run(t, dir, env, "crawl", "stop", id, "--as", "alice", "--org", "acme")

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/testenv"
 )
 
@@ -20,14 +21,14 @@ func TestTargetsCommands(t *testing.T) {
 
 	// All or nothing: one unreadable URL adds none, and every bad one is named.
 	_, errs, code := run(t, dir, env, "targets", "add", "https://a.example.com/", "ftp://x/", "not a url", "--org", "acme")
-	if code != ExitUsage || !strings.Contains(errs, "ftp://x/") || !strings.Contains(errs, "not a url") {
+	if code != cmdutil.ExitUsage || !strings.Contains(errs, "ftp://x/") || !strings.Contains(errs, "not a url") {
 		t.Fatalf("bad urls: exit %d: %s", code, errs)
 	}
 	out, _, _ := run(t, dir, env, "targets", "list", "--org", "acme", "--json")
 	if strings.TrimSpace(out) != "[]" {
 		t.Fatalf("something was added: %s", out)
 	}
-	if _, errs, code := run(t, dir, env, "targets", "list"); code != ExitUsage || !strings.Contains(errs, "--org") {
+	if _, errs, code := run(t, dir, env, "targets", "list"); code != cmdutil.ExitUsage || !strings.Contains(errs, "--org") {
 		t.Errorf("no --org: exit %d %s", code, errs)
 	}
 
@@ -61,7 +62,7 @@ func TestTargetsCommands(t *testing.T) {
 	if _, _, code := run(t, dir, env, "targets", "rm", id, "--org", "acme"); code != 0 {
 		t.Errorf("rm: exit %d", code)
 	}
-	if _, errs, code := run(t, dir, env, "targets", "enable", "x", "--org", "acme"); code != ExitUsage {
+	if _, errs, code := run(t, dir, env, "targets", "enable", "x", "--org", "acme"); code != cmdutil.ExitUsage {
 		t.Errorf("bad id: exit %d %s", code, errs)
 	}
 }
@@ -100,11 +101,11 @@ func TestCrawlCommands(t *testing.T) {
 		{"--seed", "https://www.example.com/", "--rule", "fetch:any"},
 		{"--seed", "https://www.example.com/", "--from-targets"},
 	} {
-		if _, errs, code := run(t, dir, env, append([]string{"crawl", "start", "--as", "alice", "--org", "acme"}, bad...)...); code != ExitUsage {
+		if _, errs, code := run(t, dir, env, append([]string{"crawl", "start", "--as", "alice", "--org", "acme"}, bad...)...); code != cmdutil.ExitUsage {
 			t.Errorf("%v: exit %d %s", bad, code, errs)
 		}
 	}
-	if _, errs, code := run(t, dir, env, "crawl", "start", "--as", "bob", "--org", "acme", "--seed", "https://www.example.com/"); code != ExitFailure || !strings.Contains(errs, "bob may not start crawls for acme") || !strings.Contains(errs, "ledgerctl fga grant submitter bob acme") {
+	if _, errs, code := run(t, dir, env, "crawl", "start", "--as", "bob", "--org", "acme", "--seed", "https://www.example.com/"); code != cmdutil.ExitFailure || !strings.Contains(errs, "bob may not start crawls for acme") || !strings.Contains(errs, "ledgerctl fga grant submitter bob acme") {
 		t.Errorf("bob may not start: exit %d %s", code, errs)
 	}
 	// Plain mode speaks sentences naming the flag or argument at fault;
@@ -114,12 +115,12 @@ func TestCrawlCommands(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"crawl", "start", "--as", "alice", "--org", "acme", "--seed", "https://www.example.com/", "--from-targets"}, ExitUsage, "give either --seed URL (repeatable) or --from-targets, not both"},
-		{[]string{"crawl", "start", "--as", "alice", "--org", "acme", "--from-targets"}, ExitUsage, "no enabled capture targets; add some with: ledgerctl targets add"},
-		{[]string{"crawl", "status", "nope", "--as", "alice", "--org", "acme"}, ExitUsage, "CRAWL_ID must be a crawl id (a UUID"},
-		{[]string{"crawl", "status", "nope", "--as", "alice", "--org", "acme", "--json"}, ExitUsage, `"code":"FST_ERR_VALIDATION"`},
-		{[]string{"crawl", "status", "5b0a3c1e-0000-4000-8000-000000000000", "--as", "alice", "--org", "acme"}, ExitFailure, "no crawl 5b0a3c1e-0000-4000-8000-000000000000 that alice may see"},
-		{[]string{"targets", "disable", "99", "--org", "acme"}, ExitFailure, "no capture target 99 in organization acme"},
+		{[]string{"crawl", "start", "--as", "alice", "--org", "acme", "--seed", "https://www.example.com/", "--from-targets"}, cmdutil.ExitUsage, "give either --seed URL (repeatable) or --from-targets, not both"},
+		{[]string{"crawl", "start", "--as", "alice", "--org", "acme", "--from-targets"}, cmdutil.ExitUsage, "no enabled capture targets; add some with: ledgerctl targets add"},
+		{[]string{"crawl", "status", "nope", "--as", "alice", "--org", "acme"}, cmdutil.ExitUsage, "CRAWL_ID must be a crawl id (a UUID"},
+		{[]string{"crawl", "status", "nope", "--as", "alice", "--org", "acme", "--json"}, cmdutil.ExitUsage, `"code":"FST_ERR_VALIDATION"`},
+		{[]string{"crawl", "status", "5b0a3c1e-0000-4000-8000-000000000000", "--as", "alice", "--org", "acme"}, cmdutil.ExitFailure, "no crawl 5b0a3c1e-0000-4000-8000-000000000000 that alice may see"},
+		{[]string{"targets", "disable", "99", "--org", "acme"}, cmdutil.ExitFailure, "no capture target 99 in organization acme"},
 	} {
 		_, errs, code := run(t, dir, env, tc.args...)
 		if code != tc.code || !strings.Contains(errs, tc.want) || (!strings.Contains(tc.want, "FST") && strings.Contains(errs, "{")) {
@@ -137,7 +138,7 @@ func TestCrawlCommands(t *testing.T) {
 	for k, v := range env {
 		bound[k] = v
 	}
-	if _, errs, code := run(t, dir, bound, "crawl", "start", "--as", "alice", "--org", "acme", "--seed", "https://other.example.org/"); code != ExitFailure ||
+	if _, errs, code := run(t, dir, bound, "crawl", "start", "--as", "alice", "--org", "acme", "--seed", "https://other.example.org/"); code != cmdutil.ExitFailure ||
 		!strings.Contains(errs, id) || !strings.Contains(errs, "1 crawl(s)") {
 		t.Errorf("second crawl: exit %d %s", code, errs)
 	}
@@ -158,7 +159,7 @@ func TestCrawlCommands(t *testing.T) {
 		t.Errorf("fail: %d %s", code, out)
 	}
 	// Nothing to close: a failure in plain mode, the API's shape in --json.
-	if _, errs, code := run(t, dir, env, "crawl", "fail", id, "--as", "alice", "--org", "acme"); code != ExitFailure || !strings.Contains(errs, "is not running; nothing was changed") {
+	if _, errs, code := run(t, dir, env, "crawl", "fail", id, "--as", "alice", "--org", "acme"); code != cmdutil.ExitFailure || !strings.Contains(errs, "is not running; nothing was changed") {
 		t.Errorf("fail again: %d %s", code, errs)
 	}
 	if out, _, code := run(t, dir, env, "crawl", "fail", id, "--as", "alice", "--org", "acme", "--json"); code != 0 || strings.TrimSpace(out) != `{"closed":false}` {
@@ -171,7 +172,7 @@ func TestCrawlCommands(t *testing.T) {
 	// Watching an ended crawl draws it once; a failed one exits 1 with
 	// its reason.
 	out, errs, code = run(t, dir, env, "crawl", "status", id, "--as", "alice", "--org", "acme", "--watch")
-	if code != ExitFailure || !strings.Contains(out, "crawl "+id+" · failed") || !strings.Contains(errs, "crawl "+id+" failed: testing") {
+	if code != cmdutil.ExitFailure || !strings.Contains(out, "crawl "+id+" · failed") || !strings.Contains(errs, "crawl "+id+" failed: testing") {
 		t.Errorf("status --watch after fail: exit %d %q %s", code, out, errs)
 	}
 }
@@ -210,14 +211,14 @@ func TestCrawlFlagErrors(t *testing.T) {
 		{[]string{"crawl", "list", "--state", "done"}, "--state must be running, succeeded or failed"},
 	} {
 		_, errs, code := run(t, dir, map[string]string{}, append(tc.args, as...)...)
-		if code != ExitUsage || !strings.Contains(errs, tc.want) || strings.Contains(errs, "body/") || strings.Contains(errs, "querystring/") {
+		if code != cmdutil.ExitUsage || !strings.Contains(errs, tc.want) || strings.Contains(errs, "body/") || strings.Contains(errs, "querystring/") {
 			t.Errorf("%q: exit %d, stderr %q; want %q", tc.args, code, errs, tc.want)
 		}
 	}
 	// --json: the API's validation shape, the message naming the flag.
 	_, errs, code := run(t, dir, map[string]string{}, append([]string{"crawl", "start", "--seed", "https://e.com/", "--max-pages", "0", "--json"}, as...)...)
 	want := `{"statusCode":400,"code":"FST_ERR_VALIDATION","error":"Bad Request","message":"--max-pages must be \u003e= 1"}`
-	if code != ExitUsage || !strings.Contains(errs, want) {
+	if code != cmdutil.ExitUsage || !strings.Contains(errs, want) {
 		t.Errorf("--json: exit %d, stderr %q; want %s", code, errs, want)
 	}
 }
@@ -260,7 +261,7 @@ func TestCrawlStartWait(t *testing.T) {
 	delete(env, "CAPTURE_LEDGER_CAPTURE_ALLOW_PRIVATE")
 	out, errs, code := run(t, dir, env, "crawl", "start", "--as", "alice", "--org", "acme", "--seed", site.URL+"/", "--max-depth", "1", "--per-host-delay-ms", "0", "--wait")
 	failedID, _, _ := strings.Cut(out, "\n")
-	if code != ExitFailure || !strings.Contains(errs, "crawl "+failedID+" failed: no page was captured: 1 failed") || !strings.Contains(errs, "refused") ||
+	if code != cmdutil.ExitFailure || !strings.Contains(errs, "crawl "+failedID+" failed: no page was captured: 1 failed") || !strings.Contains(errs, "refused") ||
 		!strings.Contains(out, "failed  1 page(s): ") {
 		t.Fatalf("start --wait, every page refused: exit %d %q %s", code, out, errs)
 	}

@@ -7,15 +7,15 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/spf13/cobra"
-
 	"github.com/capture-ledger/ledgerctl/pkg/blob"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/config"
 	"github.com/capture-ledger/ledgerctl/pkg/devstack"
+	"github.com/jackc/pgx/v5"
+	"github.com/spf13/cobra"
 )
 
-func newCmdDev(f *Factory) *cobra.Command {
+func newCmdDev(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "dev",
 		Example: "  ledgerctl dev stack up --env-local\n  ledgerctl dev issuer\n  ledgerctl dev demo",
@@ -27,7 +27,7 @@ func newCmdDev(f *Factory) *cobra.Command {
 
 // DevStackOptions are the inputs of `ledgerctl dev stack`.
 type DevStackOptions struct {
-	f         *Factory
+	f         *cmdutil.Factory
 	Dir       string
 	PGBin     string
 	Versitygw string
@@ -37,7 +37,7 @@ type DevStackOptions struct {
 	Bucket    string
 }
 
-func newCmdDevStack(f *Factory) *cobra.Command {
+func newCmdDevStack(f *cmdutil.Factory) *cobra.Command {
 	opts := &DevStackOptions{f: f}
 	cmd := &cobra.Command{
 		Use:     "stack",
@@ -106,11 +106,11 @@ func devStackUp(ctx context.Context, opts *DevStackOptions) error {
 		var setup *devstack.SetupError
 		switch {
 		case errors.As(err, &setup):
-			return &ExitError{Code: ExitUsage, Err: err}
+			return &cmdutil.ExitError{Code: cmdutil.ExitUsage, Err: err}
 		case readyErr != nil && errors.Is(err, readyErr):
 			return err // creating the database or bucket, or writing .env.local, failed
 		}
-		return &ExitError{Code: ExitUnreachable, Err: err}
+		return &cmdutil.ExitError{Code: cmdutil.ExitUnreachable, Err: err}
 	}
 	if st.AlreadyUp {
 		fmt.Fprintf(errw, "stack already up (%s)\n", st.Dir)

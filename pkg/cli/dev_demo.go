@@ -17,15 +17,15 @@ import (
 	"text/template"
 	"time"
 
-	"github.com/spf13/cobra"
-
 	"github.com/capture-ledger/ledgerctl/pkg/app"
 	"github.com/capture-ledger/ledgerctl/pkg/authz"
 	"github.com/capture-ledger/ledgerctl/pkg/capture"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/config"
 	"github.com/capture-ledger/ledgerctl/pkg/crawl"
 	"github.com/capture-ledger/ledgerctl/pkg/crawl/rules"
 	"github.com/capture-ledger/ledgerctl/pkg/identity"
+	"github.com/spf13/cobra"
 )
 
 // demoFiles is the bundled demo site: one folder per host.
@@ -38,12 +38,12 @@ var demoHosts = []string{"www", "blog", "ads"}
 
 // DevDemoOptions are the inputs of `ledgerctl dev demo`.
 type DevDemoOptions struct {
-	f   *Factory
+	f   *cmdutil.Factory
 	As  string
 	Org string
 }
 
-func newCmdDevDemo(f *Factory) *cobra.Command {
+func newCmdDevDemo(f *cmdutil.Factory) *cobra.Command {
 	opts := &DevDemoOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "demo",
@@ -97,27 +97,27 @@ func devDemoRun(ctx context.Context, opts *DevDemoOptions) error {
 		opts.As = demoUser()
 	}
 	if err := identity.CheckIdentity(identity.Identity{Subject: opts.As, Organizations: []string{opts.Org}}); err != nil {
-		return usagef("--as/--org: %v", err)
+		return cmdutil.Usagef("--as/--org: %v", err)
 	}
-	f.verbose = true
+	f.Verbose = true
 	a, err := f.App(config.Required()...)
 	if err != nil {
 		return err
 	}
-	log := f.logger(a.Settings.LogFormat, a.Settings.LogLevel)
+	log := f.Logger(a.Settings.LogFormat, a.Settings.LogLevel)
 	a.Log = log
 	if err := checkAPIPort(a.Settings.APIHost, a.Settings.APIPort); err != nil {
 		return err
 	}
 	if a.Windmill() {
-		return usagef("the demo runs its crawl on the embedded runner: unset CAPTURE_LEDGER_CRAWL_WEBHOOK_URL")
+		return cmdutil.Usagef("the demo runs its crawl on the embedded runner: unset CAPTURE_LEDGER_CRAWL_WEBHOOK_URL")
 	}
 	ccfg, err := a.CaptureConfig()
 	if err != nil {
-		return usageError{err}
+		return cmdutil.UsageError{Err: err}
 	}
 	if !ccfg.AllowPrivate {
-		return usagef("the demo site is on loopback (127.0.0.1): set %s=1 for this command (make run does)", capture.EnvAllowPrivate)
+		return cmdutil.Usagef("the demo site is on loopback (127.0.0.1): set %s=1 for this command (make run does)", capture.EnvAllowPrivate)
 	}
 	if len(a.Settings.BrowserHiveEndpoints) == 0 && a.Settings.CaptureEngine != capture.EngineHTTP {
 		if _, err := capture.FindChromium(ccfg.ChromiumPath); err != nil {
@@ -129,11 +129,11 @@ func devDemoRun(ctx context.Context, opts *DevDemoOptions) error {
 	// The site first: the crawl's seeds name its port.
 	site, err := startDemoSite()
 	if err != nil {
-		return &ExitError{Code: ExitFailure, Err: err}
+		return &cmdutil.ExitError{Code: cmdutil.ExitFailure, Err: err}
 	}
 	defer site.close()
 
-	srv, addr, err := listenServer(ctx, a, log, app.ServeOptions{Version: version})
+	srv, addr, err := listenServer(ctx, a, log, app.ServeOptions{Version: cmdutil.Version})
 	if err != nil {
 		return err
 	}

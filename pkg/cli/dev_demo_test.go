@@ -17,11 +17,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/chromedp"
-	"github.com/google/uuid"
-
+	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/crawl"
 	"github.com/capture-ledger/ledgerctl/pkg/testenv"
+	"github.com/chromedp/chromedp"
+	"github.com/google/uuid"
 )
 
 // syncBuffer is a bytes.Buffer the command writes from its goroutine while
@@ -62,7 +62,7 @@ func TestDevDemo(t *testing.T) {
 	env["CAPTURE_LEDGER_REPLAY_VIEWER_DIR"] = viewer
 
 	// Loopback stays refused unless allowed.
-	if _, errs, code := run(t, dir, env, "dev", "demo", "--as", "alice"); code != ExitUsage || !strings.Contains(errs, "CAPTURE_LEDGER_CAPTURE_ALLOW_PRIVATE=1") {
+	if _, errs, code := run(t, dir, env, "dev", "demo", "--as", "alice"); code != cmdutil.ExitUsage || !strings.Contains(errs, "CAPTURE_LEDGER_CAPTURE_ALLOW_PRIVATE=1") {
 		t.Fatalf("without ALLOW_PRIVATE: exit %d %s", code, errs)
 	}
 	env["CAPTURE_LEDGER_CAPTURE_ALLOW_PRIVATE"] = "1"
@@ -79,7 +79,7 @@ func TestDevDemo(t *testing.T) {
 	out := &syncBuffer{}
 	done := make(chan int, 1)
 	go func() {
-		_, _, code := runCtx(ctx, t, dir, env, func(f *Factory) { f.Streams.Out, f.Streams.Err = out, io.Discard }, "dev", "demo", "--as", "alice")
+		_, _, code := runCtx(ctx, t, dir, env, func(f *cmdutil.Factory) { f.Streams.Out, f.Streams.Err = out, io.Discard }, "dev", "demo", "--as", "alice")
 		done <- code
 	}()
 
@@ -111,10 +111,10 @@ func TestDevDemo(t *testing.T) {
 	}
 	demoConsoleWhileRunning(t, home, base, id)
 
-	f := NewFactory(Streams{In: strings.NewReader(""), Out: io.Discard, Err: io.Discard})
+	f := cmdutil.NewFactory(cmdutil.Streams{In: strings.NewReader(""), Out: io.Discard, Err: io.Discard})
 	f.Dir = dir
 	f.Env = func(name string) (string, bool) { v, ok := env[name]; return v, ok }
-	t.Cleanup(f.close)
+	t.Cleanup(f.Close)
 	svc, err := (&CrawlOptions{f: f}).service(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -203,7 +203,7 @@ func TestDevDemo(t *testing.T) {
 	}
 
 	cancel()
-	if code := <-done; code != ExitOK {
+	if code := <-done; code != cmdutil.ExitOK {
 		t.Errorf("dev demo exited %d after Ctrl-C", code)
 	}
 }

@@ -15,10 +15,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/capture-ledger/ledgerctl/pkg/blob"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/devstack"
+	"github.com/jackc/pgx/v5"
 )
 
 // stackBinaries finds the PostgreSQL server binaries and versitygw these
@@ -197,7 +197,7 @@ func TestDevStackFailedUpLeavesNothingRunning(t *testing.T) {
 	}
 
 	// A versitygw that does not exist: refused before anything starts.
-	errs := fail("missing versitygw", ExitUsage, "--versitygw", filepath.Join(dir, "nope"))
+	errs := fail("missing versitygw", cmdutil.ExitUsage, "--versitygw", filepath.Join(dir, "nope"))
 	if strings.Contains(errs, "postgres: up") {
 		t.Errorf("PostgreSQL was started before the binaries were checked:\n%s", errs)
 	}
@@ -207,7 +207,7 @@ func TestDevStackFailedUpLeavesNothingRunning(t *testing.T) {
 	if err := os.WriteFile(fake, []byte("#!/bin/sh\necho 'cannot listen' >&2\nexit 1\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	errs = fail("versitygw exits", ExitUnreachable, "--versitygw", fake)
+	errs = fail("versitygw exits", cmdutil.ExitUnreachable, "--versitygw", fake)
 	if !pgUpLine.MatchString(errs) || !strings.Contains(errs, "cannot listen") {
 		t.Errorf("expected PostgreSQL to start and versitygw's own words in the error:\n%s", errs)
 	}

@@ -11,21 +11,21 @@ import (
 	"strings"
 	"time"
 
-	"github.com/spf13/cobra"
-
+	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/identity"
+	"github.com/spf13/cobra"
 )
 
 // DevIssuerOptions are the inputs of `ledgerctl dev issuer` and `dev token`.
 type DevIssuerOptions struct {
-	f         *Factory
+	f         *cmdutil.Factory
 	Subject   string
 	Orgs      []string
 	ExpiresIn string
 	Ready     func(addr string)
 }
 
-func newCmdDevIssuer(f *Factory) *cobra.Command {
+func newCmdDevIssuer(f *cmdutil.Factory) *cobra.Command {
 	opts := &DevIssuerOptions{f: f}
 	return &cobra.Command{
 		Use:   "issuer",
@@ -62,7 +62,7 @@ func devIssuerRun(ctx context.Context, opts *DevIssuerOptions) error {
 	}
 	ln, err := identity.ListenLoopback("127.0.0.1", s.DevIssuerPort)
 	if err != nil {
-		return &ExitError{Code: ExitFailure, Err: err}
+		return &cmdutil.ExitError{Code: cmdutil.ExitFailure, Err: err}
 	}
 	fmt.Fprintln(opts.f.Streams.Err, identity.IssuerWarning)
 	fmt.Fprintf(opts.f.Streams.Err, "issuer %s (audience %s) listening on %s\n", iss.Issuer(), iss.Audience(), ln.Addr())
@@ -85,7 +85,7 @@ func devIssuerRun(ctx context.Context, opts *DevIssuerOptions) error {
 	return err
 }
 
-func newCmdDevToken(f *Factory) *cobra.Command {
+func newCmdDevToken(f *cmdutil.Factory) *cobra.Command {
 	opts := &DevIssuerOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "token",
@@ -95,7 +95,7 @@ func newCmdDevToken(f *Factory) *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if strings.TrimSpace(opts.Subject) == "" {
-				return usagef("--subject is required")
+				return cmdutil.Usagef("--subject is required")
 			}
 			return devTokenRun(cmd.Context(), opts)
 		},
@@ -125,12 +125,12 @@ func devTokenRun(ctx context.Context, opts *DevIssuerOptions) error {
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
 	if err != nil {
-		return &ExitError{Code: ExitUnreachable, Err: fmt.Errorf("the dev issuer at %s is not reachable — start it with `ledgerctl dev issuer`", base)}
+		return &cmdutil.ExitError{Code: cmdutil.ExitUnreachable, Err: fmt.Errorf("the dev issuer at %s is not reachable — start it with `ledgerctl dev issuer`", base)}
 	}
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if resp.StatusCode != http.StatusOK {
-		return &ExitError{Code: ExitUsage, Err: fmt.Errorf("the dev issuer refused: %d %s", resp.StatusCode, strings.TrimSpace(string(data)))}
+		return &cmdutil.ExitError{Code: cmdutil.ExitUsage, Err: fmt.Errorf("the dev issuer refused: %d %s", resp.StatusCode, strings.TrimSpace(string(data)))}
 	}
 	var tok struct {
 		AccessToken string `json:"access_token"`

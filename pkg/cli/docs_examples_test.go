@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/spf13/pflag"
 )
 
@@ -130,7 +131,7 @@ func offlineExample(path string, args []string) bool {
 func checkDocExample(t *testing.T, ex docExample) (problem string, ran bool) {
 	t.Helper()
 	var buf bytes.Buffer
-	root := NewRootCmd(NewFactory(Streams{In: strings.NewReader(""), Out: &buf, Err: &buf}))
+	root := NewRootCmd(cmdutil.NewFactory(cmdutil.Streams{In: strings.NewReader(""), Out: &buf, Err: &buf}))
 	cmd, rest, err := root.Find(ex.args)
 	if err != nil || cmd == root {
 		return fmt.Sprintf("no such command (%v)", err), false
@@ -146,13 +147,13 @@ func checkDocExample(t *testing.T, ex docExample) (problem string, ran bool) {
 		refused = fmt.Sprintf("arguments refused: %v", err)
 	}
 	switch {
-	case refused != "" && ex.code != ExitUsage:
+	case refused != "" && ex.code != cmdutil.ExitUsage:
 		return refused, false
 	case refused != "":
 		// Documented to exit 2 and refused before it runs: running it
 		// touches nothing, so it is run to see the status.
 	case !offlineExample(cmd.CommandPath(), ex.args):
-		if ex.code == ExitUsage {
+		if ex.code == cmdutil.ExitUsage {
 			return "documented to exit 2, but its flags and arguments are accepted, and it needs a server to run", false
 		}
 		return "", false

@@ -7,23 +7,23 @@ import (
 	"strings"
 	"time"
 
-	"github.com/spf13/cobra"
-
 	"github.com/capture-ledger/ledgerctl/pkg/app"
 	"github.com/capture-ledger/ledgerctl/pkg/authz"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/config"
 	"github.com/capture-ledger/ledgerctl/pkg/health"
 	"github.com/capture-ledger/ledgerctl/pkg/ui"
+	"github.com/spf13/cobra"
 )
 
 // DoctorOptions are the inputs of `ledgerctl doctor`.
 type DoctorOptions struct {
-	f       *Factory
+	f       *cmdutil.Factory
 	JSON    bool
 	Timeout time.Duration
 }
 
-func newCmdDoctor(f *Factory) *cobra.Command {
+func newCmdDoctor(f *cmdutil.Factory) *cobra.Command {
 	opts := &DoctorOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "doctor",
@@ -59,7 +59,7 @@ type doctorReport struct {
 
 func doctorRun(cmd *cobra.Command, opts *DoctorOptions) error {
 	if opts.Timeout <= 0 {
-		return usagef("--timeout must be positive")
+		return cmdutil.Usagef("--timeout must be positive")
 	}
 	s, cfgErr := doctorSettings(opts.f)
 	if cfgErr != nil {
@@ -67,10 +67,10 @@ func doctorRun(cmd *cobra.Command, opts *DoctorOptions) error {
 		if err := printDoctor(opts, []health.Result{r}); err != nil {
 			return err
 		}
-		return &ExitError{Code: ExitUsage, Err: errors.New("doctor: the configuration does not load (see the config check)")}
+		return &cmdutil.ExitError{Code: cmdutil.ExitUsage, Err: errors.New("doctor: the configuration does not load (see the config check)")}
 	}
 	a := app.New(s, nil)
-	opts.f.onClose(a.Close)
+	opts.f.OnClose(a.Close)
 	rs := append([]health.Result{{Check: "config", Status: health.OK, Detail: "every required variable is set and valid; OpenFGA: " + authz.Where(s)}},
 		(&health.Checker{App: a, Timeout: opts.Timeout}).Doctor(cmd.Context())...)
 	if err := printDoctor(opts, rs); err != nil {
@@ -89,16 +89,16 @@ func doctorRun(cmd *cobra.Command, opts *DoctorOptions) error {
 	}
 	switch {
 	case len(unreachable) > 0:
-		return &ExitError{Code: ExitUnreachable, Err: fmt.Errorf("doctor: unreachable: %s (see the hints above)", dependencyNames(unreachable))}
+		return &cmdutil.ExitError{Code: cmdutil.ExitUnreachable, Err: fmt.Errorf("doctor: unreachable: %s (see the hints above)", dependencyNames(unreachable))}
 	case len(failed) > 0:
-		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("doctor: failed: %s (see the hints above)", strings.Join(failed, ", "))}
+		return &cmdutil.ExitError{Code: cmdutil.ExitFailure, Err: fmt.Errorf("doctor: failed: %s (see the hints above)", strings.Join(failed, ", "))}
 	}
 	return nil
 }
 
 // doctorSettings loads the configuration and reports every missing and
 // every invalid variable together.
-func doctorSettings(f *Factory) (config.Settings, error) {
+func doctorSettings(f *cmdutil.Factory) (config.Settings, error) {
 	c, err := f.Config()
 	if err != nil {
 		return config.Settings{}, err

@@ -12,9 +12,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-
+	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/testenv"
+	"github.com/jackc/pgx/v5"
 )
 
 type doctorJSON struct {
@@ -118,7 +118,7 @@ func TestDoctor(t *testing.T) {
 		}
 		pending["DATABASE_URL"] = testenv.EmptyDatabase(t)
 		out, errs, code := run(t, dir, pending, "doctor")
-		if code != ExitFailure || !strings.Contains(errs, "migrations") {
+		if code != cmdutil.ExitFailure || !strings.Contains(errs, "migrations") {
 			t.Fatalf("exit %d: %s %s", code, out, errs)
 		}
 		var row string
@@ -144,7 +144,7 @@ func TestDoctor(t *testing.T) {
 		}
 		closed["CAPTURE_LEDGER_S3_ENDPOINT"] = fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
 		out, errs, code := run(t, dir, closed, "doctor", "--json")
-		if code != ExitUnreachable || !strings.Contains(errs, "unreachable: S3") {
+		if code != cmdutil.ExitUnreachable || !strings.Contains(errs, "unreachable: S3") {
 			t.Fatalf("exit %d: %s %s", code, out, errs)
 		}
 		d, _ := doctorChecks(t, out)
@@ -201,7 +201,7 @@ func TestDoctorProvesWrites(t *testing.T) {
 			t.Fatal(err)
 		}
 		out, errs, code := run(t, dir, with("DATABASE_URL", ro), "doctor")
-		if code != ExitFailure || !strings.Contains(errs, "doctor: failed: postgres-write") {
+		if code != cmdutil.ExitFailure || !strings.Contains(errs, "doctor: failed: postgres-write") {
 			t.Fatalf("exit %d: %s %s", code, out, errs)
 		}
 		if r := row(t, out, "postgres"); !strings.HasPrefix(r, "postgres ok SELECT 1 answered") {
@@ -236,7 +236,7 @@ func TestDoctorProvesWrites(t *testing.T) {
 		}))
 		defer ro.Close()
 		out, errs, code := run(t, dir, with("CAPTURE_LEDGER_S3_ENDPOINT", ro.URL), "doctor")
-		if code != ExitFailure || !strings.Contains(errs, "doctor: failed: s3-write") {
+		if code != cmdutil.ExitFailure || !strings.Contains(errs, "doctor: failed: s3-write") {
 			t.Fatalf("exit %d: %s %s", code, out, errs)
 		}
 		if r := row(t, out, "s3"); !strings.HasPrefix(r, "s3 ok bucket "+bucket) {
@@ -253,7 +253,7 @@ func TestDoctorProvesWrites(t *testing.T) {
 
 	t.Run("the pinned model is missing", func(t *testing.T) {
 		out, errs, code := run(t, dir, with("CAPTURE_LEDGER_FGA_MODEL_ID", "01HZZZZZZZZZZZZZZZZZZZZZZZ"), "doctor")
-		if code != ExitFailure || !strings.Contains(errs, "doctor: failed: openfga") {
+		if code != cmdutil.ExitFailure || !strings.Contains(errs, "doctor: failed: openfga") {
 			t.Fatalf("exit %d: %s %s", code, out, errs)
 		}
 		r := row(t, out, "openfga")
@@ -274,7 +274,7 @@ func TestDoctorProvesWrites(t *testing.T) {
 func TestDoctorConfiguration(t *testing.T) {
 	t.Parallel()
 	out, errs, code := run(t, t.TempDir(), map[string]string{"CAPTURE_LEDGER_API_PORT": "99999"}, "doctor", "--json")
-	if code != ExitUsage {
+	if code != cmdutil.ExitUsage {
 		t.Fatalf("exit %d: %s %s", code, out, errs)
 	}
 	d, _ := doctorChecks(t, out)

@@ -5,21 +5,21 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/spf13/cobra"
-
+	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/outbox"
 	"github.com/capture-ledger/ledgerctl/pkg/ui"
+	"github.com/spf13/cobra"
 )
 
 // DrainOptions are the inputs of `ledgerctl drain`.
 type DrainOptions struct {
-	f       *Factory
+	f       *cmdutil.Factory
 	JSON    bool
 	Status  bool
 	Requeue bool
 }
 
-func newCmdDrain(f *Factory) *cobra.Command {
+func newCmdDrain(f *cmdutil.Factory) *cobra.Command {
 	opts := &DrainOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "drain",
@@ -35,7 +35,7 @@ reached the drain stops and leaves the remaining rows untouched (exit 4).
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if opts.Status && opts.Requeue {
-				return usagef("--status and --requeue cannot be used together")
+				return cmdutil.Usagef("--status and --requeue cannot be used together")
 			}
 			return drainRun(cmd, opts)
 		},
@@ -107,9 +107,9 @@ func drainRun(cmd *cobra.Command, opts *DrainOptions) error {
 	}
 	switch {
 	case res.Unreachable != "":
-		return &ExitError{Code: ExitUnreachable, Err: fmt.Errorf("%s — is the stack up? (rows left untouched)", res.Unreachable)}
+		return &cmdutil.ExitError{Code: cmdutil.ExitUnreachable, Err: fmt.Errorf("%s — is the stack up? (rows left untouched)", res.Unreachable)}
 	case res.Failed > 0 || res.Dead > 0:
-		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("%d row(s) failed and %d were dead-lettered: see `ledgerctl drain --status`", res.Failed, res.Dead)}
+		return &cmdutil.ExitError{Code: cmdutil.ExitFailure, Err: fmt.Errorf("%d row(s) failed and %d were dead-lettered: see `ledgerctl drain --status`", res.Failed, res.Dead)}
 	}
 	return nil
 }

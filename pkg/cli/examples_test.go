@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/spf13/cobra"
 )
 
@@ -68,7 +69,7 @@ func splitWords(s string) []string {
 func TestHelpExamplesAreAccepted(t *testing.T) {
 	t.Chdir("../..") // examples name files from the top of the checkout
 	var buf bytes.Buffer
-	lines := exampleLines(NewRootCmd(NewFactory(Streams{In: strings.NewReader(""), Out: &buf, Err: &buf})))
+	lines := exampleLines(NewRootCmd(cmdutil.NewFactory(cmdutil.Streams{In: strings.NewReader(""), Out: &buf, Err: &buf})))
 	if len(lines) < 20 {
 		t.Fatalf("found only %d examples: %q", len(lines), lines)
 	}
@@ -78,7 +79,7 @@ func TestHelpExamplesAreAccepted(t *testing.T) {
 		// Examples shared by grant and revoke are written with %s.
 		for _, verb := range []string{"grant", "revoke"} {
 			a := strings.Split(strings.ReplaceAll(strings.Join(args, "\x00"), "%s", verb), "\x00")
-			root := NewRootCmd(NewFactory(Streams{In: strings.NewReader(""), Out: &buf, Err: &buf}))
+			root := NewRootCmd(cmdutil.NewFactory(cmdutil.Streams{In: strings.NewReader(""), Out: &buf, Err: &buf}))
 			cmd, rest, err := root.Find(a)
 			if err != nil || cmd == root {
 				t.Errorf("%q: no such command (%v)", line, err)
@@ -100,7 +101,7 @@ func TestHelpExamplesAreAccepted(t *testing.T) {
 				break
 			}
 			if offline[cmd.CommandPath()] {
-				if _, errs, code := run(t, t.TempDir(), nil, a...); code != ExitOK {
+				if _, errs, code := run(t, t.TempDir(), nil, a...); code != cmdutil.ExitOK {
 					t.Errorf("%q: exit %d: %s", line, code, errs)
 				}
 			}
@@ -129,5 +130,5 @@ func TestEveryCommandHasExamples(t *testing.T) {
 			walk(sub)
 		}
 	}
-	walk(NewRootCmd(NewFactory(Streams{In: strings.NewReader(""), Out: &buf, Err: &buf})))
+	walk(NewRootCmd(cmdutil.NewFactory(cmdutil.Streams{In: strings.NewReader(""), Out: &buf, Err: &buf})))
 }

@@ -10,16 +10,16 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/spf13/cobra"
-
 	"github.com/capture-ledger/ledgerctl/fga"
 	"github.com/capture-ledger/ledgerctl/pkg/authz"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/config"
 	"github.com/capture-ledger/ledgerctl/pkg/i18n"
 	"github.com/capture-ledger/ledgerctl/pkg/ui"
+	"github.com/spf13/cobra"
 )
 
-func newCmdFGA(f *Factory) *cobra.Command {
+func newCmdFGA(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "fga",
 		Short: "Test and deploy the OpenFGA model; grant who may start crawls",
@@ -37,12 +37,12 @@ CAPTURE_LEDGER_FGA_API_URL points at an OpenFGA cluster.`,
 
 // FGATestOptions are the inputs of `ledgerctl fga test`.
 type FGATestOptions struct {
-	f    *Factory
+	f    *cmdutil.Factory
 	File string
 	JSON bool
 }
 
-func newCmdFGATest(f *Factory) *cobra.Command {
+func newCmdFGATest(f *cmdutil.Factory) *cobra.Command {
 	opts := &FGATestOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "test",
@@ -73,7 +73,7 @@ func loadSuite(file string) (*authz.TestSuite, error) {
 	}
 	data, err := os.ReadFile(file)
 	if err != nil {
-		return nil, usagef("--file: %v", err)
+		return nil, cmdutil.Usagef("--file: %v", err)
 	}
 	return authz.ParseTestSuite(data, file, func(name string) (string, string, error) {
 		path := name
@@ -88,15 +88,15 @@ func loadSuite(file string) (*authz.TestSuite, error) {
 func fgaTestRun(ctx context.Context, opts *FGATestOptions) error {
 	suite, err := loadSuite(opts.File)
 	if err != nil {
-		var u usageError
+		var u cmdutil.UsageError
 		if errors.As(err, &u) {
 			return err
 		}
-		return &ExitError{Code: ExitFailure, Err: err}
+		return &cmdutil.ExitError{Code: cmdutil.ExitFailure, Err: err}
 	}
 	results, err := authz.RunTestSuite(ctx, suite)
 	if err != nil {
-		return &ExitError{Code: ExitFailure, Err: err}
+		return &cmdutil.ExitError{Code: cmdutil.ExitFailure, Err: err}
 	}
 	tests, checks, failed := authz.Summary(results)
 	out := opts.f.Streams.Out
@@ -132,18 +132,18 @@ func fgaTestRun(ctx context.Context, opts *FGATestOptions) error {
 		}
 	}
 	if failed > 0 {
-		return &ExitError{Code: ExitFailure}
+		return &cmdutil.ExitError{Code: cmdutil.ExitFailure}
 	}
 	return nil
 }
 
 // FGADeployOptions are the inputs of `ledgerctl fga deploy`.
 type FGADeployOptions struct {
-	f    *Factory
+	f    *cmdutil.Factory
 	JSON bool
 }
 
-func newCmdFGADeploy(f *Factory) *cobra.Command {
+func newCmdFGADeploy(f *cmdutil.Factory) *cobra.Command {
 	opts := &FGADeployOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "deploy",
@@ -173,11 +173,11 @@ func fgaError(err error) error {
 	case err == nil:
 		return nil
 	case authz.IsUnreachable(err):
-		return &ExitError{Code: ExitUnreachable, Err: err}
+		return &cmdutil.ExitError{Code: cmdutil.ExitUnreachable, Err: err}
 	case errors.Is(err, authz.ErrNoDatastore), errors.Is(err, authz.ErrNoStore):
-		return usageError{err}
+		return cmdutil.UsageError{Err: err}
 	case errors.Is(err, authz.ErrDatastoreMissing):
-		return &ExitError{Code: ExitFailure, Err: err}
+		return &cmdutil.ExitError{Code: cmdutil.ExitFailure, Err: err}
 	}
 	return err
 }
@@ -254,7 +254,7 @@ func fgaDeployRun(ctx context.Context, opts *FGADeployOptions) error {
 		fmt.Fprintf(errw, "%s store %q of %s\n%s — serve uses it from its next start (a serve already running keeps its model until restarted)\n", verb, d.StoreName, authz.Where(s), note)
 	}
 	for name, v := range values {
-		if shell, ok := f.lookupEnv(name); ok && shell != "" && shell != v {
+		if shell, ok := f.LookupEnv(name); ok && shell != "" && shell != v {
 			fmt.Fprintf(errw, "warning: %s is set in the shell, which beats .env.local: unset it to use the new value\n", name)
 		}
 	}
@@ -263,12 +263,12 @@ func fgaDeployRun(ctx context.Context, opts *FGADeployOptions) error {
 
 // FGARoleOptions are the inputs of `ledgerctl fga grant|revoke`.
 type FGARoleOptions struct {
-	f      *Factory
+	f      *cmdutil.Factory
 	Action string // grant or revoke
 	JSON   bool
 }
 
-func newCmdFGARole(f *Factory, action string) *cobra.Command {
+func newCmdFGARole(f *cmdutil.Factory, action string) *cobra.Command {
 	opts := &FGARoleOptions{f: f, Action: action}
 	short := "Store that USER may start crawls for ORG (as submitter or admin)"
 	verb := "Writes"
@@ -314,7 +314,7 @@ identity token on every request and is never stored.`,
 
 func fgaRoleRun(ctx context.Context, opts *FGARoleOptions, relation, user, org string) error {
 	if err := authz.ValidateGrant(relation, user, org); err != nil {
-		return usageError{err}
+		return cmdutil.UsageError{Err: err}
 	}
 	f := opts.f
 	a, err := f.App("CAPTURE_LEDGER_FGA_STORE_ID", "CAPTURE_LEDGER_FGA_MODEL_ID")
@@ -333,7 +333,7 @@ func fgaRoleRun(ctx context.Context, opts *FGARoleOptions, relation, user, org s
 	r, err := change(ctx, c, relation, user, org)
 	if err != nil {
 		if authz.KindOf(err) == authz.KindInvalid {
-			return usageError{err}
+			return cmdutil.UsageError{Err: err}
 		}
 		if authz.KindOf(err) == authz.KindNotFound {
 			return fmt.Errorf("%w (is CAPTURE_LEDGER_FGA_STORE_ID/_MODEL_ID from a `ledgerctl fga deploy` against %s?)", err, authz.Where(s))
@@ -352,7 +352,7 @@ func fgaRoleRun(ctx context.Context, opts *FGARoleOptions, relation, user, org s
 		fmt.Fprintln(f.Streams.Out, r.Sentence(f.Lang()))
 	}
 	if !r.Effective() {
-		return &ExitError{Code: ExitFailure}
+		return &cmdutil.ExitError{Code: cmdutil.ExitFailure}
 	}
 	return nil
 }

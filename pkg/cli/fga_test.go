@@ -12,17 +12,17 @@ import (
 	"testing"
 	"unicode"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/capture-ledger/ledgerctl/fga"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/config"
 	"github.com/capture-ledger/ledgerctl/pkg/testenv"
+	"github.com/jackc/pgx/v5"
 )
 
 func TestFGATestPassesWithoutConfiguration(t *testing.T) {
 	t.Parallel()
 	out, errs, code := run(t, t.TempDir(), nil, "fga", "test")
-	if code != ExitOK {
+	if code != cmdutil.ExitOK {
 		t.Fatalf("exit %d\n%s%s", code, out, errs)
 	}
 	if strings.Contains(errs, "config:") {
@@ -47,7 +47,7 @@ func TestFGATestPassesWithoutConfiguration(t *testing.T) {
 func TestFGATestJSON(t *testing.T) {
 	t.Parallel()
 	out, errs, code := run(t, t.TempDir(), nil, "fga", "test", "--json")
-	if code != ExitOK {
+	if code != cmdutil.ExitOK {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
 	var got struct {
@@ -83,8 +83,8 @@ func TestFGATestCatchesMemberInCanSubmit(t *testing.T) {
 	broken := strings.Replace(fga.Model, "define can_submit: submitter or admin", "define can_submit: submitter or admin or member", 1)
 	file := writeSuite(t, broken)
 	out, errs, code := run(t, t.TempDir(), nil, "fga", "test", "--file", file)
-	if code != ExitFailure {
-		t.Fatalf("exit %d, want %d\n%s%s", code, ExitFailure, out, errs)
+	if code != cmdutil.ExitFailure {
+		t.Fatalf("exit %d, want %d\n%s%s", code, cmdutil.ExitFailure, out, errs)
 	}
 	var failed []string
 	for _, line := range strings.Split(out, "\n") {
@@ -113,7 +113,7 @@ func TestFGATestNamesTheLineOfASyntaxError(t *testing.T) {
 	file := writeSuite(t, broken)
 	_, errs, code := run(t, t.TempDir(), nil, "fga", "test", "--file", file)
 	want := fmt.Sprintf("%s:%d:", filepath.Join(filepath.Dir(file), fga.ModelFile), line)
-	if code != ExitFailure || !strings.Contains(errs, want) {
+	if code != cmdutil.ExitFailure || !strings.Contains(errs, want) {
 		t.Errorf("exit %d, stderr %q; want it to name %s", code, errs, want)
 	}
 }
@@ -121,7 +121,7 @@ func TestFGATestNamesTheLineOfASyntaxError(t *testing.T) {
 func TestFGATestMissingFile(t *testing.T) {
 	t.Parallel()
 	_, errs, code := run(t, t.TempDir(), nil, "fga", "test", "--file", "nope.yaml")
-	if code != ExitUsage || !strings.Contains(errs, "nope.yaml") {
+	if code != cmdutil.ExitUsage || !strings.Contains(errs, "nope.yaml") {
 		t.Errorf("exit %d: %s", code, errs)
 	}
 }
@@ -129,7 +129,7 @@ func TestFGATestMissingFile(t *testing.T) {
 func TestFGAGrantRefusesMember(t *testing.T) {
 	t.Parallel()
 	out, errs, code := run(t, t.TempDir(), nil, "fga", "grant", "member", "alice", "acme")
-	if code != ExitUsage || out != "" {
+	if code != cmdutil.ExitUsage || out != "" {
 		t.Fatalf("exit %d, stdout %q", code, out)
 	}
 	if !strings.Contains(errs, "relation must be one of: submitter, admin (got member)") || !strings.Contains(errs, "identity token") {
@@ -139,7 +139,7 @@ func TestFGAGrantRefusesMember(t *testing.T) {
 		t.Error("read the configuration before refusing")
 	}
 	_, errs, code = run(t, t.TempDir(), nil, "fga", "revoke", "owner", "alice", "acme")
-	if code != ExitUsage || !strings.Contains(errs, "(got owner)") {
+	if code != cmdutil.ExitUsage || !strings.Contains(errs, "(got owner)") {
 		t.Errorf("exit %d: %s", code, errs)
 	}
 }
@@ -147,7 +147,7 @@ func TestFGAGrantRefusesMember(t *testing.T) {
 func TestFGAGrantNeedsDeployedIDs(t *testing.T) {
 	t.Parallel()
 	_, errs, code := run(t, t.TempDir(), map[string]string{"DATABASE_URL": "postgres://u@127.0.0.1:1/x"}, "fga", "grant", "submitter", "alice", "acme")
-	if code != ExitUsage || !strings.Contains(errs, "CAPTURE_LEDGER_FGA_STORE_ID") || !strings.Contains(errs, "ledgerctl fga deploy") {
+	if code != cmdutil.ExitUsage || !strings.Contains(errs, "CAPTURE_LEDGER_FGA_STORE_ID") || !strings.Contains(errs, "ledgerctl fga deploy") {
 		t.Errorf("exit %d: %s", code, errs)
 	}
 }
@@ -155,7 +155,7 @@ func TestFGAGrantNeedsDeployedIDs(t *testing.T) {
 func TestFGADeployNeedsADatastore(t *testing.T) {
 	t.Parallel()
 	_, errs, code := run(t, t.TempDir(), nil, "fga", "deploy")
-	if code != ExitUsage || !strings.Contains(errs, "CAPTURE_LEDGER_FGA_DATASTORE_URI") {
+	if code != cmdutil.ExitUsage || !strings.Contains(errs, "CAPTURE_LEDGER_FGA_DATASTORE_URI") {
 		t.Errorf("exit %d: %s", code, errs)
 	}
 }
@@ -175,7 +175,7 @@ func TestFGAGrantUnreachableRemote(t *testing.T) {
 		"CAPTURE_LEDGER_FGA_MODEL_ID":  "01ARZ3NDEKTSV4RRFFQ69G5FAW",
 	}
 	out, errs, code := run(t, t.TempDir(), env, "fga", "grant", "submitter", "alice", "acme")
-	if code != ExitUnreachable || out != "" || !strings.Contains(errs, "cannot reach OpenFGA at "+url) || strings.Contains(errs, "secret-key") {
+	if code != cmdutil.ExitUnreachable || out != "" || !strings.Contains(errs, "cannot reach OpenFGA at "+url) || strings.Contains(errs, "secret-key") {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errs)
 	}
 }
@@ -196,7 +196,7 @@ func TestFGADeployGrantRevokeThroughCLI(t *testing.T) {
 	deploy := func() (store, model string) {
 		t.Helper()
 		out, errs, code := run(t, dir, nil, "fga", "deploy")
-		if code != ExitOK {
+		if code != cmdutil.ExitOK {
 			t.Fatalf("deploy: exit %d: %s", code, errs)
 		}
 		// make run deploys before any serve exists: the note must hold
@@ -279,14 +279,14 @@ func TestFGADeployGrantRevokeThroughCLI(t *testing.T) {
 				want = s.ja
 			}
 			out, errs, code := run(t, dir, round.env, append([]string{"fga"}, s.args...)...)
-			if code != ExitOK || out != want+"\n" {
+			if code != cmdutil.ExitOK || out != want+"\n" {
 				t.Errorf("%s: fga %s: exit %d\n got %q\nwant %q\n%s", round.name, strings.Join(s.args, " "), code, out, want, errs)
 			}
 		}
 	}
 	// LC_ALL beats LANG (POSIX), and C is English.
 	out, errs, code := run(t, dir, map[string]string{"LC_ALL": "C", "LC_MESSAGES": "", "LANG": "ja_JP.UTF-8"}, "fga", "grant", "submitter", "dave", "acme")
-	if want := "dave may now start crawls for acme (wrote: user:dave submitter organization:acme)\n"; code != ExitOK || out != want {
+	if want := "dave may now start crawls for acme (wrote: user:dave submitter organization:acme)\n"; code != cmdutil.ExitOK || out != want {
 		t.Errorf("LC_ALL=C LANG=ja_JP.UTF-8: exit %d\n got %q\nwant %q\n%s", code, out, want, errs)
 	}
 
@@ -294,7 +294,7 @@ func TestFGADeployGrantRevokeThroughCLI(t *testing.T) {
 	jsonIn := func(env map[string]string, args ...string) string {
 		t.Helper()
 		out, errs, code := run(t, dir, env, append(append([]string{"fga"}, args...), "--json")...)
-		if code != ExitOK {
+		if code != cmdutil.ExitOK {
 			t.Fatalf("fga %s --json: exit %d: %s", strings.Join(args, " "), code, errs)
 		}
 		if strings.ContainsFunc(out, func(r rune) bool { return r > unicode.MaxASCII }) {

@@ -8,22 +8,22 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/spf13/cobra"
-
+	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/crawl/politeness"
 	"github.com/capture-ledger/ledgerctl/pkg/crawl/rules"
 	"github.com/capture-ledger/ledgerctl/pkg/ui"
+	"github.com/spf13/cobra"
 )
 
 // HostsOptions are the inputs of `ledgerctl hosts`.
 type HostsOptions struct {
-	f     *Factory
+	f     *cmdutil.Factory
 	JSON  bool
 	Since string
 	All   bool
 }
 
-func newCmdHosts(f *Factory) *cobra.Command {
+func newCmdHosts(f *cmdutil.Factory) *cobra.Command {
 	opts := &HostsOptions{f: f}
 	cmd := &cobra.Command{
 		Use:     "hosts",
@@ -79,7 +79,7 @@ Exits 1 on any overlap or short gap.`,
 				printHostPoliteness(f, rep, opts.All)
 			}
 			if !rep.OK {
-				return &ExitError{Code: ExitFailure, Err: fmt.Errorf("host %s was not treated politely: %d overlap(s), %d short gap(s)", host, rep.Overlaps, rep.ShortGaps)}
+				return &cmdutil.ExitError{Code: cmdutil.ExitFailure, Err: fmt.Errorf("host %s was not treated politely: %d overlap(s), %d short gap(s)", host, rep.Overlaps, rep.ShortGaps)}
 			}
 			return nil
 		},
@@ -95,7 +95,9 @@ Exits 1 on any overlap or short gap.`,
 // form crawls record it (lower case, IDN as punycode, default port left out
 // only when it is 80 or 443 is not said).
 func hostArg(raw string) (string, error) {
-	bad := func(why string) error { return usagef("HOST %s (for example www.example.com or 127.0.0.1:8081)", why) }
+	bad := func(why string) error {
+		return cmdutil.Usagef("HOST %s (for example www.example.com or 127.0.0.1:8081)", why)
+	}
 	if raw == "" || !utf8.ValidString(raw) || strings.ContainsFunc(raw, func(r rune) bool { return r < 0x21 || r == 0x7f }) {
 		return "", bad("must be a host name with an optional port, without spaces or control characters")
 	}
@@ -123,17 +125,17 @@ func sinceFlag(raw string, now time.Time) (time.Time, error) {
 	}
 	if d, err := time.ParseDuration(raw); err == nil {
 		if d < 0 {
-			return time.Time{}, usagef("--since must be a duration back from now (24h) or an RFC 3339 time, not a negative duration")
+			return time.Time{}, cmdutil.Usagef("--since must be a duration back from now (24h) or an RFC 3339 time, not a negative duration")
 		}
 		return now.Add(-d), nil
 	}
 	if t, err := time.Parse(time.RFC3339Nano, raw); err == nil {
 		return t, nil
 	}
-	return time.Time{}, usagef("--since must be a duration back from now (24h) or an RFC 3339 time (2026-12-01T09:00:00Z)")
+	return time.Time{}, cmdutil.Usagef("--since must be a duration back from now (24h) or an RFC 3339 time (2026-12-01T09:00:00Z)")
 }
 
-func printHostPoliteness(f *Factory, rep politeness.HostReport, all bool) {
+func printHostPoliteness(f *cmdutil.Factory, rep politeness.HostReport, all bool) {
 	p := ui.New(f.Streams.Out)
 	ms := func(v *float64) string {
 		if v == nil {

@@ -9,11 +9,11 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/jackc/pgx/v5"
-
+	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 	"github.com/capture-ledger/ledgerctl/pkg/store/postgres"
 	"github.com/capture-ledger/ledgerctl/pkg/testenv"
+	"github.com/jackc/pgx/v5"
 )
 
 // TestHostsPoliteness: `hosts politeness` lists the captures of a host made
@@ -76,7 +76,7 @@ func TestHostsPoliteness(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, errs, code = run(t, dir, env, "hosts", "politeness", host)
-	if code != ExitFailure || !strings.Contains(out, "SHORT") || !strings.Contains(errs, "1 short gap") {
+	if code != cmdutil.ExitFailure || !strings.Contains(out, "SHORT") || !strings.Contains(errs, "1 short gap") {
 		t.Errorf("a short gap: exit %d %s %s", code, out, errs)
 	}
 
@@ -88,7 +88,7 @@ func TestHostsPoliteness(t *testing.T) {
 		{"hosts", "politeness", host, "--since", "yesterday"},
 		{"hosts", "politeness", host, "--since", "-1h"},
 	} {
-		if _, errs, code := run(t, dir, env, bad...); code != ExitUsage || (!strings.Contains(errs, "HOST") && !strings.Contains(errs, "--since")) {
+		if _, errs, code := run(t, dir, env, bad...); code != cmdutil.ExitUsage || (!strings.Contains(errs, "HOST") && !strings.Contains(errs, "--since")) {
 			t.Errorf("%q: exit %d %s", bad, code, errs)
 		}
 	}
@@ -105,7 +105,7 @@ func FuzzHostArg(f *testing.F) {
 	f.Fuzz(func(t *testing.T, raw, since string) {
 		host, err := hostArg(raw)
 		if err != nil {
-			var u usageError
+			var u cmdutil.UsageError
 			if !errors.As(err, &u) || !strings.Contains(err.Error(), "HOST") {
 				t.Fatalf("hostArg(%q): %v is not a usage error naming HOST", raw, err)
 			}
@@ -118,7 +118,7 @@ func FuzzHostArg(f *testing.F) {
 			}
 		}
 		if _, err := sinceFlag(since, time.Now()); err != nil {
-			var u usageError
+			var u cmdutil.UsageError
 			if !errors.As(err, &u) || !strings.Contains(err.Error(), "--since") {
 				t.Fatalf("sinceFlag(%q): %v", since, err)
 			}

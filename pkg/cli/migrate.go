@@ -9,15 +9,15 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/spf13/cobra"
-
+	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/store/postgres"
 	"github.com/capture-ledger/ledgerctl/pkg/ui"
+	"github.com/spf13/cobra"
 )
 
 // MigrateOptions are the inputs of the migrate subcommands.
 type MigrateOptions struct {
-	f      *Factory
+	f      *cmdutil.Factory
 	JSON   bool
 	Action string // up, down, status, force
 	Force  int
@@ -25,7 +25,7 @@ type MigrateOptions struct {
 	Yes bool
 }
 
-func newCmdMigrate(f *Factory) *cobra.Command {
+func newCmdMigrate(f *cmdutil.Factory) *cobra.Command {
 	opts := &MigrateOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "migrate",
@@ -66,7 +66,7 @@ without running anything, to recover after a failed migration was repaired.`,
 		sub("force VERSION", "Record VERSION as applied and clean, running nothing", cobra.ExactArgs(1), func(args []string) error {
 			v, err := strconv.Atoi(args[0])
 			if err != nil || v < 0 {
-				return usagef("migrate force: VERSION must be a migration number (0 for none), got %q", args[0])
+				return cmdutil.Usagef("migrate force: VERSION must be a migration number (0 for none), got %q", args[0])
 			}
 			opts.Force = v
 			return nil
@@ -94,11 +94,11 @@ func migrateRun(cmd *cobra.Command, opts *MigrateOptions) error {
 		err = m.Up()
 	case "down":
 		if before.Current == 0 {
-			return &ExitError{Code: ExitFailure, Err: errors.New("migrate down: no migration is applied")}
+			return &cmdutil.ExitError{Code: cmdutil.ExitFailure, Err: errors.New("migrate down: no migration is applied")}
 		}
 		q := fmt.Sprintf("Revert migration %d of the ledger schema? Its tables and columns are dropped with their rows. [y/N] ", before.Current)
 		if asked, yes := opts.ask(q); asked && !yes {
-			return &ExitError{Code: ExitFailure, Err: errors.New("migrate down: not confirmed; nothing was reverted (--yes skips the question)")}
+			return &cmdutil.ExitError{Code: cmdutil.ExitFailure, Err: errors.New("migrate down: not confirmed; nothing was reverted (--yes skips the question)")}
 		}
 		err = m.Down()
 	case "force":
@@ -134,7 +134,7 @@ func migrateRun(cmd *cobra.Command, opts *MigrateOptions) error {
 		p.Printf("current version: %d (%s)\nlatest version:  %d\npending:         %d\n", after.Current, state, after.Latest, after.Pending())
 	}
 	if after.Dirty && opts.Action != "status" {
-		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("schema is dirty at version %d", after.Current)}
+		return &cmdutil.ExitError{Code: cmdutil.ExitFailure, Err: fmt.Errorf("schema is dirty at version %d", after.Current)}
 	}
 	return nil
 }
@@ -145,8 +145,8 @@ func (o *MigrateOptions) ask(question string) (asked, yes bool) {
 	if o.Yes {
 		return false, true
 	}
-	if o.f.confirm != nil {
-		return o.f.confirm(question)
+	if o.f.Confirm != nil {
+		return o.f.Confirm(question)
 	}
 	in, ok := o.f.Streams.In.(*os.File)
 	if !ok || !ui.IsTerminal(in) || !ui.IsTerminal(o.f.Streams.Err) {

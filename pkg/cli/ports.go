@@ -5,11 +5,13 @@ import (
 	"net"
 	"strconv"
 	"syscall"
+
+	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 )
 
 // checkPortOnly is serve --check-port: it loads the configuration (no
 // setting is required: a fresh clone has none yet) and checks the API port.
-func checkPortOnly(f *Factory) error {
+func checkPortOnly(f *cmdutil.Factory) error {
 	s, err := f.Settings()
 	if err != nil {
 		return err
@@ -44,9 +46,9 @@ func portError(host string, port int, err error) error {
 	addr := net.JoinHostPort(host, strconv.Itoa(port))
 	free := freePortNear(host, port)
 	if free == 0 {
-		return usagef("CAPTURE_LEDGER_API_PORT=%d is taken: another program listens on %s. Set CAPTURE_LEDGER_API_PORT to a free port (make run CAPTURE_LEDGER_API_PORT=<port>, or in .env.local)", port, addr)
+		return cmdutil.Usagef("CAPTURE_LEDGER_API_PORT=%d is taken: another program listens on %s. Set CAPTURE_LEDGER_API_PORT to a free port (make run CAPTURE_LEDGER_API_PORT=<port>, or in .env.local)", port, addr)
 	}
-	return usagef("CAPTURE_LEDGER_API_PORT=%d is taken: another program listens on %s. Use a free port, e.g. make run CAPTURE_LEDGER_API_PORT=%d (or CAPTURE_LEDGER_API_PORT=%d in .env.local)", port, addr, free, free)
+	return cmdutil.Usagef("CAPTURE_LEDGER_API_PORT=%d is taken: another program listens on %s. Use a free port, e.g. make run CAPTURE_LEDGER_API_PORT=%d (or CAPTURE_LEDGER_API_PORT=%d in .env.local)", port, addr, free, free)
 }
 
 // freePortNear is the first port above port (within 100) that host lets

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 )
 
 // TestTakenPortFailsFirst: with the API port held by another program,
@@ -49,7 +51,7 @@ func TestTakenPortFailsFirst(t *testing.T) {
 		start := time.Now()
 		out, errs, code := run(t, t.TempDir(), e, args...)
 		m := sentence.FindStringSubmatch(errs)
-		if code != ExitUsage || m == nil {
+		if code != cmdutil.ExitUsage || m == nil {
 			t.Fatalf("%v: exit %d, want 2 and the sentence: %s %s", args, code, out, errs)
 		}
 		if strings.Contains(errs, "unreachable") || strings.Contains(errs, "address already in use") {

@@ -6,24 +6,22 @@ import (
 	"fmt"
 	"strconv"
 	"time"
-	"unicode"
-	"unicode/utf8"
-
-	"github.com/spf13/cobra"
 
 	"github.com/capture-ledger/ledgerctl/pkg/archive"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/ui"
+	"github.com/spf13/cobra"
 )
 
 // ReconcileOptions are the inputs of `ledgerctl reconcile`.
 type ReconcileOptions struct {
-	f           *Factory
+	f           *cmdutil.Factory
 	SinceDays   string
 	Concurrency int
 	JSON        bool
 }
 
-func newCmdReconcile(f *Factory) *cobra.Command {
+func newCmdReconcile(f *cmdutil.Factory) *cobra.Command {
 	opts := &ReconcileOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "reconcile",
@@ -49,13 +47,13 @@ or PostgreSQL did not answer (the run stops).`,
 			if cmd.Flags().Changed("since-days") {
 				n, err := strconv.Atoi(opts.SinceDays)
 				if err != nil || n < 1 {
-					return usagef("--since-days: must be a positive integer, got %q", opts.SinceDays)
+					return cmdutil.Usagef("--since-days: must be a positive integer, got %q", opts.SinceDays)
 				}
 				t := time.Now().Add(-time.Duration(n) * 24 * time.Hour)
 				since = &t
 			}
 			if opts.Concurrency < 1 || opts.Concurrency > 64 {
-				return usagef("--concurrency: must be between 1 and 64, got %d", opts.Concurrency)
+				return cmdutil.Usagef("--concurrency: must be between 1 and 64, got %d", opts.Concurrency)
 			}
 			return reconcileRun(cmd, opts, since)
 		},
@@ -67,7 +65,7 @@ or PostgreSQL did not answer (the run stops).`,
 }
 
 func reconcileRun(cmd *cobra.Command, opts *ReconcileOptions, since *time.Time) error {
-	a, err := opts.f.App(append([]string{"DATABASE_URL"}, s3Vars...)...)
+	a, err := opts.f.App(append([]string{"DATABASE_URL"}, cmdutil.S3Vars...)...)
 	if err != nil {
 		return err
 	}
@@ -82,7 +80,7 @@ func reconcileRun(cmd *cobra.Command, opts *ReconcileOptions, since *time.Time) 
 	bar.Done()
 	var unreachable *archive.UnreachableError
 	if errors.As(err, &unreachable) {
-		return &ExitError{Code: ExitUnreachable, Err: fmt.Errorf("reconcile stopped: %w", err)}
+		return &cmdutil.ExitError{Code: cmdutil.ExitUnreachable, Err: fmt.Errorf("reconcile stopped: %w", err)}
 	}
 	if err != nil {
 		return err
@@ -98,29 +96,18 @@ func reconcileRun(cmd *cobra.Command, opts *ReconcileOptions, since *time.Time) 
 			strconv.Itoa(res.Refused), strconv.Itoa(res.Errored),
 		}})
 		for _, k := range res.MissingKeys {
-			p.Printf("missing: %s\n", printable(k))
+			p.Printf("missing: %s\n", cmdutil.Printable(k))
 		}
 		for _, r := range res.Refusals {
-			p.Printf("refused: %s: %s\n", printable(r.Key), printable(r.Reason))
+			p.Printf("refused: %s: %s\n", cmdutil.Printable(r.Key), cmdutil.Printable(r.Reason))
 		}
 		for _, r := range res.Errors {
-			p.Printf("error: %s: %s\n", printable(r.Key), printable(r.Reason))
+			p.Printf("error: %s: %s\n", cmdutil.Printable(r.Key), cmdutil.Printable(r.Reason))
 		}
 	}
 	if res.Incomplete() {
-		return &ExitError{Code: ExitIncomplete, Err: fmt.Errorf("%d manifest(s) missing, %d refused, %d in error; those rows stay pending",
+		return &cmdutil.ExitError{Code: cmdutil.ExitIncomplete, Err: fmt.Errorf("%d manifest(s) missing, %d refused, %d in error; those rows stay pending",
 			res.Missing, res.Refused, res.Errored)}
 	}
 	return nil
-}
-
-// printable quotes a string from the ledger that a terminal would not show
-// as it is (control characters, bytes that are not UTF-8).
-func printable(s string) string {
-	for _, r := range s {
-		if r == utf8.RuneError || !unicode.IsPrint(r) && r != ' ' {
-			return strconv.Quote(s)
-		}
-	}
-	return s
 }

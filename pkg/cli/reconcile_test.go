@@ -10,12 +10,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
-
 	"github.com/capture-ledger/ledgerctl/pkg/blob"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 	"github.com/capture-ledger/ledgerctl/pkg/testenv"
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 )
 
 // manifestJSON is a BrowserHive v12 report for taskID.
@@ -126,8 +126,8 @@ func TestReconcile(t *testing.T) {
 	env := stackEnv(t, dsn, bucket)
 
 	out, errs, code := run(t, t.TempDir(), env, "reconcile", "--json")
-	if code != ExitIncomplete {
-		t.Fatalf("exit %d, want %d (a manifest is missing): %s", code, ExitIncomplete, errs)
+	if code != cmdutil.ExitIncomplete {
+		t.Fatalf("exit %d, want %d (a manifest is missing): %s", code, cmdutil.ExitIncomplete, errs)
 	}
 	var res struct {
 		Pending, Registered, Skipped, Missing int
@@ -167,7 +167,7 @@ func TestReconcile(t *testing.T) {
 
 	// Twice: nothing new registered, no duplicate tuples queued.
 	out, _, code = run(t, t.TempDir(), env, "reconcile", "--json")
-	if code != ExitIncomplete {
+	if code != cmdutil.ExitIncomplete {
 		t.Fatalf("second run exit %d", code)
 	}
 	_ = json.Unmarshal([]byte(out), &res)
@@ -184,11 +184,11 @@ func TestReconcile(t *testing.T) {
 		t.Errorf("table: %q", out)
 	}
 	for _, bad := range []string{"0", "-3", "x", "1.5"} {
-		if _, errs, code := run(t, t.TempDir(), env, "reconcile", "--since-days", bad); code != ExitUsage || !strings.Contains(errs, "positive integer") {
+		if _, errs, code := run(t, t.TempDir(), env, "reconcile", "--since-days", bad); code != cmdutil.ExitUsage || !strings.Contains(errs, "positive integer") {
 			t.Errorf("--since-days %s: exit %d %s", bad, code, errs)
 		}
 	}
-	if _, _, code := run(t, t.TempDir(), env, "reconcile", "--since-days", "1"); code != ExitIncomplete {
+	if _, _, code := run(t, t.TempDir(), env, "reconcile", "--since-days", "1"); code != cmdutil.ExitIncomplete {
 		t.Errorf("--since-days 1: exit %d", code)
 	}
 }
@@ -309,8 +309,8 @@ func TestReconcileBadRowsDoNotStarveTheRest(t *testing.T) {
 		return m
 	}
 	out, errs, code := run(t, t.TempDir(), env, "reconcile", "--json", "--concurrency", "1")
-	if code != ExitIncomplete {
-		t.Fatalf("exit %d, want %d: %s", code, ExitIncomplete, errs)
+	if code != cmdutil.ExitIncomplete {
+		t.Fatalf("exit %d, want %d: %s", code, cmdutil.ExitIncomplete, errs)
 	}
 	var res result
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
@@ -364,7 +364,7 @@ func TestReconcileBadRowsDoNotStarveTheRest(t *testing.T) {
 	// else changes; the table names them.
 	before := testenv.TakeSnapshot(t, dsn)
 	out, errs, code = run(t, t.TempDir(), env, "reconcile", "--json")
-	if code != ExitIncomplete {
+	if code != cmdutil.ExitIncomplete {
 		t.Fatalf("second run exit %d: %s", code, errs)
 	}
 	res = result{}
@@ -374,7 +374,7 @@ func TestReconcileBadRowsDoNotStarveTheRest(t *testing.T) {
 	}
 	testenv.Unchanged(t, dsn, before)
 	out, _, code = run(t, t.TempDir(), env, "reconcile")
-	if code != ExitIncomplete || !strings.Contains(out, "refused") || !strings.Contains(out, "refused: crawl/"+foreignCorr+".result.json: the manifest's correlationId is ") ||
+	if code != cmdutil.ExitIncomplete || !strings.Contains(out, "refused") || !strings.Contains(out, "refused: crawl/"+foreignCorr+".result.json: the manifest's correlationId is ") ||
 		!strings.Contains(out, `error: crawl/../victim/`+dotdot+`.result.json: manifest key: not an object key the ledger can read (a ".." key segment)`) {
 		t.Errorf("table (exit %d):\n%s", code, out)
 	}
@@ -403,8 +403,8 @@ func TestReconcileStopsWhenS3DoesNotAnswer(t *testing.T) {
 	env["CAPTURE_LEDGER_S3_ENDPOINT"] = closed
 	before := testenv.TakeSnapshot(t, dsn)
 	_, errs, code := run(t, t.TempDir(), env, "reconcile", "--json")
-	if code != ExitUnreachable || !strings.Contains(errs, "S3 did not answer") {
-		t.Errorf("exit %d, want %d: %s", code, ExitUnreachable, errs)
+	if code != cmdutil.ExitUnreachable || !strings.Contains(errs, "S3 did not answer") {
+		t.Errorf("exit %d, want %d: %s", code, cmdutil.ExitUnreachable, errs)
 	}
 	testenv.Unchanged(t, dsn, before)
 }

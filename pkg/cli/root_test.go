@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/spf13/cobra"
 )
 
@@ -24,12 +25,12 @@ func TestUnknownSubcommandIsUsage(t *testing.T) {
 		{[]string{"fga", "grnat"}, `did you mean grant?`},
 	} {
 		out, errs, code := run(t, t.TempDir(), nil, tc.args...)
-		if code != ExitUsage || out != "" || !strings.Contains(errs, tc.want) {
+		if code != cmdutil.ExitUsage || out != "" || !strings.Contains(errs, tc.want) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q", tc.args, code, out, errs)
 		}
 	}
 	out, _, code := run(t, t.TempDir(), nil, "archives")
-	if code != ExitOK || !strings.Contains(out, "Available Commands") {
+	if code != cmdutil.ExitOK || !strings.Contains(out, "Available Commands") {
 		t.Errorf("archives alone: exit %d, %q", code, out)
 	}
 }
@@ -47,8 +48,8 @@ func TestUsageErrorsAreMarkedWhereCobraMakesThem(t *testing.T) {
 		{"version", "extra"},
 		{"crawl", "start", "--max-depth", "deep"},
 	} {
-		if _, errs, code := run(t, t.TempDir(), nil, args...); code != ExitUsage {
-			t.Errorf("%v: exit %d, want %d: %s", args, code, ExitUsage, errs)
+		if _, errs, code := run(t, t.TempDir(), nil, args...); code != cmdutil.ExitUsage {
+			t.Errorf("%v: exit %d, want %d: %s", args, code, cmdutil.ExitUsage, errs)
 		}
 	}
 }
@@ -70,7 +71,7 @@ func TestMissingArgumentsAreNamed(t *testing.T) {
 		{[]string{"share", "grant", "a", "b", "c"}, `ledgerctl share grant takes at most 2 argument(s), got 3: "c" is one too many`},
 	} {
 		out, errs, code := run(t, t.TempDir(), nil, tc.args...)
-		if code != ExitUsage || out != "" || !strings.Contains(errs, tc.want) || !strings.Contains(errs, "\nfor example: ledgerctl ") {
+		if code != cmdutil.ExitUsage || out != "" || !strings.Contains(errs, tc.want) || !strings.Contains(errs, "\nfor example: ledgerctl ") {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2 saying %q and an example", tc.args, code, out, errs, tc.want)
 		}
 	}
@@ -88,8 +89,8 @@ func TestMissingArgumentsAreNamed(t *testing.T) {
 			if err == nil {
 				continue
 			}
-			code, msg := classify(err)
-			if code != ExitUsage || strings.Contains(msg, "arg(s)") || !strings.Contains(msg, "usage: "+c.CommandPath()) {
+			code, msg := cmdutil.Classify(err)
+			if code != cmdutil.ExitUsage || strings.Contains(msg, "arg(s)") || !strings.Contains(msg, "usage: "+c.CommandPath()) {
 				t.Errorf("%s with %d argument(s): exit %d: %s", c.CommandPath(), len(args), code, msg)
 			}
 			if len(args) == 0 && !strings.Contains(msg, ": missing ") && c.HasParent() && c.Parent().Name() != "completion" {
@@ -97,5 +98,5 @@ func TestMissingArgumentsAreNamed(t *testing.T) {
 			}
 		}
 	}
-	walk(NewRootCmd(NewFactory(Streams{In: strings.NewReader(""), Out: &buf, Err: &buf})))
+	walk(NewRootCmd(cmdutil.NewFactory(cmdutil.Streams{In: strings.NewReader(""), Out: &buf, Err: &buf})))
 }

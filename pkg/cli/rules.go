@@ -5,22 +5,22 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/spf13/cobra"
-
+	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/crawl/rules"
 	"github.com/capture-ledger/ledgerctl/pkg/ui"
+	"github.com/spf13/cobra"
 )
 
 // RulesCheckOptions are the inputs of `ledgerctl rules check`.
 type RulesCheckOptions struct {
-	f     *Factory
+	f     *cmdutil.Factory
 	Seeds []string
 	Rules []string
 	URLs  []string
 	JSON  bool
 }
 
-func newCmdRules(f *Factory) *cobra.Command {
+func newCmdRules(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{Use: "rules", Short: "Check crawl scope rules before starting a crawl",
 		Example: "  ledgerctl rules check --seed https://www.example.com/ --rule skip:ads.example.com --rule follow:same-site"}
 	opts := &RulesCheckOptions{f: f}
@@ -52,11 +52,11 @@ Exit status 1 when the rules or seeds would be refused.`,
 
 func rulesCheckRun(opts *RulesCheckOptions) error {
 	if len(opts.Seeds) == 0 {
-		return usagef("at least one --seed is required")
+		return cmdutil.Usagef("at least one --seed is required")
 	}
 	ans, err := rules.Try(rules.CheckRequest{Seeds: opts.Seeds, Rules: opts.Rules, URLs: opts.URLs})
 	if err != nil {
-		return asFlags(err, map[string]string{rules.FieldRule: "--rule"})
+		return cmdutil.AsFlags(err, map[string]string{rules.FieldRule: "--rule"})
 	}
 	if opts.JSON {
 		if err := json.NewEncoder(opts.f.Streams.Out).Encode(ans); err != nil {
@@ -106,7 +106,7 @@ func rulesCheckRun(opts *RulesCheckOptions) error {
 		}
 	}
 	if !ans.OK {
-		return &ExitError{Code: ExitFailure, Err: ans.Err()}
+		return &cmdutil.ExitError{Code: cmdutil.ExitFailure, Err: ans.Err()}
 	}
 	return nil
 }

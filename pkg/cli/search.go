@@ -11,18 +11,18 @@ import (
 	"strings"
 	"time"
 
-	"github.com/spf13/cobra"
-
 	"github.com/capture-ledger/ledgerctl/pkg/app"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 	"github.com/capture-ledger/ledgerctl/pkg/search"
 	"github.com/capture-ledger/ledgerctl/pkg/store/postgres"
 	"github.com/capture-ledger/ledgerctl/pkg/ui"
+	"github.com/spf13/cobra"
 )
 
 // SearchOptions are the inputs of `ledgerctl search`.
 type SearchOptions struct {
-	f      *Factory
+	f      *cmdutil.Factory
 	As     string
 	Orgs   []string
 	JSON   bool
@@ -38,7 +38,7 @@ type SearchOptions struct {
 // word, or typed after --: `ledgerctl search -- status`).
 const argsOfItsOwn = "args-of-its-own"
 
-func newCmdSearch(f *Factory) *cobra.Command {
+func newCmdSearch(f *cmdutil.Factory) *cobra.Command {
 	opts := &SearchOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "search QUERY --as SUBJECT --org ORG",
@@ -102,18 +102,18 @@ archives are indexed, pending (never tried, or due for a retry) and failed
 }
 
 func searchRun(cmd *cobra.Command, opts *SearchOptions, raw string) error {
-	id, err := actingAs(opts.As, opts.Orgs, "the subject whose view to search")
+	id, err := cmdutil.ActingAs(opts.As, opts.Orgs, "the subject whose view to search")
 	if err != nil {
 		return err
 	}
 	// The use-case's validation, its fields named after the arguments.
 	if opts.Limit < 1 {
-		return usagef("--limit must be an integer between 1 and %d", search.MaxLimit)
+		return cmdutil.Usagef("--limit must be an integer between 1 and %d", search.MaxLimit)
 	}
 	req, err := search.NewRequest(raw, opts.Limit, opts.Cursor)
 	var fe *ledger.FieldError
 	if errors.As(err, &fe) {
-		return usagef("%s %s", map[string]string{"q": "QUERY", "limit": "--limit", "cursor": "--cursor"}[fe.Field], fe.Reason)
+		return cmdutil.Usagef("%s %s", map[string]string{"q": "QUERY", "limit": "--limit", "cursor": "--cursor"}[fe.Field], fe.Reason)
 	}
 	if err != nil {
 		return err
@@ -136,7 +136,7 @@ func searchRun(cmd *cobra.Command, opts *SearchOptions, raw string) error {
 		page, err = app.AdminSearch(cmd.Context(), sock, id.Subject, id.Organizations, params)
 		var ae *app.AdminError
 		if errors.As(err, &ae) {
-			return usagef("%s", ae.Message)
+			return cmdutil.Usagef("%s", ae.Message)
 		}
 		if err != nil {
 			return fmt.Errorf("%w; and serve's admin socket did not answer: %v", search.ErrIndexBusy, err)
@@ -146,7 +146,7 @@ func searchRun(cmd *cobra.Command, opts *SearchOptions, raw string) error {
 	default:
 		page, err = searcher.Search(cmd.Context(), id.Subject, id.Organizations, req)
 		if errors.Is(err, search.ErrBadCursor) {
-			return usagef("--cursor %v", err)
+			return cmdutil.Usagef("--cursor %v", err)
 		}
 		if err != nil {
 			return err
@@ -161,11 +161,11 @@ func searchRun(cmd *cobra.Command, opts *SearchOptions, raw string) error {
 		if title == "" {
 			title = "(no title)"
 		}
-		p.Printf("%d. %s  %s\n", i+1, printable(title), p.Dim(ui.Time(h.CapturedAt)))
-		p.Printf("   %s\n", printable(h.URL))
+		p.Printf("%d. %s  %s\n", i+1, cmdutil.Printable(title), p.Dim(ui.Time(h.CapturedAt)))
+		p.Printf("   %s\n", cmdutil.Printable(h.URL))
 		p.Printf("   %s\n", p.Dim("archive "+h.ArchiveID))
 		if h.TextWithheld != nil {
-			p.Printf("   %s\n", p.Dim("text withheld: "+printable(*h.TextWithheld)))
+			p.Printf("   %s\n", p.Dim("text withheld: "+cmdutil.Printable(*h.TextWithheld)))
 		}
 		for _, frag := range h.Highlight {
 			p.Printf("   %s\n", plainSnippet(frag))
@@ -194,22 +194,22 @@ func searchRun(cmd *cobra.Command, opts *SearchOptions, raw string) error {
 // matches between « and ».
 func plainSnippet(frag string) string {
 	frag = strings.NewReplacer(search.MarkOpen, "«", search.MarkClose, "»").Replace(frag)
-	return printable(html.UnescapeString(frag))
+	return cmdutil.Printable(html.UnescapeString(frag))
 }
 
 func searchReindexRun(cmd *cobra.Command, opts *SearchOptions) error {
-	a, err := opts.f.App(append([]string{"DATABASE_URL"}, s3Vars...)...)
+	a, err := opts.f.App(append([]string{"DATABASE_URL"}, cmdutil.S3Vars...)...)
 	if err != nil {
 		return err
 	}
 	ctx := cmd.Context()
 	st, err := a.Store(ctx)
 	if err != nil {
-		return unreachable("search reindex", err)
+		return cmdutil.Unreachable("search reindex", err)
 	}
 	n, err := st.ClearIndexed(ctx)
 	if err != nil {
-		return unreachable("search reindex", err)
+		return cmdutil.Unreachable("search reindex", err)
 	}
 	w := opts.f.Streams.Err
 	fmt.Fprintf(w, "%d archive(s) to index again (indexed_at cleared)\n", n)
@@ -218,7 +218,7 @@ func searchReindexRun(cmd *cobra.Command, opts *SearchOptions) error {
 	}
 	counts, _, err := st.IndexStatus(ctx, 0)
 	if err != nil {
-		return unreachable("search reindex", err)
+		return cmdutil.Unreachable("search reindex", err)
 	}
 	ix, err := a.Indexer(ctx)
 	if errors.Is(err, search.ErrIndexBusy) {
@@ -226,13 +226,13 @@ func searchReindexRun(cmd *cobra.Command, opts *SearchOptions) error {
 		return followIndexing(ctx, opts, st, counts.Archives)
 	}
 	if err != nil {
-		return unreachable("search reindex", err)
+		return cmdutil.Unreachable("search reindex", err)
 	}
 	bar := ui.NewProgress(w, "index", counts.Archives-counts.Indexed)
 	res, err := ix.IndexPending(ctx, func() { bar.Add(1) })
 	bar.Done()
 	if err != nil {
-		return unreachable("search reindex", err)
+		return cmdutil.Unreachable("search reindex", err)
 	}
 	if opts.JSON {
 		if err := json.NewEncoder(opts.f.Streams.Out).Encode(res); err != nil {
@@ -241,7 +241,7 @@ func searchReindexRun(cmd *cobra.Command, opts *SearchOptions) error {
 	}
 	fmt.Fprintf(w, "indexed %d archive(s), %d page(s); %d failed; %d malformed pages.jsonl line(s) skipped\n", res.Indexed, res.Pages, res.Failed, res.SkippedLines)
 	if res.Failed > 0 {
-		return &ExitError{Code: ExitIncomplete, Err: fmt.Errorf("%d archive(s) could not be indexed: see `ledgerctl search status`", res.Failed)}
+		return &cmdutil.ExitError{Code: cmdutil.ExitIncomplete, Err: fmt.Errorf("%d archive(s) could not be indexed: see `ledgerctl search status`", res.Failed)}
 	}
 	return nil
 }
@@ -254,12 +254,12 @@ func followIndexing(ctx context.Context, opts *SearchOptions, st *postgres.Store
 	for {
 		c, _, err := st.IndexStatus(ctx, 0)
 		if err != nil {
-			return unreachable("search reindex", err)
+			return cmdutil.Unreachable("search reindex", err)
 		}
 		bar.Add(c.Indexed + c.Failed - bar.Count())
 		if c.Pending == 0 {
 			if c.Failed > 0 {
-				return &ExitError{Code: ExitIncomplete, Err: fmt.Errorf("%d archive(s) could not be indexed: see `ledgerctl search status`", c.Failed)}
+				return &cmdutil.ExitError{Code: cmdutil.ExitIncomplete, Err: fmt.Errorf("%d archive(s) could not be indexed: see `ledgerctl search status`", c.Failed)}
 			}
 			return nil
 		}
@@ -269,14 +269,6 @@ func followIndexing(ctx context.Context, opts *SearchOptions, st *postgres.Store
 		case <-time.After(time.Second):
 		}
 	}
-}
-
-// unreachable marks a dependency that did not answer (exit 4).
-func unreachable(what string, err error) error {
-	if errors.Is(err, ledger.ErrUnreachable) {
-		return &ExitError{Code: ExitUnreachable, Err: fmt.Errorf("%s stopped (running it again is safe): %w", what, ledger.UnreachableCause(err))}
-	}
-	return err
 }
 
 // SearchStatus is `ledgerctl search status --json`.
@@ -308,11 +300,11 @@ func searchStatusRun(cmd *cobra.Command, opts *SearchOptions) error {
 	}
 	st, err := a.Store(cmd.Context())
 	if err != nil {
-		return unreachable("search status", err)
+		return cmdutil.Unreachable("search status", err)
 	}
 	counts, failures, err := st.IndexStatus(cmd.Context(), statusFailures)
 	if err != nil {
-		return unreachable("search status", err)
+		return cmdutil.Unreachable("search status", err)
 	}
 	out := SearchStatus{Archives: counts.Archives, Indexed: counts.Indexed, Pending: counts.Pending, Failed: counts.Failed, Failures: []SearchStatusFailure{}}
 	for _, f := range failures {
@@ -329,7 +321,7 @@ func searchStatusRun(cmd *cobra.Command, opts *SearchOptions) error {
 		p.Println()
 		rows := make([][]string, len(out.Failures))
 		for i, f := range out.Failures {
-			rows[i] = []string{f.ArchiveID, strconv.Itoa(f.Attempts), ui.Time(f.RetryAt), printable(f.Reason)}
+			rows[i] = []string{f.ArchiveID, strconv.Itoa(f.Attempts), ui.Time(f.RetryAt), cmdutil.Printable(f.Reason)}
 		}
 		p.Table([]string{"failed archive", "attempts", "retry at", "reason"}, rows)
 		if out.Failed > len(out.Failures) {

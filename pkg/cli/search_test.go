@@ -14,14 +14,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/capture-ledger/ledgerctl/pkg/app"
 	"github.com/capture-ledger/ledgerctl/pkg/apptest"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/config"
 	"github.com/capture-ledger/ledgerctl/pkg/search"
 	"github.com/capture-ledger/ledgerctl/pkg/testenv"
 	"github.com/capture-ledger/ledgerctl/pkg/wacz"
+	"github.com/google/uuid"
 )
 
 // TestSearchCommands drives `ledgerctl search` the way an operator does:
@@ -93,7 +93,7 @@ func TestSearchCommands(t *testing.T) {
 	}
 
 	out, errs, code := run(t, dir, env, "search", "reindex")
-	if code != ExitIncomplete || !strings.Contains(errs, "indexed 8 archive(s), 8 page(s); 1 failed") || !strings.Contains(errs, "search status") {
+	if code != cmdutil.ExitIncomplete || !strings.Contains(errs, "indexed 8 archive(s), 8 page(s); 1 failed") || !strings.Contains(errs, "search status") {
 		t.Fatalf("reindex: exit %d: %s %s", code, out, errs)
 	}
 	s := status()
@@ -138,7 +138,7 @@ func TestSearchCommands(t *testing.T) {
 		{[]string{"search", "x", "--as", "alice", "--org", "acme", "--cursor", "c1.nope"}, "--cursor is not a cursor"},
 		{[]string{"search", "x", "--org", "acme"}, "--as is required"},
 	} {
-		if out, errs, code := run(t, dir, env, tc.args...); code != ExitUsage || out != "" || !strings.Contains(errs, tc.want) {
+		if out, errs, code := run(t, dir, env, tc.args...); code != cmdutil.ExitUsage || out != "" || !strings.Contains(errs, tc.want) {
 			t.Errorf("%q: exit %d: %q %q", tc.args, code, out, errs)
 		}
 	}
@@ -186,7 +186,7 @@ func TestSearchCommands(t *testing.T) {
 		t.Fatalf("the other process's pass: %+v %v", res, err)
 	}
 	<-done
-	if rcode != ExitIncomplete || !strings.Contains(rerrs, "following its indexer") {
+	if rcode != cmdutil.ExitIncomplete || !strings.Contains(rerrs, "following its indexer") {
 		t.Errorf("reindex while held: exit %d: %s %s", rcode, rout, rerrs)
 	}
 	held.Close()
@@ -222,7 +222,7 @@ func TestSearchCommands(t *testing.T) {
 	if p := find("alice", "acme", "レスポンシブ"); len(p.Hits) != 5 || *p.Total != 5 || !p.TotalExact {
 		t.Errorf("alice beside serve: %d hits, total %v", len(p.Hits), p.Total)
 	}
-	if out, errs, code := run(t, dir, env, "search", "a\x00b", "--as", "alice", "--org", "acme"); code != ExitUsage || out != "" || !strings.Contains(errs, "must not contain control characters") {
+	if out, errs, code := run(t, dir, env, "search", "a\x00b", "--as", "alice", "--org", "acme"); code != cmdutil.ExitUsage || out != "" || !strings.Contains(errs, "must not contain control characters") {
 		t.Errorf("a bad query beside serve: exit %d: %q %q", code, out, errs)
 	}
 	stopServe()

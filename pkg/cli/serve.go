@@ -5,16 +5,16 @@ import (
 	"log/slog"
 	"net"
 
-	"github.com/spf13/cobra"
-
 	"github.com/capture-ledger/ledgerctl/pkg/app"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/config"
 	"github.com/capture-ledger/ledgerctl/pkg/identity"
+	"github.com/spf13/cobra"
 )
 
 // ServeOptions are the inputs of `ledgerctl serve`.
 type ServeOptions struct {
-	f *Factory
+	f *cmdutil.Factory
 	// DevIdentityOnNetwork is --insecure-dev-identity-on-network: serve the
 	// dev header mode on a non-loopback address anyway.
 	DevIdentityOnNetwork bool
@@ -22,7 +22,7 @@ type ServeOptions struct {
 	CheckPort bool
 }
 
-func newCmdServe(f *Factory) *cobra.Command {
+func newCmdServe(f *cmdutil.Factory) *cobra.Command {
 	opts := &ServeOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -71,29 +71,23 @@ picks one.`,
 	return cmd
 }
 
-func logLevel(s string) slog.Level {
-	var l slog.Level
-	_ = l.UnmarshalText([]byte(s))
-	return l
-}
-
 func serveRun(ctx context.Context, opts *ServeOptions) error {
 	f := opts.f
 	if opts.CheckPort {
 		return checkPortOnly(f)
 	}
-	f.verbose = true // the startup notes say where the configuration came from
+	f.Verbose = true // the startup notes say where the configuration came from
 	a, err := f.App(config.Required()...)
 	if err != nil {
 		return err
 	}
-	log := f.logger(a.Settings.LogFormat, a.Settings.LogLevel)
+	log := f.Logger(a.Settings.LogFormat, a.Settings.LogLevel)
 	a.Log = log
 	if err := checkAPIPort(a.Settings.APIHost, a.Settings.APIPort); err != nil {
 		return err
 	}
 
-	srv, _, err := listenServer(ctx, a, log, app.ServeOptions{DevIdentityOnNetwork: opts.DevIdentityOnNetwork, Version: version})
+	srv, _, err := listenServer(ctx, a, log, app.ServeOptions{DevIdentityOnNetwork: opts.DevIdentityOnNetwork, Version: cmdutil.Version})
 	if err != nil {
 		return err
 	}
@@ -113,7 +107,7 @@ func listenServer(ctx context.Context, a *app.App, log *slog.Logger, o app.Serve
 		if perr := portError(a.Settings.APIHost, a.Settings.APIPort, err); perr != nil {
 			return nil, nil, perr
 		}
-		return nil, nil, &ExitError{Code: ExitFailure, Err: err}
+		return nil, nil, &cmdutil.ExitError{Code: cmdutil.ExitFailure, Err: err}
 	}
 	for _, n := range srv.StartupNotes(addr) {
 		log.LogAttrs(ctx, n.Level, n.Message, n.Attrs...)

@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/capture-ledger/ledgerctl/pkg/apptest"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/testenv"
+	"github.com/google/uuid"
 )
 
 func freePort(t *testing.T) int {
@@ -157,10 +157,10 @@ func TestServeLikeAnOperator(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "X-Amz-Signature=") {
 		t.Errorf("archives url as a member: exit %d: %s", code, out)
 	}
-	if _, errs, code := run(t, dir, env, "archives", "url", archiveID, "--as", "carol"); code != ExitFailure || !strings.Contains(errs, "not found") {
+	if _, errs, code := run(t, dir, env, "archives", "url", archiveID, "--as", "carol"); code != cmdutil.ExitFailure || !strings.Contains(errs, "not found") {
 		t.Errorf("archives url as an outsider: exit %d: %s", code, errs)
 	}
-	if _, errs, code := run(t, dir, env, "archives", "url", "nope", "--as", "carol"); code != ExitUsage {
+	if _, errs, code := run(t, dir, env, "archives", "url", "nope", "--as", "carol"); code != cmdutil.ExitUsage {
 		t.Errorf("archives url with a bad id: exit %d: %s", code, errs)
 	}
 
@@ -169,7 +169,7 @@ func TestServeLikeAnOperator(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, errs, code = run(t, dir, env, "drain", "--json")
-	if code != ExitFailure || !strings.Contains(out, `"dead":1`) || !strings.Contains(errs, "drain --status") {
+	if code != cmdutil.ExitFailure || !strings.Contains(out, `"dead":1`) || !strings.Contains(errs, "drain --status") {
 		t.Errorf("drain with a malformed row: exit %d: %s %s", code, out, errs)
 	}
 	out, _, code = run(t, dir, env, "drain", "--status")
@@ -203,7 +203,7 @@ func TestServeRefusesDevIdentityOnTheNetwork(t *testing.T) {
 
 	for _, host := range []string{"0.0.0.0", "::", "192.0.2.1"} {
 		out, errs, code := run(t, dir, env, "serve", "--host", host)
-		if code != ExitUsage || out != "" {
+		if code != cmdutil.ExitUsage || out != "" {
 			t.Errorf("serve --host %s with dev identity: exit %d, stdout %q", host, code, out)
 		}
 		for _, want := range []string{"listens on loopback only", `not "` + host + `"`, "anyone who can reach that address could act as any user", "CAPTURE_LEDGER_API_HOST=127.0.0.1", "--insecure-dev-identity-on-network"} {
@@ -214,7 +214,7 @@ func TestServeRefusesDevIdentityOnTheNetwork(t *testing.T) {
 	}
 	// The same through the environment instead of the flag.
 	env["CAPTURE_LEDGER_API_HOST"] = "0.0.0.0"
-	if _, errs, code := run(t, dir, env, "serve"); code != ExitUsage || !strings.Contains(errs, "listens on loopback only") {
+	if _, errs, code := run(t, dir, env, "serve"); code != cmdutil.ExitUsage || !strings.Contains(errs, "listens on loopback only") {
 		t.Errorf("CAPTURE_LEDGER_API_HOST=0.0.0.0 with dev identity: exit %d: %s", code, errs)
 	}
 	if c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second); err == nil {
@@ -227,7 +227,7 @@ func TestServeRefusesDevIdentityOnTheNetwork(t *testing.T) {
 	// (unreachable) database, never for the address.
 	env["DATABASE_URL"] = fmt.Sprintf("postgres://nobody:nothing@127.0.0.1:%d/none?sslmode=disable&connect_timeout=2", freePort(t))
 	_, errs, code := run(t, dir, env, "serve", "--insecure-dev-identity-on-network")
-	if code != ExitUnreachable || strings.Contains(errs, "loopback only") {
+	if code != cmdutil.ExitUnreachable || strings.Contains(errs, "loopback only") {
 		t.Errorf("serve --insecure-dev-identity-on-network: exit %d: %s", code, errs)
 	}
 }

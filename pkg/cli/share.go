@@ -5,17 +5,16 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/google/uuid"
-	"github.com/spf13/cobra"
-
 	"github.com/capture-ledger/ledgerctl/pkg/archive"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 	"github.com/capture-ledger/ledgerctl/pkg/ui"
+	"github.com/spf13/cobra"
 )
 
 // ShareOptions are the inputs of `ledgerctl share`.
 type ShareOptions struct {
-	f            *Factory
+	f            *cmdutil.Factory
 	As           string
 	Orgs         []string
 	JSON         bool
@@ -24,7 +23,7 @@ type ShareOptions struct {
 	Limit        int
 }
 
-func newCmdShare(f *Factory) *cobra.Command {
+func newCmdShare(f *cmdutil.Factory) *cobra.Command {
 	opts := &ShareOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "share",
@@ -79,17 +78,6 @@ revoked shares stay listed as past shares. See docs/shares.md.`,
 	return cmd
 }
 
-var shareSettings = []string{"DATABASE_URL", "CAPTURE_LEDGER_FGA_STORE_ID", "CAPTURE_LEDGER_FGA_MODEL_ID"}
-
-// uuidArg reads a UUID argument (name says which, for the usage error).
-func uuidArg(name, raw string) (string, error) {
-	id, err := uuid.Parse(raw)
-	if err != nil || len(raw) != 36 {
-		return "", usagef("%s must be a UUID, got %q", name, raw)
-	}
-	return id.String(), nil
-}
-
 // shareFlag names, for a usage error, the flag or argument an input error
 // is about.
 func shareFlag(err error) error {
@@ -98,34 +86,34 @@ func shareFlag(err error) error {
 		return err
 	}
 	name := map[string]string{"user": "USER", "organization": "--organization", "duration": "--for"}[fe.Field]
-	return usagef("%s %s", name, fe.Reason)
+	return cmdutil.Usagef("%s %s", name, fe.Reason)
 }
 
 func shareGrantRun(cmd *cobra.Command, opts *ShareOptions, args []string) error {
-	who, err := actingAs(opts.As, opts.Orgs, "the person sharing (the archive's owner, or an admin of its organization)")
+	who, err := cmdutil.ActingAs(opts.As, opts.Orgs, "the person sharing (the archive's owner, or an admin of its organization)")
 	if err != nil {
 		return err
 	}
-	id, err := uuidArg("ARCHIVE_ID", args[0])
+	id, err := cmdutil.UUIDArg("ARCHIVE_ID", args[0])
 	if err != nil {
 		return err
 	}
 	var req archive.ShareRequest
 	switch {
 	case len(args) == 2 && cmd.Flags().Changed("organization"):
-		return usagef("give USER or --organization, not both")
+		return cmdutil.Usagef("give USER or --organization, not both")
 	case len(args) == 2:
 		req.User = &args[1]
 	case cmd.Flags().Changed("organization"):
 		req.Organization = &opts.Organization
 	default:
-		return usagef("give USER (whom to share with) or --organization ORG (whose members)")
+		return cmdutil.Usagef("give USER (whom to share with) or --organization ORG (whose members)")
 	}
 	req.Duration = opts.For
 	if _, _, err := (&archive.Shares{}).Validate(req); err != nil {
 		return shareFlag(err)
 	}
-	a, err := opts.f.App(shareSettings...)
+	a, err := opts.f.App(cmdutil.ShareSettings...)
 	if err != nil {
 		return err
 	}
@@ -135,7 +123,7 @@ func shareGrantRun(cmd *cobra.Command, opts *ShareOptions, args []string) error 
 	}
 	g, err := shares.Grant(cmd.Context(), who.Subject, id, req)
 	if errors.Is(err, ledger.ErrNotFound) {
-		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("archive %s: not found (absent, or %s may not share it)", id, who.Subject)}
+		return &cmdutil.ExitError{Code: cmdutil.ExitFailure, Err: fmt.Errorf("archive %s: not found (absent, or %s may not share it)", id, who.Subject)}
 	}
 	if err != nil {
 		return shareFlag(err)
@@ -144,12 +132,12 @@ func shareGrantRun(cmd *cobra.Command, opts *ShareOptions, args []string) error 
 		return json.NewEncoder(opts.f.Streams.Out).Encode(g)
 	}
 	printShares(opts.f, append([]archive.Share{g.Share}, g.Replaced...))
-	whom := "user " + deref(g.User)
+	whom := "user " + cmdutil.Deref(g.User)
 	if g.Organization != nil {
 		whom = "the members of " + *g.Organization
 	}
 	fmt.Fprintf(opts.f.Streams.Err, "%s may view archive %s until %s (%s), once the outbox is drained (`ledgerctl drain` or serve)\n",
-		printable(whom), id, ui.Time(g.ExpiresAt), g.Duration)
+		cmdutil.Printable(whom), id, ui.Time(g.ExpiresAt), g.Duration)
 	for _, r := range g.Replaced {
 		fmt.Fprintf(opts.f.Streams.Err, "it replaces share %s (%s, until %s)\n", r.ID, r.Status, ui.Time(r.ExpiresAt))
 	}
@@ -157,19 +145,19 @@ func shareGrantRun(cmd *cobra.Command, opts *ShareOptions, args []string) error 
 }
 
 func shareListRun(cmd *cobra.Command, opts *ShareOptions, args []string) error {
-	who, err := actingAs(opts.As, opts.Orgs, "the person whose view of the shares to show")
+	who, err := cmdutil.ActingAs(opts.As, opts.Orgs, "the person whose view of the shares to show")
 	if err != nil {
 		return err
 	}
 	id := ""
 	if len(args) == 1 {
-		if id, err = uuidArg("ARCHIVE_ID", args[0]); err != nil {
+		if id, err = cmdutil.UUIDArg("ARCHIVE_ID", args[0]); err != nil {
 			return err
 		}
 	} else if opts.Limit < 1 || opts.Limit > 10000 {
-		return usagef("--limit: must be between 1 and 10000, got %d", opts.Limit)
+		return cmdutil.Usagef("--limit: must be between 1 and 10000, got %d", opts.Limit)
 	}
-	a, err := opts.f.App(shareSettings...)
+	a, err := opts.f.App(cmdutil.ShareSettings...)
 	if err != nil {
 		return err
 	}
@@ -184,7 +172,7 @@ func shareListRun(cmd *cobra.Command, opts *ShareOptions, args []string) error {
 		l, err = shares.ListAll(cmd.Context(), who.Subject, opts.Limit)
 	}
 	if errors.Is(err, ledger.ErrNotFound) {
-		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("archive %s: not found (absent, or %s may not see its shares)", id, who.Subject)}
+		return &cmdutil.ExitError{Code: cmdutil.ExitFailure, Err: fmt.Errorf("archive %s: not found (absent, or %s may not see its shares)", id, who.Subject)}
 	}
 	if err != nil {
 		return err
@@ -209,15 +197,15 @@ func shareListRun(cmd *cobra.Command, opts *ShareOptions, args []string) error {
 }
 
 func shareRevokeRun(cmd *cobra.Command, opts *ShareOptions, raw string) error {
-	who, err := actingAs(opts.As, opts.Orgs, "the person revoking (the archive's owner, or an admin of its organization)")
+	who, err := cmdutil.ActingAs(opts.As, opts.Orgs, "the person revoking (the archive's owner, or an admin of its organization)")
 	if err != nil {
 		return err
 	}
-	id, err := uuidArg("SHARE_ID", raw)
+	id, err := cmdutil.UUIDArg("SHARE_ID", raw)
 	if err != nil {
 		return err
 	}
-	a, err := opts.f.App(shareSettings...)
+	a, err := opts.f.App(cmdutil.ShareSettings...)
 	if err != nil {
 		return err
 	}
@@ -227,7 +215,7 @@ func shareRevokeRun(cmd *cobra.Command, opts *ShareOptions, raw string) error {
 	}
 	sh, changed, err := shares.Revoke(cmd.Context(), who.Subject, "", id)
 	if errors.Is(err, ledger.ErrNotFound) {
-		return &ExitError{Code: ExitFailure, Err: fmt.Errorf("share %s: not found (absent, or %s may not share its archive)", id, who.Subject)}
+		return &cmdutil.ExitError{Code: cmdutil.ExitFailure, Err: fmt.Errorf("share %s: not found (absent, or %s may not share its archive)", id, who.Subject)}
 	}
 	if err != nil {
 		return err
@@ -248,28 +236,21 @@ func shareRevokeRun(cmd *cobra.Command, opts *ShareOptions, raw string) error {
 }
 
 // printShares prints shares as a table on stdout.
-func printShares(f *Factory, shares []archive.Share) {
+func printShares(f *cmdutil.Factory, shares []archive.Share) {
 	rows := make([][]string, len(shares))
 	for i, s := range shares {
-		whom := "user " + deref(s.User)
+		whom := "user " + cmdutil.Deref(s.User)
 		if s.Organization != nil {
 			whom = "org " + *s.Organization
 		}
 		ended := ""
 		if s.RevokedAt != nil {
-			ended = ui.Time(*s.RevokedAt) + " by " + deref(s.RevokedBy)
+			ended = ui.Time(*s.RevokedAt) + " by " + cmdutil.Deref(s.RevokedBy)
 		}
 		rows[i] = []string{s.ID, s.ArchiveID, whom, s.GrantedBy, ui.Time(s.GrantedAt), s.Duration, ui.Time(s.ExpiresAt), s.Status, ended}
 		for j := range rows[i] {
-			rows[i][j] = printable(rows[i][j])
+			rows[i][j] = cmdutil.Printable(rows[i][j])
 		}
 	}
 	ui.New(f.Streams.Out).Table([]string{"share", "archive", "with", "granted by", "granted", "for", "until", "status", "ended"}, rows)
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }

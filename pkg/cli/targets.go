@@ -8,22 +8,22 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/spf13/cobra"
-
+	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/crawl"
 	"github.com/capture-ledger/ledgerctl/pkg/ui"
+	"github.com/spf13/cobra"
 )
 
 // TargetsOptions are the inputs shared by the `ledgerctl targets` commands.
 type TargetsOptions struct {
-	f    *Factory
+	f    *cmdutil.Factory
 	Org  string
 	JSON bool
 }
 
 func (o *TargetsOptions) service(ctx context.Context) (*crawl.Targets, error) {
 	if strings.TrimSpace(o.Org) == "" {
-		return nil, usagef("--org is required: capture targets belong to one organization")
+		return nil, cmdutil.Usagef("--org is required: capture targets belong to one organization")
 	}
 	a, err := o.f.App("DATABASE_URL")
 	if err != nil {
@@ -32,7 +32,7 @@ func (o *TargetsOptions) service(ctx context.Context) (*crawl.Targets, error) {
 	return a.Targets(ctx)
 }
 
-func newCmdTargets(f *Factory) *cobra.Command {
+func newCmdTargets(f *cmdutil.Factory) *cobra.Command {
 	opts := &TargetsOptions{f: f}
 	cmd := &cobra.Command{
 		Use:     "targets",
@@ -68,7 +68,7 @@ per line from standard input (blank lines and # comments skipped).`,
 					return err
 				}
 				if len(urls) == 0 {
-					return usagef("no URL on standard input")
+					return cmdutil.Usagef("no URL on standard input")
 				}
 			}
 			svc, err := opts.service(cmd.Context())
@@ -179,7 +179,7 @@ per line from standard input (blank lines and # comments skipped).`,
 func targetID(raw string) (int64, error) {
 	id, err := strconv.ParseInt(raw, 10, 64)
 	if err != nil || id < 1 {
-		return 0, usagef("ID must be a target's number (see `ledgerctl targets list`), got %q", raw)
+		return 0, cmdutil.Usagef("ID must be a target's number (see `ledgerctl targets list`), got %q", raw)
 	}
 	return id, nil
 }

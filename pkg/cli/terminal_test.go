@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/testenv"
 )
 
@@ -32,10 +33,10 @@ func TestArchivesDeleteDevNullIsNoTerminal(t *testing.T) {
 		"CAPTURE_LEDGER_S3_ENDPOINT": "http://127.0.0.1:1", "CAPTURE_LEDGER_S3_BUCKET": "b",
 		"CAPTURE_LEDGER_S3_ACCESS_KEY_ID": "k", "CAPTURE_LEDGER_S3_SECRET_ACCESS_KEY": "s",
 	}
-	_, errs, code := runCtx(context.Background(), t, t.TempDir(), env, func(f *Factory) {
+	_, errs, code := runCtx(context.Background(), t, t.TempDir(), env, func(f *cmdutil.Factory) {
 		f.Streams.In, f.Streams.Err = null, tty
 	}, "archives", "delete", "6f1c1b2e-8f0a-4c3e-9a55-0d6f0c1e2a3b", "--as", "alice", "--org", "acme")
-	if code != ExitUsage || !strings.Contains(errs, "needs --yes") {
+	if code != cmdutil.ExitUsage || !strings.Contains(errs, "needs --yes") {
 		t.Errorf("stdin /dev/null: exit %d: %s, want 2 saying it needs --yes", code, errs)
 	}
 }
@@ -53,8 +54,8 @@ func TestOpenBrowserReportsAFailingOpener(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	factory := func(browser string) *Factory {
-		f := NewFactory(Streams{In: strings.NewReader(""), Out: &bytes.Buffer{}, Err: &bytes.Buffer{}})
+	factory := func(browser string) *cmdutil.Factory {
+		f := cmdutil.NewFactory(cmdutil.Streams{In: strings.NewReader(""), Out: &bytes.Buffer{}, Err: &bytes.Buffer{}})
 		f.Env = func(name string) (string, bool) { return browser, name == "BROWSER" }
 		return f
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/testenv"
 )
 
@@ -67,8 +68,8 @@ func TestExitFourForEveryDependency(t *testing.T) {
 			env := stackEnv(t, dsn, bucket)
 			tc.env(env)
 			out, errs, code := run(t, t.TempDir(), env, tc.args...)
-			if code != ExitUnreachable || out != "" || !strings.Contains(errs, "ledgerctl: "+tc.want) || strings.Contains(errs, "secretpw") {
-				t.Errorf("exit %d (want %d), stdout %q, stderr %q", code, ExitUnreachable, out, errs)
+			if code != cmdutil.ExitUnreachable || out != "" || !strings.Contains(errs, "ledgerctl: "+tc.want) || strings.Contains(errs, "secretpw") {
+				t.Errorf("exit %d (want %d), stdout %q, stderr %q", code, cmdutil.ExitUnreachable, out, errs)
 			}
 		})
 	}
@@ -79,8 +80,8 @@ func TestExitFourForEveryDependency(t *testing.T) {
 func TestUnparsableDatabaseURLIsUsage(t *testing.T) {
 	t.Parallel()
 	out, errs, code := run(t, t.TempDir(), map[string]string{"DATABASE_URL": "postgres://u:secretpw@127.0.0.1:notaport/x"}, "migrate", "status")
-	if code != ExitUsage || out != "" || !strings.Contains(errs, "DATABASE_URL") || strings.Contains(errs, "secretpw") {
-		t.Errorf("exit %d (want %d), stdout %q, stderr %q", code, ExitUsage, out, errs)
+	if code != cmdutil.ExitUsage || out != "" || !strings.Contains(errs, "DATABASE_URL") || strings.Contains(errs, "secretpw") {
+		t.Errorf("exit %d (want %d), stdout %q, stderr %q", code, cmdutil.ExitUsage, out, errs)
 	}
 }
 
@@ -98,8 +99,8 @@ func TestExitFourWhenOpenFGAsDatastoreIsDown(t *testing.T) {
 		{"drain"},
 	} {
 		out, errs, code := run(t, dir, env, args...)
-		if code != ExitUnreachable || !strings.Contains(errs, "the OpenFGA datastore (PostgreSQL)") {
-			t.Errorf("%v: exit %d (want %d), stdout %q, stderr %q", args, code, ExitUnreachable, out, errs)
+		if code != cmdutil.ExitUnreachable || !strings.Contains(errs, "the OpenFGA datastore (PostgreSQL)") {
+			t.Errorf("%v: exit %d (want %d), stdout %q, stderr %q", args, code, cmdutil.ExitUnreachable, out, errs)
 		}
 	}
 }

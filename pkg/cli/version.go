@@ -6,14 +6,8 @@ import (
 	"runtime"
 	"runtime/debug"
 
+	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/spf13/cobra"
-)
-
-// Set by the release build through -ldflags "-X …".
-var (
-	version = "dev"
-	commit  = ""
-	date    = ""
 )
 
 // BuildInfo is what `ledgerctl version` reports. Committed is the date of
@@ -28,7 +22,7 @@ type BuildInfo struct {
 }
 
 func buildInfo() BuildInfo {
-	b := BuildInfo{Version: version, Commit: commit, Committed: date, Go: runtime.Version()}
+	b := BuildInfo{Version: cmdutil.Version, Commit: cmdutil.Commit, Committed: cmdutil.Date, Go: runtime.Version()}
 	if b.Commit == "" {
 		if info, ok := debug.ReadBuildInfo(); ok {
 			for _, s := range info.Settings {
@@ -45,7 +39,7 @@ func buildInfo() BuildInfo {
 	return b
 }
 
-func newCmdVersion(f *Factory) *cobra.Command {
+func newCmdVersion(f *cmdutil.Factory) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:     "version",

@@ -1,4 +1,4 @@
-package cli
+package cmdutil
 
 import (
 	"strings"
@@ -11,10 +11,10 @@ import (
 // id rules, identity.CheckIdentity), so what the API answers 401 is a usage
 // error here, never a question OpenFGA refuses. need says what the subject
 // is for, in the message when --as is missing.
-func actingAs(as string, orgFlags []string, need string) (identity.Identity, error) {
+func ActingAs(as string, orgFlags []string, need string) (identity.Identity, error) {
 	id := identity.Identity{Subject: strings.TrimSpace(as)}
 	if id.Subject == "" {
-		return identity.Identity{}, usagef("--as is required: %s", need)
+		return identity.Identity{}, Usagef("--as is required: %s", need)
 	}
 	for _, org := range orgFlags {
 		if org = strings.TrimSpace(org); org != "" {
@@ -22,10 +22,10 @@ func actingAs(as string, orgFlags []string, need string) (identity.Identity, err
 		}
 	}
 	if err := identity.CheckSubject(id.Subject); err != nil {
-		return identity.Identity{}, usagef("--as: %v", err)
+		return identity.Identity{}, Usagef("--as: %v", err)
 	}
 	if err := identity.CheckIdentity(id); err != nil {
-		return identity.Identity{}, usagef("--org: %v", err)
+		return identity.Identity{}, Usagef("--org: %v", err)
 	}
 	return id, nil
 }

@@ -1,4 +1,4 @@
-package cli
+package cmdutil
 
 import (
 	"bytes"
@@ -43,8 +43,8 @@ func newLogger(w io.Writer, format, level string, getenv func(string) (string, b
 }
 
 // logger is newLogger for the factory's stderr and the loaded settings.
-func (f *Factory) logger(format, level string) *slog.Logger {
-	return newLogger(f.Streams.Err, format, level, f.lookupEnv)
+func (f *Factory) Logger(format, level string) *slog.Logger {
+	return newLogger(f.Streams.Err, format, level, f.LookupEnv)
 }
 
 // textLogHandler writes one line per record: the local time (seconds), the

@@ -1,4 +1,4 @@
-package cli
+package cmdutil
 
 import (
 	"fmt"
@@ -18,17 +18,17 @@ type Factory struct {
 	// Dir is where .env and .env.local are read and .env.local is written.
 	Dir string
 
-	flags      *pflag.FlagSet
-	jsonErrors bool
+	Flags      *pflag.FlagSet
+	JSONErrors bool
 	// verbose prints which env files were read (names only) on stderr;
 	// serve always does, in its startup notes.
-	verbose bool
+	Verbose bool
 	// Env, when set, is the environment the commands read instead of the
 	// process's (tests give each run its own); nil reads os.LookupEnv.
 	Env func(name string) (string, bool)
 	// confirm, when set, answers the questions commands ask on a terminal
 	// (tests); nil asks on stdin when stdin and stderr are a terminal.
-	confirm func(question string) (asked, yes bool)
+	Confirm func(question string) (asked, yes bool)
 
 	cfgOnce sync.Once
 	cfg     *config.Config
@@ -44,7 +44,7 @@ func (f *Factory) App(require ...string) (*app.App, error) {
 		return nil, err
 	}
 	a := app.New(s, nil)
-	f.onClose(a.Close)
+	f.OnClose(a.Close)
 	return a, nil
 }
 
@@ -61,8 +61,8 @@ func NewFactory(s Streams) *Factory {
 // which env files were read (names only, never values).
 func (f *Factory) Config() (*config.Config, error) {
 	f.cfgOnce.Do(func() {
-		f.cfg, f.cfgErr = config.LoadEnv(f.Dir, f.flags, f.lookupEnv)
-		if f.cfgErr == nil && f.verbose {
+		f.cfg, f.cfgErr = config.LoadEnv(f.Dir, f.Flags, f.LookupEnv)
+		if f.cfgErr == nil && f.Verbose {
 			fmt.Fprintln(f.Streams.Err, f.cfg.Note())
 		}
 	})
@@ -77,7 +77,7 @@ func (f *Factory) Settings(require ...string) (config.Settings, error) {
 		return config.Settings{}, err
 	}
 	if err := c.Require(require...); err != nil {
-		if !f.verbose { // where the values were looked for helps here
+		if !f.Verbose { // where the values were looked for helps here
 			fmt.Fprintln(f.Streams.Err, c.Note())
 		}
 		return config.Settings{}, err
@@ -86,9 +86,9 @@ func (f *Factory) Settings(require ...string) (config.Settings, error) {
 }
 
 // onClose registers cleanup run after the command returns.
-func (f *Factory) onClose(fn func()) { f.closers = append(f.closers, fn) }
+func (f *Factory) OnClose(fn func()) { f.closers = append(f.closers, fn) }
 
-func (f *Factory) close() {
+func (f *Factory) Close() {
 	for i := len(f.closers) - 1; i >= 0; i-- {
 		f.closers[i]()
 	}
@@ -96,7 +96,7 @@ func (f *Factory) close() {
 }
 
 // lookupEnv reads one environment variable through Env, else the process.
-func (f *Factory) lookupEnv(name string) (string, bool) {
+func (f *Factory) LookupEnv(name string) (string, bool) {
 	if f.Env != nil {
 		return f.Env(name)
 	}

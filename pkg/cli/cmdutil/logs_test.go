@@ -1,4 +1,4 @@
-package cli
+package cmdutil
 
 import (
 	"bytes"
@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/capture-ledger/ledgerctl/pkg/testenv"
 )
 
 // TestTextLogFormat: one line per record, the time, the padded level, the
@@ -74,7 +76,7 @@ func TestLoggerChoice(t *testing.T) {
 		t.Fatalf("text asked, not a terminal: %q", got)
 	}
 
-	tty := openPTY(t)
+	tty := testenv.OpenPTY(t)
 	for i, tc := range []struct {
 		format string
 		env    func(string) (string, bool)

@@ -1,4 +1,4 @@
-package cli
+package cmdutil
 
 import (
 	"context"
@@ -21,7 +21,7 @@ const deliverTimeout = 30 * time.Second
 // serve running, nothing else would. What cannot be delivered now is
 // named with the command that finishes it; the archives are registered
 // either way, so this never fails the command.
-func deliver(ctx context.Context, a *app.App, errw io.Writer) {
+func Deliver(ctx context.Context, a *app.App, errw io.Writer) {
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), deliverTimeout)
 	defer cancel()
 	res, err := a.Drain(dctx, outbox.Options{})

@@ -1,11 +1,7 @@
-// Package cli is ledgerctl's cobra command tree. Main runs it in-process, so
-// tests drive the real commands without a subprocess; each command is an
-// options struct, a constructor and a run function.
-package cli
+package cmdutil
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -37,7 +33,7 @@ const (
 	ExitUnreachable = 4 // PostgreSQL, OpenFGA or S3 could not be reached
 )
 
-const exitStatusHelp = `EXIT STATUS
+const ExitStatusHelp = `EXIT STATUS
   0  success
   1  the command ran and failed
   2  bad flags, arguments or configuration (nothing was changed)
@@ -61,20 +57,20 @@ func (e *ExitError) Error() string {
 func (e *ExitError) Unwrap() error { return e.Err }
 
 // usageError marks a problem with what the user typed.
-type usageError struct{ err error }
+type UsageError struct{ Err error }
 
-func (e usageError) Error() string { return e.err.Error() }
-func (e usageError) Unwrap() error { return e.err }
+func (e UsageError) Error() string { return e.Err.Error() }
+func (e UsageError) Unwrap() error { return e.Err }
 
 // usagef returns a usage error (exit 2).
-func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+func Usagef(format string, a ...any) error { return UsageError{fmt.Errorf(format, a...)} }
 
 // asFlags renders a use-case's *ledger.FieldError as a usage error naming
 // the flag that set the field: flags maps a field's first segment to its
 // flag, and a position in a repeated field reads "#N" (rule/1 → --rule #1).
 // The API renders the same error as querystring/rule/1 or body/…; any other
 // error passes unchanged.
-func asFlags(err error, flags map[string]string) error {
+func AsFlags(err error, flags map[string]string) error {
 	var fe *ledger.FieldError
 	if !errors.As(err, &fe) {
 		return err
@@ -91,44 +87,19 @@ func asFlags(err error, flags map[string]string) error {
 			name += "/" + seg
 		}
 	}
-	return usageError{fmt.Errorf("%s %s", name, fe.Reason)}
-}
-
-// Main runs ledgerctl with args (without the program name) and returns the
-// process exit code.
-func Main(ctx context.Context, args []string, s Streams) int {
-	f := NewFactory(s)
-	root := NewRootCmd(f)
-	root.SetArgs(args)
-	root.SetIn(s.In)
-	root.SetOut(s.Out)
-	root.SetErr(s.Err)
-	err := root.ExecuteContext(ctx)
-	f.close()
-	if err == nil {
-		return ExitOK
-	}
-	code, msg := classify(err)
-	if msg != "" {
-		if f.jsonErrors {
-			_ = json.NewEncoder(s.Err).Encode(map[string]any{"error": msg, "exitCode": code})
-		} else {
-			fmt.Fprintln(s.Err, "ledgerctl: "+msg)
-		}
-	}
-	return code
+	return UsageError{fmt.Errorf("%s %s", name, fe.Reason)}
 }
 
 // classify maps an error to an exit code and the message the user sees. This
 // is the one place errors become exit codes.
-func classify(err error) (int, string) {
+func Classify(err error) (int, string) {
 	var exit *ExitError
 	var missing *config.MissingError
 	var invalid *config.InvalidError
 	var setting *ledger.SettingError
 	var field *ledger.FieldError
 	var refused *app.RefusedError
-	var usage usageError
+	var usage UsageError
 	switch {
 	case errors.As(err, &exit):
 		if exit.Err == nil {

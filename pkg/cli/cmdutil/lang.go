@@ -1,4 +1,4 @@
-package cli
+package cmdutil
 
 import (
 	"github.com/capture-ledger/ledgerctl/pkg/i18n"
@@ -10,5 +10,5 @@ import (
 // environment, as settings are, but never from .env files: the locale is the
 // reader's, not the deployment's. --json output never depends on it.
 func (f *Factory) Lang() i18n.Lang {
-	return i18n.FromLocale(func(name string) string { v, _ := f.lookupEnv(name); return v })
+	return i18n.FromLocale(func(name string) string { v, _ := f.LookupEnv(name); return v })
 }
