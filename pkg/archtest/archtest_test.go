@@ -40,7 +40,7 @@ var layers = []layer{
 	{name: "settings", pkgs: []string{"pkg/config"}},
 	{name: "tooling", pkgs: []string{"pkg/ui", "pkg/devstack"}},
 	{name: "data", pkgs: []string{"fga", "migrations"}},
-	{name: "test support", pkgs: []string{"pkg/apptest", "pkg/testenv", "pkg/authz/authztest", "pkg/browserhive/browserhivetest", "pkg/archtest"}},
+	{name: "test support", pkgs: []string{"pkg/apptest", "pkg/cli/clitest", "pkg/testenv", "pkg/authz/authztest", "pkg/browserhive/browserhivetest", "pkg/archtest"}},
 }
 
 // arrows are the allowed imports, written once: a layer may import its own

@@ -14,24 +14,6 @@ import (
 	"github.com/capture-ledger/ledgerctl/pkg/testenv"
 )
 
-// addResult is the --json body of `archives add`.
-type addResult struct {
-	Org, SubmittedBy, Prefix                                  string
-	Manifests, Registered, Known, NoArchive, Refused, Missing int
-	Errored                                                   int `json:"errors"`
-	Results                                                   []struct {
-		Key, Outcome, TaskID, ArchiveID, Reason string
-	}
-}
-
-func (r addResult) outcomes() map[string]string {
-	m := map[string]string{}
-	for _, x := range r.Results {
-		m[x.Key] = x.Outcome
-	}
-	return m
-}
-
 // fixture is a manifest of pkg/manifest/testdata, its artefacts moved into
 // bucket under dir (BrowserHive writes them next to the manifest).
 func fixture(t *testing.T, name, fromBucket, bucket, dir string) []byte {

@@ -1,12 +1,9 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,51 +13,6 @@ import (
 	"github.com/capture-ledger/ledgerctl/pkg/store/postgres"
 	"github.com/capture-ledger/ledgerctl/pkg/testenv"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
-
-// run drives the real command tree in-process from dir (the env files'
-// folder) with every configuration variable cleared.
-func run(t *testing.T, dir string, env map[string]string, args ...string) (stdout, stderr string, code int) {
-	t.Helper()
-	return runCtx(context.Background(), t, dir, env, nil, args...)
-}
-
-// runStdin is run with standard input.
-func runStdin(t *testing.T, dir string, env map[string]string, stdin string, args ...string) (stdout, stderr string, code int) {
-	t.Helper()
-	return runCtx(context.Background(), t, dir, env, func(f *cmdutil.Factory) { f.Streams.In = strings.NewReader(stdin) }, args...)
-}
-
-// runCtx is run with a context and an optional hook on the factory.
-func runCtx(ctx context.Context, t *testing.T, dir string, env map[string]string, hook func(*cmdutil.Factory), args ...string) (stdout, stderr string, code int) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	f := cmdutil.NewFactory(cmdutil.Streams{In: strings.NewReader(""), Out: &out, Err: &errb})
-	f.Dir = dir
-	// Each run reads only env, never the process's environment, so the
-	// tests can run in parallel.
-	own := maps.Clone(env)
-	f.Env = func(name string) (string, bool) { v, ok := own[name]; return v, ok }
-	if hook != nil {
-		hook(f)
-	}
-	root := NewRootCmd(f)
-	root.SetArgs(args)
-	root.SetOut(&out)
-	root.SetErr(&errb)
-	err := root.ExecuteContext(ctx)
-	f.Close()
-	code = cmdutil.ExitOK
-	if err != nil {
-		var msg string
-		code, msg = cmdutil.Classify(err)
-		if msg != "" {
-			errb.WriteString("ledgerctl: " + msg + "\n")
-		}
-	}
-	return out.String(), errb.String(), code
-}
 
 func TestHelpShowsTreeWithoutConfig(t *testing.T) {
 	t.Parallel()

@@ -10,78 +10,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/capture-ledger/ledgerctl/pkg/blob"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 	"github.com/capture-ledger/ledgerctl/pkg/testenv"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 )
-
-// manifestJSON is a BrowserHive v12 report for taskID.
-func manifestJSON(taskID, status, bucket, waczKey string) []byte {
-	artifacts := ""
-	if waczKey != "" {
-		artifacts = fmt.Sprintf(`,"artifacts":{"wacz":"s3://%s/%s"}`, bucket, waczKey)
-	}
-	return []byte(fmt.Sprintf(`{"taskId":%q,"correlationId":"c0ffee00","url":"https://example.com/%s","labels":["daily"],
-		"status":%q,"timestamp":"2026-11-30T10:00:00Z","captureProcessingTimeMs":1200,
-		"completeness":{"complete":false,"bodylessUrls":[],"truncatedUrls":[]}%s}`, taskID, taskID[:8], status, artifacts))
-}
-
-// stackEnv is the env for commands that reach the test database and bucket.
-func stackEnv(t *testing.T, dsn, bucket string) map[string]string {
-	cfg := testenv.S3Config(t)
-	return map[string]string{
-		"DATABASE_URL":                        dsn,
-		"CAPTURE_LEDGER_S3_ENDPOINT":          cfg.Endpoint,
-		"CAPTURE_LEDGER_S3_BUCKET":            bucket,
-		"CAPTURE_LEDGER_S3_ACCESS_KEY_ID":     cfg.AccessKeyID,
-		"CAPTURE_LEDGER_S3_SECRET_ACCESS_KEY": cfg.SecretAccessKey,
-		"CAPTURE_LEDGER_S3_FORCE_PATH_STYLE":  "true",
-		// The on-disk search index of anything a test starts: never the
-		// default, which is relative to the working directory (the source).
-		"CAPTURE_LEDGER_SEARCH_DIR": t.TempDir(),
-	}
-}
-
-// testStack is a stack deployed for one test: its own database, bucket
-// and OpenFGA datastore with the model deployed, and the settings that
-// name them (env, with the overrides given to deployStack applied before
-// the deploy).
-type testStack struct {
-	dir, dsn, bucket string
-	objects          *blob.Client
-	env              map[string]string
-}
-
-// deployStack is testStack's set-up; overrides are KEY, VALUE pairs.
-func deployStack(t *testing.T, overrides ...string) testStack {
-	t.Helper()
-	if len(overrides)%2 != 0 {
-		t.Fatalf("deployStack: overrides %q are not KEY, VALUE pairs", overrides)
-	}
-	s := testStack{dsn: testenv.Database(t), dir: t.TempDir()}
-	s.objects, s.bucket, _ = testenv.Bucket(t)
-	s.env = stackEnv(t, s.dsn, s.bucket)
-	s.env["CAPTURE_LEDGER_FGA_DATASTORE_URI"] = testenv.EmptyDatabase(t)
-	for i := 0; i < len(overrides); i += 2 {
-		s.env[overrides[i]] = overrides[i+1]
-	}
-	if out, errs, code := run(t, s.dir, s.env, "fga", "deploy"); code != 0 {
-		t.Fatalf("deploy: exit %d: %s %s", code, out, errs)
-	}
-	return s
-}
-
-// deployedStack is a working directory and the env that reaches a test's
-// own database, bucket and OpenFGA datastore (PostgreSQL), the model
-// deployed.
-func deployedStack(t *testing.T) (dir string, env map[string]string) {
-	t.Helper()
-	s := deployStack(t)
-	return s.dir, s.env
-}
 
 func TestReconcile(t *testing.T) {
 	t.Parallel()
@@ -191,39 +125,6 @@ func TestReconcile(t *testing.T) {
 	if _, _, code := run(t, t.TempDir(), env, "reconcile", "--since-days", "1"); code != cmdutil.ExitIncomplete {
 		t.Errorf("--since-days 1: exit %d", code)
 	}
-}
-
-func ptr(s string) *string { return &s }
-
-func outboxPayloads(t *testing.T, conn *pgx.Conn) []ledger.OutboxPayload {
-	t.Helper()
-	rows, err := conn.Query(context.Background(), `SELECT payload FROM fga_outbox ORDER BY id`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []ledger.OutboxPayload
-	for rows.Next() {
-		var raw []byte
-		if err := rows.Scan(&raw); err != nil {
-			t.Fatal(err)
-		}
-		p, err := ledger.ParseOutboxPayload(raw)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, p)
-	}
-	return out
-}
-
-func containsPayload(all []ledger.OutboxPayload, want ledger.OutboxPayload) bool {
-	w, _ := json.Marshal(want)
-	for _, p := range all {
-		if b, _ := json.Marshal(p); string(b) == string(w) {
-			return true
-		}
-	}
-	return false
 }
 
 // TestReconcileBadRowsDoNotStarveTheRest: rows reconcile must not admit, or that used to stop it,

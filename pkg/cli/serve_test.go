@@ -17,15 +17,6 @@ import (
 	"github.com/google/uuid"
 )
 
-func freePort(t *testing.T) int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 // TestServeLikeAnOperator drives the binary's commands in order: deploy the
 // model, register a capture with reconcile, serve (whose ticker drains the
 // outbox), mint a URL as an organisation member and fetch the object, then

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -12,56 +11,6 @@ import (
 	"github.com/capture-ledger/ledgerctl/pkg/archive"
 	"github.com/capture-ledger/ledgerctl/pkg/testenv"
 )
-
-// capturedStack is a test stack (database, bucket, OpenFGA deployed on its
-// own datastore) holding one archive alice captured for acme, registered
-// with `archives add` and drained.
-type capturedStack struct {
-	dsn, bucket, dir, id string
-	env                  map[string]string
-	keys                 []string // the WACZ, its manifest, its links file
-}
-
-func newCapturedStack(t *testing.T) *capturedStack {
-	t.Helper()
-	ctx := context.Background()
-	s := &capturedStack{dsn: testenv.Database(t), dir: t.TempDir()}
-	objects, bucket, _ := testenv.Bucket(t)
-	s.bucket = bucket
-	s.env = stackEnv(t, s.dsn, bucket)
-	s.env["CAPTURE_LEDGER_FGA_DATASTORE_URI"] = testenv.EmptyDatabase(t)
-	if out, errs, code := run(t, s.dir, s.env, "fga", "deploy"); code != 0 {
-		t.Fatalf("deploy: exit %d: %s %s", code, out, errs)
-	}
-	task := uuid.NewString()
-	stem := "bh/" + task + "_c0ffee00"
-	s.keys = []string{stem + ".wacz", stem + ".result.json", stem + ".links.json"}
-	for i, body := range [][]byte{[]byte("PK\x03\x04"), manifestJSON(task, "success", bucket, s.keys[0]), []byte(`{"links":[]}`)} {
-		if err := objects.Put(ctx, bucket, s.keys[i], "application/octet-stream", body); err != nil {
-			t.Fatal(err)
-		}
-	}
-	out, errs, code := run(t, s.dir, s.env, "archives", "add", s.keys[1], "--org", "acme", "--as", "alice", "--json")
-	var res addResult
-	if code != 0 || json.Unmarshal([]byte(out), &res) != nil || res.Registered != 1 {
-		t.Fatalf("add: exit %d: %s %s", code, out, errs)
-	}
-	s.id = res.Results[0].ArchiveID
-	s.drain(t)
-	return s
-}
-
-func (s *capturedStack) drain(t *testing.T) {
-	t.Helper()
-	if out, errs, code := run(t, s.dir, s.env, "drain"); code != 0 {
-		t.Fatalf("drain: exit %d: %s %s", code, out, errs)
-	}
-}
-
-func (s *capturedStack) run(t *testing.T, args ...string) (string, string, int) {
-	t.Helper()
-	return run(t, s.dir, s.env, args...)
-}
 
 // TestShareCommands: `ledgerctl share grant|list|revoke` do what the API
 // does, as --as: grants to a user and to an organization's members take

@@ -2,25 +2,12 @@ package cli
 
 import (
 	"context"
-	"net"
 	"strings"
 	"testing"
 
 	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/testenv"
 )
-
-// closedURL returns an http URL on 127.0.0.1 where nothing listens.
-func closedURL(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	url := "http://" + l.Addr().String()
-	l.Close()
-	return url
-}
 
 // TestExitFourForEveryDependency: whichever dependency does not answer,
 // the command exits 4 with one line naming it (S3's case through reconcile
