@@ -7,12 +7,13 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/google/uuid"
+	"github.com/spf13/cobra"
+
 	"github.com/capture-ledger/ledgerctl/pkg/archive"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 	"github.com/capture-ledger/ledgerctl/pkg/ui"
-	"github.com/google/uuid"
-	"github.com/spf13/cobra"
 )
 
 // ArchivesOptions are the inputs of `ledgerctl archives`.

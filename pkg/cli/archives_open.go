@@ -9,12 +9,13 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/google/uuid"
+	"github.com/spf13/cobra"
+
 	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/config"
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 	"github.com/capture-ledger/ledgerctl/pkg/replay"
-	"github.com/google/uuid"
-	"github.com/spf13/cobra"
 )
 
 // ArchivesOpenOptions are the inputs of `ledgerctl archives open`.

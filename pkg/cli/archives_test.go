@@ -8,11 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
 	"github.com/capture-ledger/ledgerctl/pkg/archive"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/testenv"
-	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 )
 
 // TestArchivesListResumesWithOpaqueCursor: `ledgerctl archives list` hands

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/version"
 	"github.com/capture-ledger/ledgerctl/pkg/store/postgres"
 	"github.com/capture-ledger/ledgerctl/pkg/testenv"
 )
@@ -142,7 +143,7 @@ func TestMigrateThroughCLI(t *testing.T) {
 func TestVersion(t *testing.T) {
 	t.Parallel()
 	out, _, code := run(t, t.TempDir(), nil, "version", "--json")
-	var b BuildInfo
+	var b version.BuildInfo
 	if code != 0 || json.Unmarshal([]byte(out), &b) != nil || b.Version == "" || b.Go == "" {
 		t.Errorf("exit %d: %q", code, out)
 	}

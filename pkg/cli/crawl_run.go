@@ -10,11 +10,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/crawl"
 	"github.com/capture-ledger/ledgerctl/pkg/crawl/politeness"
 	"github.com/capture-ledger/ledgerctl/pkg/ui"
-	"github.com/spf13/cobra"
 )
 
 // newCmdCrawlRun is `ledgerctl crawl run`; newCmdCrawl adds it to the crawl

@@ -7,12 +7,13 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/spf13/cobra"
+
 	"github.com/capture-ledger/ledgerctl/pkg/blob"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/config"
 	"github.com/capture-ledger/ledgerctl/pkg/devstack"
-	"github.com/jackc/pgx/v5"
-	"github.com/spf13/cobra"
 )
 
 func newCmdDev(f *cmdutil.Factory) *cobra.Command {

@@ -17,6 +17,8 @@ import (
 	"text/template"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/capture-ledger/ledgerctl/pkg/app"
 	"github.com/capture-ledger/ledgerctl/pkg/authz"
 	"github.com/capture-ledger/ledgerctl/pkg/capture"
@@ -25,7 +27,6 @@ import (
 	"github.com/capture-ledger/ledgerctl/pkg/crawl"
 	"github.com/capture-ledger/ledgerctl/pkg/crawl/rules"
 	"github.com/capture-ledger/ledgerctl/pkg/identity"
-	"github.com/spf13/cobra"
 )
 
 // demoFiles is the bundled demo site: one folder per host.

@@ -17,11 +17,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
+	"github.com/google/uuid"
+
 	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/crawl"
 	"github.com/capture-ledger/ledgerctl/pkg/testenv"
-	"github.com/chromedp/chromedp"
-	"github.com/google/uuid"
 )
 
 // syncBuffer is a bytes.Buffer the command writes from its goroutine while

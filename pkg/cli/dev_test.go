@@ -15,10 +15,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/capture-ledger/ledgerctl/pkg/blob"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/devstack"
-	"github.com/jackc/pgx/v5"
 )
 
 // stackBinaries finds the PostgreSQL server binaries and versitygw these

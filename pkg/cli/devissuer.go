@@ -11,9 +11,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/identity"
-	"github.com/spf13/cobra"
 )
 
 // DevIssuerOptions are the inputs of `ledgerctl dev issuer` and `dev token`.

@@ -11,8 +11,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/spf13/pflag"
+
+	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 )
 
 // The shell examples of README.md and docs/*.md are checked by the rule

@@ -7,13 +7,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/capture-ledger/ledgerctl/pkg/app"
 	"github.com/capture-ledger/ledgerctl/pkg/authz"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/config"
 	"github.com/capture-ledger/ledgerctl/pkg/health"
 	"github.com/capture-ledger/ledgerctl/pkg/ui"
-	"github.com/spf13/cobra"
 )
 
 // DoctorOptions are the inputs of `ledgerctl doctor`.

@@ -10,13 +10,14 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/capture-ledger/ledgerctl/fga"
 	"github.com/capture-ledger/ledgerctl/pkg/authz"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/config"
 	"github.com/capture-ledger/ledgerctl/pkg/i18n"
 	"github.com/capture-ledger/ledgerctl/pkg/ui"
-	"github.com/spf13/cobra"
 )
 
 func newCmdFGA(f *cmdutil.Factory) *cobra.Command {

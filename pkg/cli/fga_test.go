@@ -12,11 +12,12 @@ import (
 	"testing"
 	"unicode"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/capture-ledger/ledgerctl/fga"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/config"
 	"github.com/capture-ledger/ledgerctl/pkg/testenv"
-	"github.com/jackc/pgx/v5"
 )
 
 func TestFGATestPassesWithoutConfiguration(t *testing.T) {

@@ -11,12 +11,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
 	"github.com/capture-ledger/ledgerctl/pkg/blob"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 	"github.com/capture-ledger/ledgerctl/pkg/testenv"
-	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")

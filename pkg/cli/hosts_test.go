@@ -9,11 +9,12 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 	"github.com/capture-ledger/ledgerctl/pkg/store/postgres"
 	"github.com/capture-ledger/ledgerctl/pkg/testenv"
-	"github.com/jackc/pgx/v5"
 )
 
 // TestHostsPoliteness: `hosts politeness` lists the captures of a host made

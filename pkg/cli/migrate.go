@@ -9,10 +9,11 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/store/postgres"
 	"github.com/capture-ledger/ledgerctl/pkg/ui"
-	"github.com/spf13/cobra"
 )
 
 // MigrateOptions are the inputs of the migrate subcommands.

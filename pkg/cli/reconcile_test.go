@@ -10,11 +10,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
 	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 	"github.com/capture-ledger/ledgerctl/pkg/testenv"
-	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 )
 
 func TestReconcile(t *testing.T) {

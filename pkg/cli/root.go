@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
-	"github.com/capture-ledger/ledgerctl/pkg/config"
 	"github.com/spf13/cobra"
+
+	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/version"
+	"github.com/capture-ledger/ledgerctl/pkg/config"
 )
 
 // NewRootCmd builds the whole command tree.
@@ -34,7 +36,7 @@ Configuration comes from flags, then the shell, then .env.local, then .env
 	root.PersistentFlags().BoolVar(&f.JSONErrors, "json-errors", false, "print errors on stderr as one JSON object")
 	root.PersistentFlags().BoolVarP(&f.Verbose, "verbose", "v", false, "say on stderr which env files were read (names only)")
 	root.AddCommand(
-		newCmdVersion(f),
+		version.NewCmdVersion(f),
 		newCmdMigrate(f),
 		newCmdDev(f),
 		newCmdFGA(f),

@@ -5,8 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/spf13/cobra"
+
+	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 )
 
 // TestUnknownSubcommandIsUsage: a typo under a command group fails with a

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/capture-ledger/ledgerctl/pkg/app"
 	"github.com/capture-ledger/ledgerctl/pkg/apptest"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
@@ -21,7 +23,6 @@ import (
 	"github.com/capture-ledger/ledgerctl/pkg/search"
 	"github.com/capture-ledger/ledgerctl/pkg/testenv"
 	"github.com/capture-ledger/ledgerctl/pkg/wacz"
-	"github.com/google/uuid"
 )
 
 // TestSearchCommands drives `ledgerctl search` the way an operator does:

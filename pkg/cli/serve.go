@@ -5,11 +5,12 @@ import (
 	"log/slog"
 	"net"
 
+	"github.com/spf13/cobra"
+
 	"github.com/capture-ledger/ledgerctl/pkg/app"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/config"
 	"github.com/capture-ledger/ledgerctl/pkg/identity"
-	"github.com/spf13/cobra"
 )
 
 // ServeOptions are the inputs of `ledgerctl serve`.

@@ -1,4 +1,4 @@
-package cli
+package version
 
 import (
 	"encoding/json"
@@ -6,8 +6,9 @@ import (
 	"runtime"
 	"runtime/debug"
 
-	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/spf13/cobra"
+
+	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 )
 
 // BuildInfo is what `ledgerctl version` reports. Committed is the date of
@@ -39,7 +40,7 @@ func buildInfo() BuildInfo {
 	return b
 }
 
-func newCmdVersion(f *cmdutil.Factory) *cobra.Command {
+func NewCmdVersion(f *cmdutil.Factory) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:     "version",
