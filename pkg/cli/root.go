@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/migrate"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/version"
 	"github.com/capture-ledger/ledgerctl/pkg/config"
 )
@@ -37,7 +38,7 @@ Configuration comes from flags, then the shell, then .env.local, then .env
 	root.PersistentFlags().BoolVarP(&f.Verbose, "verbose", "v", false, "say on stderr which env files were read (names only)")
 	root.AddCommand(
 		version.NewCmdVersion(f),
-		newCmdMigrate(f),
+		migrate.NewCmdMigrate(f),
 		newCmdDev(f),
 		newCmdFGA(f),
 		newCmdReconcile(f),

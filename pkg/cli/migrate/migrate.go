@@ -1,4 +1,4 @@
-package cli
+package migrate
 
 import (
 	"bufio"
@@ -26,7 +26,7 @@ type MigrateOptions struct {
 	Yes bool
 }
 
-func newCmdMigrate(f *cmdutil.Factory) *cobra.Command {
+func NewCmdMigrate(f *cmdutil.Factory) *cobra.Command {
 	opts := &MigrateOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "migrate",
