@@ -9,6 +9,7 @@ import (
 
 	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/migrate"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/rules"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/version"
 	"github.com/capture-ledger/ledgerctl/pkg/config"
 )
@@ -47,7 +48,7 @@ Configuration comes from flags, then the shell, then .env.local, then .env
 		newCmdArchives(f),
 		newCmdCapture(f),
 		newCmdShare(f),
-		newCmdRules(f),
+		rules.NewCmdRules(f),
 		newCmdCrawl(f),
 		newCmdTargets(f),
 		newCmdDoctor(f),

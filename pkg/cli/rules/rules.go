@@ -1,4 +1,4 @@
-package cli
+package rules
 
 import (
 	"encoding/json"
@@ -21,7 +21,7 @@ type RulesCheckOptions struct {
 	JSON  bool
 }
 
-func newCmdRules(f *cmdutil.Factory) *cobra.Command {
+func NewCmdRules(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{Use: "rules", Short: "Check crawl scope rules before starting a crawl",
 		Example: "  ledgerctl rules check --seed https://www.example.com/ --rule skip:ads.example.com --rule follow:same-site"}
 	opts := &RulesCheckOptions{f: f}

@@ -1,4 +1,4 @@
-package cli
+package rules_test
 
 import (
 	"encoding/json"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/capture-ledger/ledgerctl/pkg/api"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/clitest"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/crawl/rules"
 	"github.com/capture-ledger/ledgerctl/pkg/identity"
@@ -30,7 +31,7 @@ func TestRulesCheckCLIAndEndpointAgree(t *testing.T) {
 	for _, u := range q["url"] {
 		args = append(args, "--url", u)
 	}
-	out, _, code := run(t, t.TempDir(), nil, args...)
+	out, _, code := clitest.Run(t, t.TempDir(), nil, args...)
 	if code != cmdutil.ExitFailure {
 		t.Errorf("exit %d, want 1 (an invalid seed and shadowed rules)", code)
 	}
@@ -62,7 +63,7 @@ func TestRulesCheckCLIAndEndpointAgree(t *testing.T) {
 
 	// A rule that is not ACTION:PATTERN is the same field error: a usage
 	// error naming the flag, and a 400 naming the query parameter.
-	_, errs, code := run(t, t.TempDir(), nil, "rules", "check", "--seed", "https://e/", "--rule", "follow:any", "--rule", "fetch:any")
+	_, errs, code := clitest.Run(t, t.TempDir(), nil, "rules", "check", "--seed", "https://e/", "--rule", "follow:any", "--rule", "fetch:any")
 	_, cliReason, ok := strings.Cut(errs, "ledgerctl: --rule #1 ")
 	cliReason, _, _ = strings.Cut(cliReason, "\n")
 	if code != cmdutil.ExitUsage || !ok || cliReason == "" {
@@ -80,7 +81,7 @@ func TestRulesCheckCLIAndEndpointAgree(t *testing.T) {
 	for range rules.MaxRules + 1 {
 		args = append(args, "--rule", "follow:any")
 	}
-	if _, errs, code := run(t, t.TempDir(), nil, args...); code != cmdutil.ExitUsage || !strings.Contains(errs, "--rule must NOT have more than") {
+	if _, errs, code := clitest.Run(t, t.TempDir(), nil, args...); code != cmdutil.ExitUsage || !strings.Contains(errs, "--rule must NOT have more than") {
 		t.Errorf("too many rules: exit %d %s", code, errs)
 	}
 	// No identity: 401 (after validation).
