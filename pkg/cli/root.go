@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/hosts"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/migrate"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/rules"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/version"
@@ -53,7 +54,7 @@ Configuration comes from flags, then the shell, then .env.local, then .env
 		newCmdTargets(f),
 		newCmdDoctor(f),
 		newCmdSearch(f),
-		newCmdHosts(f),
+		hosts.NewCmdHosts(f),
 	)
 	root.CompletionOptions.HiddenDefaultCmd = false
 	// The completion command is built now rather than at Execute, so that

@@ -1,4 +1,4 @@
-package cli
+package hosts_test
 
 import (
 	"context"
@@ -11,7 +11,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/capture-ledger/ledgerctl/pkg/cli/clitest"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/hosts"
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 	"github.com/capture-ledger/ledgerctl/pkg/store/postgres"
 	"github.com/capture-ledger/ledgerctl/pkg/testenv"
@@ -44,7 +46,7 @@ func TestHostsPoliteness(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	out, errs, code := run(t, dir, env, "hosts", "politeness", "POLITE.example:8443", "--json")
+	out, errs, code := clitest.Run(t, dir, env, "hosts", "politeness", "POLITE.example:8443", "--json")
 	var rep struct {
 		OK            bool     `json:"ok"`
 		Captures      int      `json:"captures"`
@@ -57,10 +59,10 @@ func TestHostsPoliteness(t *testing.T) {
 		len(rep.Organizations) != 2 || rep.Sources["host"] != 3 {
 		t.Fatalf("polite host: exit %d %s %s", code, out, errs)
 	}
-	if out, _, code := run(t, dir, env, "hosts", "politeness", host); code != 0 || !strings.Contains(out, "3 capture(s)") || !strings.Contains(out, "globex") {
+	if out, _, code := clitest.Run(t, dir, env, "hosts", "politeness", host); code != 0 || !strings.Contains(out, "3 capture(s)") || !strings.Contains(out, "globex") {
 		t.Errorf("table: exit %d %s", code, out)
 	}
-	if out, _, code := run(t, dir, env, "hosts", "politeness", host, "--since", "2999-01-01T00:00:00Z", "--json"); code != 0 || !strings.Contains(out, `"captures":0`) {
+	if out, _, code := clitest.Run(t, dir, env, "hosts", "politeness", host, "--since", "2999-01-01T00:00:00Z", "--json"); code != 0 || !strings.Contains(out, `"captures":0`) {
 		t.Errorf("--since in the future: exit %d %s", code, out)
 	}
 
@@ -76,7 +78,7 @@ func TestHostsPoliteness(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, errs, code = run(t, dir, env, "hosts", "politeness", host)
+	out, errs, code = clitest.Run(t, dir, env, "hosts", "politeness", host)
 	if code != cmdutil.ExitFailure || !strings.Contains(out, "SHORT") || !strings.Contains(errs, "1 short gap") {
 		t.Errorf("a short gap: exit %d %s %s", code, out, errs)
 	}
@@ -89,7 +91,7 @@ func TestHostsPoliteness(t *testing.T) {
 		{"hosts", "politeness", host, "--since", "yesterday"},
 		{"hosts", "politeness", host, "--since", "-1h"},
 	} {
-		if _, errs, code := run(t, dir, env, bad...); code != cmdutil.ExitUsage || (!strings.Contains(errs, "HOST") && !strings.Contains(errs, "--since")) {
+		if _, errs, code := clitest.Run(t, dir, env, bad...); code != cmdutil.ExitUsage || (!strings.Contains(errs, "HOST") && !strings.Contains(errs, "--since")) {
 			t.Errorf("%q: exit %d %s", bad, code, errs)
 		}
 	}
@@ -104,7 +106,7 @@ func FuzzHostArg(f *testing.F) {
 	}
 	f.Add("example.com", "2026-12-01T09:00:00Z")
 	f.Fuzz(func(t *testing.T, raw, since string) {
-		host, err := hostArg(raw)
+		host, err := hosts.HostArg(raw)
 		if err != nil {
 			var u cmdutil.UsageError
 			if !errors.As(err, &u) || !strings.Contains(err.Error(), "HOST") {
@@ -114,11 +116,11 @@ func FuzzHostArg(f *testing.F) {
 			if !utf8.ValidString(host) || strings.ContainsFunc(host, func(r rune) bool { return r < 0x21 || r == 0x7f }) || host == "" {
 				t.Fatalf("hostArg(%q) = %q", raw, host)
 			}
-			if again, err := hostArg(host); err != nil || again != host {
+			if again, err := hosts.HostArg(host); err != nil || again != host {
 				t.Fatalf("hostArg(%q) = %q, which reads back as %q, %v", raw, host, again, err)
 			}
 		}
-		if _, err := sinceFlag(since, time.Now()); err != nil {
+		if _, err := hosts.SinceFlag(since, time.Now()); err != nil {
 			var u cmdutil.UsageError
 			if !errors.As(err, &u) || !strings.Contains(err.Error(), "--since") {
 				t.Fatalf("sinceFlag(%q): %v", since, err)

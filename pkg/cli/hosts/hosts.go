@@ -1,4 +1,4 @@
-package cli
+package hosts
 
 import (
 	"encoding/json"
@@ -24,7 +24,7 @@ type HostsOptions struct {
 	All   bool
 }
 
-func newCmdHosts(f *cmdutil.Factory) *cobra.Command {
+func NewCmdHosts(f *cmdutil.Factory) *cobra.Command {
 	opts := &HostsOptions{f: f}
 	cmd := &cobra.Command{
 		Use:     "hosts",
