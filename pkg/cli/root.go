@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/doctor"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/hosts"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/migrate"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/rules"
@@ -52,7 +53,7 @@ Configuration comes from flags, then the shell, then .env.local, then .env
 		rules.NewCmdRules(f),
 		newCmdCrawl(f),
 		newCmdTargets(f),
-		newCmdDoctor(f),
+		doctor.NewCmdDoctor(f),
 		newCmdSearch(f),
 		hosts.NewCmdHosts(f),
 	)

@@ -1,4 +1,4 @@
-package cli
+package doctor_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/capture-ledger/ledgerctl/pkg/cli/clitest"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/testenv"
 )
@@ -44,12 +45,12 @@ func doctorChecks(t *testing.T, out string) (doctorJSON, map[string]int) {
 func TestDoctor(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st := deployStack(t)
-	dsn, dir, env := st.dsn, st.dir, st.env
+	st := clitest.DeployStack(t)
+	dsn, dir, env := st.DSN, st.Dir, st.Env
 	all := []string{"config", "postgres", "openfga", "s3", "postgres-write", "s3-write", "fga-check", "fga-model", "migrations", "outbox", "clock"}
 
 	t.Run("healthy", func(t *testing.T) {
-		out, errs, code := run(t, dir, env, "doctor")
+		out, errs, code := clitest.Run(t, dir, env, "doctor")
 		if code != 0 {
 			t.Fatalf("exit %d: %s %s", code, out, errs)
 		}
@@ -68,7 +69,7 @@ func TestDoctor(t *testing.T) {
 	})
 
 	t.Run("json", func(t *testing.T) {
-		out, errs, code := run(t, dir, env, "doctor", "--json")
+		out, errs, code := clitest.Run(t, dir, env, "doctor", "--json")
 		if code != 0 {
 			t.Fatalf("exit %d: %s %s", code, out, errs)
 		}
@@ -101,7 +102,7 @@ func TestDoctor(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer conn.Exec(ctx, `DELETE FROM fga_outbox`) //nolint:errcheck
-		out, errs, code := run(t, dir, env, "doctor", "--json")
+		out, errs, code := clitest.Run(t, dir, env, "doctor", "--json")
 		if code != 0 {
 			t.Fatalf("a warn must exit 0: exit %d: %s %s", code, out, errs)
 		}
@@ -118,7 +119,7 @@ func TestDoctor(t *testing.T) {
 			pending[k] = v
 		}
 		pending["DATABASE_URL"] = testenv.EmptyDatabase(t)
-		out, errs, code := run(t, dir, pending, "doctor")
+		out, errs, code := clitest.Run(t, dir, pending, "doctor")
 		if code != cmdutil.ExitFailure || !strings.Contains(errs, "migrations") {
 			t.Fatalf("exit %d: %s %s", code, out, errs)
 		}
@@ -131,7 +132,7 @@ func TestDoctor(t *testing.T) {
 		if f := strings.Fields(row); len(f) < 2 || f[1] != "fail" || !strings.Contains(row, "pending") || !strings.HasSuffix(row, "`ledgerctl migrate up`") {
 			t.Errorf("migrations row: %q\n%s", row, out)
 		}
-		out, _, _ = run(t, dir, pending, "doctor", "--json")
+		out, _, _ = clitest.Run(t, dir, pending, "doctor", "--json")
 		d, idx := doctorChecks(t, out)
 		if c := d.Checks[idx["migrations"]]; c.Status != "fail" || c.Hint != "`ledgerctl migrate up`" || d.OK {
 			t.Errorf("migrations: %+v", c)
@@ -143,8 +144,8 @@ func TestDoctor(t *testing.T) {
 		for k, v := range env {
 			closed[k] = v
 		}
-		closed["CAPTURE_LEDGER_S3_ENDPOINT"] = fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
-		out, errs, code := run(t, dir, closed, "doctor", "--json")
+		closed["CAPTURE_LEDGER_S3_ENDPOINT"] = fmt.Sprintf("http://127.0.0.1:%d", clitest.FreePort(t))
+		out, errs, code := clitest.Run(t, dir, closed, "doctor", "--json")
 		if code != cmdutil.ExitUnreachable || !strings.Contains(errs, "unreachable: S3") {
 			t.Fatalf("exit %d: %s %s", code, out, errs)
 		}
@@ -174,8 +175,8 @@ func TestDoctor(t *testing.T) {
 func TestDoctorProvesWrites(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st := deployStack(t)
-	bucket, dir, env := st.bucket, st.dir, st.env
+	st := clitest.DeployStack(t)
+	bucket, dir, env := st.Bucket, st.Dir, st.Env
 	with := func(k, v string) map[string]string {
 		e := maps.Clone(env)
 		e[k] = v
@@ -201,7 +202,7 @@ func TestDoctorProvesWrites(t *testing.T) {
 		if _, err := conn.Exec(ctx, "ALTER DATABASE "+name+" SET default_transaction_read_only = on"); err != nil {
 			t.Fatal(err)
 		}
-		out, errs, code := run(t, dir, with("DATABASE_URL", ro), "doctor")
+		out, errs, code := clitest.Run(t, dir, with("DATABASE_URL", ro), "doctor")
 		if code != cmdutil.ExitFailure || !strings.Contains(errs, "doctor: failed: postgres-write") {
 			t.Fatalf("exit %d: %s %s", code, out, errs)
 		}
@@ -236,7 +237,7 @@ func TestDoctorProvesWrites(t *testing.T) {
 			proxy.ServeHTTP(w, r)
 		}))
 		defer ro.Close()
-		out, errs, code := run(t, dir, with("CAPTURE_LEDGER_S3_ENDPOINT", ro.URL), "doctor")
+		out, errs, code := clitest.Run(t, dir, with("CAPTURE_LEDGER_S3_ENDPOINT", ro.URL), "doctor")
 		if code != cmdutil.ExitFailure || !strings.Contains(errs, "doctor: failed: s3-write") {
 			t.Fatalf("exit %d: %s %s", code, out, errs)
 		}
@@ -253,7 +254,7 @@ func TestDoctorProvesWrites(t *testing.T) {
 	})
 
 	t.Run("the pinned model is missing", func(t *testing.T) {
-		out, errs, code := run(t, dir, with("CAPTURE_LEDGER_FGA_MODEL_ID", "01HZZZZZZZZZZZZZZZZZZZZZZZ"), "doctor")
+		out, errs, code := clitest.Run(t, dir, with("CAPTURE_LEDGER_FGA_MODEL_ID", "01HZZZZZZZZZZZZZZZZZZZZZZZ"), "doctor")
 		if code != cmdutil.ExitFailure || !strings.Contains(errs, "doctor: failed: openfga") {
 			t.Fatalf("exit %d: %s %s", code, out, errs)
 		}
@@ -274,7 +275,7 @@ func TestDoctorProvesWrites(t *testing.T) {
 // the config check, and nothing else is tried (exit 2).
 func TestDoctorConfiguration(t *testing.T) {
 	t.Parallel()
-	out, errs, code := run(t, t.TempDir(), map[string]string{"CAPTURE_LEDGER_API_PORT": "99999"}, "doctor", "--json")
+	out, errs, code := clitest.Run(t, t.TempDir(), map[string]string{"CAPTURE_LEDGER_API_PORT": "99999"}, "doctor", "--json")
 	if code != cmdutil.ExitUsage {
 		t.Fatalf("exit %d: %s %s", code, out, errs)
 	}

@@ -1,4 +1,4 @@
-package cli
+package doctor
 
 import (
 	"encoding/json"
@@ -24,7 +24,7 @@ type DoctorOptions struct {
 	Timeout time.Duration
 }
 
-func newCmdDoctor(f *cmdutil.Factory) *cobra.Command {
+func NewCmdDoctor(f *cmdutil.Factory) *cobra.Command {
 	opts := &DoctorOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "doctor",
