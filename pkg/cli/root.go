@@ -9,6 +9,7 @@ import (
 
 	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/doctor"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/drain"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/hosts"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/migrate"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/rules"
@@ -46,7 +47,7 @@ Configuration comes from flags, then the shell, then .env.local, then .env
 		newCmdFGA(f),
 		newCmdReconcile(f),
 		newCmdServe(f),
-		newCmdDrain(f),
+		drain.NewCmdDrain(f),
 		newCmdArchives(f),
 		newCmdCapture(f),
 		newCmdShare(f),

@@ -1,4 +1,4 @@
-package cli
+package drain
 
 import (
 	"encoding/json"
@@ -20,7 +20,7 @@ type DrainOptions struct {
 	Requeue bool
 }
 
-func newCmdDrain(f *cmdutil.Factory) *cobra.Command {
+func NewCmdDrain(f *cmdutil.Factory) *cobra.Command {
 	opts := &DrainOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "drain",
