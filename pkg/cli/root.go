@@ -12,6 +12,7 @@ import (
 	"github.com/capture-ledger/ledgerctl/pkg/cli/drain"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/hosts"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/migrate"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/reconcile"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/rules"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/version"
 	"github.com/capture-ledger/ledgerctl/pkg/config"
@@ -45,7 +46,7 @@ Configuration comes from flags, then the shell, then .env.local, then .env
 		migrate.NewCmdMigrate(f),
 		newCmdDev(f),
 		newCmdFGA(f),
-		newCmdReconcile(f),
+		reconcile.NewCmdReconcile(f),
 		newCmdServe(f),
 		drain.NewCmdDrain(f),
 		newCmdArchives(f),

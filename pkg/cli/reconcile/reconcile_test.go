@@ -1,4 +1,4 @@
-package cli
+package reconcile_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/capture-ledger/ledgerctl/pkg/cli/clitest"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 	"github.com/capture-ledger/ledgerctl/pkg/testenv"
@@ -35,17 +36,17 @@ func TestReconcile(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	put("crawl/"+lost+".result.json", manifestJSON(lost, "success", bucket, "crawl/"+lost+".wacz"))
-	put("crawl/"+failed+".result.json", manifestJSON(failed, "failed", bucket, ""))
-	put("crawl/"+scheduled+".result.json", manifestJSON(scheduled, "CAPTURE_STATUS_SUCCESS", bucket, "crawl/"+scheduled+".wacz"))
+	put("crawl/"+lost+".result.json", clitest.ManifestJSON(lost, "success", bucket, "crawl/"+lost+".wacz"))
+	put("crawl/"+failed+".result.json", clitest.ManifestJSON(failed, "failed", bucket, ""))
+	put("crawl/"+scheduled+".result.json", clitest.ManifestJSON(scheduled, "CAPTURE_STATUS_SUCCESS", bucket, "crawl/"+scheduled+".wacz"))
 	for _, s := range []struct {
 		task, key, errText string
 		by                 *string
 	}{
-		{lost, "crawl/" + lost + ".result.json", "", ptr("alice")},
-		{missing, "crawl/" + missing + ".result.json", "", ptr("alice")},
-		{failed, "crawl/" + failed + ".result.json", "", ptr("alice")},
-		{errored, "", "the capture response carried no manifest outcome", ptr("alice")},
+		{lost, "crawl/" + lost + ".result.json", "", clitest.Ptr("alice")},
+		{missing, "crawl/" + missing + ".result.json", "", clitest.Ptr("alice")},
+		{failed, "crawl/" + failed + ".result.json", "", clitest.Ptr("alice")},
+		{errored, "", "the capture response carried no manifest outcome", clitest.Ptr("alice")},
 		{scheduled, "crawl/" + scheduled + ".result.json", "", nil},
 	} {
 		var key, errText *string
@@ -58,9 +59,9 @@ func TestReconcile(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	env := stackEnv(t, dsn, bucket)
+	env := clitest.StackEnv(t, dsn, bucket)
 
-	out, errs, code := run(t, t.TempDir(), env, "reconcile", "--json")
+	out, errs, code := clitest.Run(t, t.TempDir(), env, "reconcile", "--json")
 	if code != cmdutil.ExitIncomplete {
 		t.Fatalf("exit %d, want %d (a manifest is missing): %s", code, cmdutil.ExitIncomplete, errs)
 	}
@@ -84,12 +85,12 @@ func TestReconcile(t *testing.T) {
 	if complete == nil || *complete {
 		t.Errorf("wacz_complete = %v, want false", complete)
 	}
-	payloads := outboxPayloads(t, conn)
+	payloads := clitest.OutboxPayloads(t, conn)
 	if len(payloads) != 2 {
 		t.Fatalf("%d outbox rows, want 2", len(payloads))
 	}
-	want := ledger.AdmissionTuples(archiveID, lost, "acme", ptr("alice"))
-	if !containsPayload(payloads, want) {
+	want := ledger.AdmissionTuples(archiveID, lost, "acme", clitest.Ptr("alice"))
+	if !clitest.ContainsPayload(payloads, want) {
 		t.Errorf("outbox lacks %+v; has %+v", want, payloads)
 	}
 	for _, p := range payloads {
@@ -101,7 +102,7 @@ func TestReconcile(t *testing.T) {
 	}
 
 	// Twice: nothing new registered, no duplicate tuples queued.
-	out, _, code = run(t, t.TempDir(), env, "reconcile", "--json")
+	out, _, code = clitest.Run(t, t.TempDir(), env, "reconcile", "--json")
 	if code != cmdutil.ExitIncomplete {
 		t.Fatalf("second run exit %d", code)
 	}
@@ -109,21 +110,21 @@ func TestReconcile(t *testing.T) {
 	if res.Registered != 0 || res.Pending != 2 || res.Missing != 1 || res.Skipped != 1 {
 		t.Errorf("second run: %+v", res)
 	}
-	if n := len(outboxPayloads(t, conn)); n != 2 {
+	if n := len(clitest.OutboxPayloads(t, conn)); n != 2 {
 		t.Errorf("%d outbox rows after the second run, want 2", n)
 	}
 
 	// The human table and argument validation.
-	out, _, _ = run(t, t.TempDir(), env, "reconcile")
+	out, _, _ = clitest.Run(t, t.TempDir(), env, "reconcile")
 	if !strings.Contains(out, "pending") || !strings.Contains(out, "missing: crawl/"+missing) {
 		t.Errorf("table: %q", out)
 	}
 	for _, bad := range []string{"0", "-3", "x", "1.5"} {
-		if _, errs, code := run(t, t.TempDir(), env, "reconcile", "--since-days", bad); code != cmdutil.ExitUsage || !strings.Contains(errs, "positive integer") {
+		if _, errs, code := clitest.Run(t, t.TempDir(), env, "reconcile", "--since-days", bad); code != cmdutil.ExitUsage || !strings.Contains(errs, "positive integer") {
 			t.Errorf("--since-days %s: exit %d %s", bad, code, errs)
 		}
 	}
-	if _, _, code := run(t, t.TempDir(), env, "reconcile", "--since-days", "1"); code != cmdutil.ExitIncomplete {
+	if _, _, code := clitest.Run(t, t.TempDir(), env, "reconcile", "--since-days", "1"); code != cmdutil.ExitIncomplete {
 		t.Errorf("--since-days 1: exit %d", code)
 	}
 }
@@ -149,7 +150,7 @@ func TestReconcileBadRowsDoNotStarveTheRest(t *testing.T) {
 	}
 	crawlID := uuid.NewString()
 	withCorrelation := func(task, status, waczKey, corr string) []byte {
-		return []byte(strings.Replace(string(manifestJSON(task, status, bucket, waczKey)), `"correlationId":"c0ffee00"`, fmt.Sprintf(`"correlationId":%q`, corr), 1))
+		return []byte(strings.Replace(string(clitest.ManifestJSON(task, status, bucket, waczKey)), `"correlationId":"c0ffee00"`, fmt.Sprintf(`"correlationId":%q`, corr), 1))
 	}
 
 	var (
@@ -172,7 +173,7 @@ func TestReconcileBadRowsDoNotStarveTheRest(t *testing.T) {
 	put("crawl/"+garbage+".result.json", []byte(`{"not":"a report"}`))
 	put("crawl/"+good1+".result.json", withCorrelation(good1, "success", "crawl/"+good1+".wacz", crawlID))
 	put("crawl/"+good2+".result.json", withCorrelation(good2, "success", "crawl/"+good2+".wacz", strings.ToUpper(crawlID)))
-	put("crawl/"+good3+".result.json", manifestJSON(good3, "success", bucket, "crawl/"+good3+".wacz"))
+	put("crawl/"+good3+".result.json", clitest.ManifestJSON(good3, "success", bucket, "crawl/"+good3+".wacz"))
 
 	longKey := "crawl/" + strings.Repeat("a", 300) + ".result.json"
 	corr := &crawlID
@@ -196,7 +197,7 @@ func TestReconcileBadRowsDoNotStarveTheRest(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	env := stackEnv(t, dsn, bucket)
+	env := clitest.StackEnv(t, dsn, bucket)
 
 	type result struct {
 		Pending, Registered, Skipped, Missing, Refused, Errored int
@@ -210,7 +211,7 @@ func TestReconcileBadRowsDoNotStarveTheRest(t *testing.T) {
 		}
 		return m
 	}
-	out, errs, code := run(t, t.TempDir(), env, "reconcile", "--json", "--concurrency", "1")
+	out, errs, code := clitest.Run(t, t.TempDir(), env, "reconcile", "--json", "--concurrency", "1")
 	if code != cmdutil.ExitIncomplete {
 		t.Fatalf("exit %d, want %d: %s", code, cmdutil.ExitIncomplete, errs)
 	}
@@ -258,14 +259,14 @@ func TestReconcileBadRowsDoNotStarveTheRest(t *testing.T) {
 	if !slices.Equal(admitted, want) {
 		t.Errorf("archives for %v, want %v", admitted, want)
 	}
-	if n := len(outboxPayloads(t, conn)); n != 3 {
+	if n := len(clitest.OutboxPayloads(t, conn)); n != 3 {
 		t.Errorf("%d outbox rows, want 3", n)
 	}
 
 	// Again: the bad rows are still pending and still reported, nothing
 	// else changes; the table names them.
 	before := testenv.TakeSnapshot(t, dsn)
-	out, errs, code = run(t, t.TempDir(), env, "reconcile", "--json")
+	out, errs, code = clitest.Run(t, t.TempDir(), env, "reconcile", "--json")
 	if code != cmdutil.ExitIncomplete {
 		t.Fatalf("second run exit %d: %s", code, errs)
 	}
@@ -275,7 +276,7 @@ func TestReconcileBadRowsDoNotStarveTheRest(t *testing.T) {
 		t.Errorf("second run: %s", out)
 	}
 	testenv.Unchanged(t, dsn, before)
-	out, _, code = run(t, t.TempDir(), env, "reconcile")
+	out, _, code = clitest.Run(t, t.TempDir(), env, "reconcile")
 	if code != cmdutil.ExitIncomplete || !strings.Contains(out, "refused") || !strings.Contains(out, "refused: crawl/"+foreignCorr+".result.json: the manifest's correlationId is ") ||
 		!strings.Contains(out, `error: crawl/../victim/`+dotdot+`.result.json: manifest key: not an object key the ledger can read (a ".." key segment)`) {
 		t.Errorf("table (exit %d):\n%s", code, out)
@@ -301,10 +302,10 @@ func TestReconcileStopsWhenS3DoesNotAnswer(t *testing.T) {
 	}
 	closed := "http://" + ln.Addr().String()
 	ln.Close()
-	env := stackEnv(t, dsn, bucket)
+	env := clitest.StackEnv(t, dsn, bucket)
 	env["CAPTURE_LEDGER_S3_ENDPOINT"] = closed
 	before := testenv.TakeSnapshot(t, dsn)
-	_, errs, code := run(t, t.TempDir(), env, "reconcile", "--json")
+	_, errs, code := clitest.Run(t, t.TempDir(), env, "reconcile", "--json")
 	if code != cmdutil.ExitUnreachable || !strings.Contains(errs, "S3 did not answer") {
 		t.Errorf("exit %d, want %d: %s", code, cmdutil.ExitUnreachable, errs)
 	}

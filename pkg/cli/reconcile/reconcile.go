@@ -1,4 +1,4 @@
-package cli
+package reconcile
 
 import (
 	"encoding/json"
@@ -22,7 +22,7 @@ type ReconcileOptions struct {
 	JSON        bool
 }
 
-func newCmdReconcile(f *cmdutil.Factory) *cobra.Command {
+func NewCmdReconcile(f *cmdutil.Factory) *cobra.Command {
 	opts := &ReconcileOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "reconcile",
