@@ -23,6 +23,7 @@ import (
 	"github.com/capture-ledger/ledgerctl/pkg/authz"
 	"github.com/capture-ledger/ledgerctl/pkg/capture"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/fga"
 	"github.com/capture-ledger/ledgerctl/pkg/config"
 	"github.com/capture-ledger/ledgerctl/pkg/crawl"
 	"github.com/capture-ledger/ledgerctl/pkg/crawl/rules"
@@ -141,11 +142,11 @@ func devDemoRun(ctx context.Context, opts *DevDemoOptions) error {
 
 	fz, err := a.Authz(ctx)
 	if err != nil {
-		return fgaError(err)
+		return fga.Error(err)
 	}
 	granted, err := authz.Grant(ctx, fz, "submitter", opts.As, opts.Org)
 	if err != nil {
-		return fgaError(err)
+		return fga.Error(err)
 	}
 	// A crawl another organization runs blocks the demo's (one crawl at a
 	// time): say so and serve anyway.

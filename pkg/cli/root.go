@@ -10,6 +10,7 @@ import (
 	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/doctor"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/drain"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/fga"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/hosts"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/migrate"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/reconcile"
@@ -45,7 +46,7 @@ Configuration comes from flags, then the shell, then .env.local, then .env
 		version.NewCmdVersion(f),
 		migrate.NewCmdMigrate(f),
 		newCmdDev(f),
-		newCmdFGA(f),
+		fga.NewCmdFGA(f),
 		reconcile.NewCmdReconcile(f),
 		newCmdServe(f),
 		drain.NewCmdDrain(f),

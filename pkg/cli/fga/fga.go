@@ -1,4 +1,4 @@
-package cli
+package fga
 
 import (
 	"context"
@@ -20,7 +20,7 @@ import (
 	"github.com/capture-ledger/ledgerctl/pkg/ui"
 )
 
-func newCmdFGA(f *cmdutil.Factory) *cobra.Command {
+func NewCmdFGA(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "fga",
 		Short: "Test and deploy the OpenFGA model; grant who may start crawls",
@@ -169,7 +169,7 @@ keeps its model until it is restarted.`,
 }
 
 // fgaError maps authz errors to exit codes.
-func fgaError(err error) error {
+func Error(err error) error {
 	switch {
 	case err == nil:
 		return nil
@@ -192,11 +192,11 @@ func fgaDeployRun(ctx context.Context, opts *FGADeployOptions) error {
 	s := a.Settings
 	c, err := a.AuthzAdmin(ctx)
 	if err != nil {
-		return fgaError(err)
+		return Error(err)
 	}
 	d, err := authz.Deploy(ctx, c, s.FGAStoreName, fga.Model)
 	if err != nil {
-		return fgaError(err)
+		return Error(err)
 	}
 	values := map[string]string{"CAPTURE_LEDGER_FGA_STORE_ID": d.StoreID, "CAPTURE_LEDGER_FGA_MODEL_ID": d.ModelID}
 	before := map[string]string{}
@@ -325,7 +325,7 @@ func fgaRoleRun(ctx context.Context, opts *FGARoleOptions, relation, user, org s
 	s := a.Settings
 	c, err := a.Authz(ctx)
 	if err != nil {
-		return fgaError(err)
+		return Error(err)
 	}
 	change := authz.Grant
 	if opts.Action == "revoke" {
@@ -339,7 +339,7 @@ func fgaRoleRun(ctx context.Context, opts *FGARoleOptions, relation, user, org s
 		if authz.KindOf(err) == authz.KindNotFound {
 			return fmt.Errorf("%w (is CAPTURE_LEDGER_FGA_STORE_ID/_MODEL_ID from a `ledgerctl fga deploy` against %s?)", err, authz.Where(s))
 		}
-		return fgaError(err)
+		return Error(err)
 	}
 	if opts.JSON {
 		// Machines read the JSON: English whatever the locale.

@@ -1,4 +1,4 @@
-package cli
+package fga_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/capture-ledger/ledgerctl/fga"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/clitest"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/config"
 	"github.com/capture-ledger/ledgerctl/pkg/testenv"
@@ -22,7 +23,7 @@ import (
 
 func TestFGATestPassesWithoutConfiguration(t *testing.T) {
 	t.Parallel()
-	out, errs, code := run(t, t.TempDir(), nil, "fga", "test")
+	out, errs, code := clitest.Run(t, t.TempDir(), nil, "fga", "test")
 	if code != cmdutil.ExitOK {
 		t.Fatalf("exit %d\n%s%s", code, out, errs)
 	}
@@ -47,7 +48,7 @@ func TestFGATestPassesWithoutConfiguration(t *testing.T) {
 
 func TestFGATestJSON(t *testing.T) {
 	t.Parallel()
-	out, errs, code := run(t, t.TempDir(), nil, "fga", "test", "--json")
+	out, errs, code := clitest.Run(t, t.TempDir(), nil, "fga", "test", "--json")
 	if code != cmdutil.ExitOK {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -83,7 +84,7 @@ func TestFGATestCatchesMemberInCanSubmit(t *testing.T) {
 	t.Parallel()
 	broken := strings.Replace(fga.Model, "define can_submit: submitter or admin", "define can_submit: submitter or admin or member", 1)
 	file := writeSuite(t, broken)
-	out, errs, code := run(t, t.TempDir(), nil, "fga", "test", "--file", file)
+	out, errs, code := clitest.Run(t, t.TempDir(), nil, "fga", "test", "--file", file)
 	if code != cmdutil.ExitFailure {
 		t.Fatalf("exit %d, want %d\n%s%s", code, cmdutil.ExitFailure, out, errs)
 	}
@@ -112,7 +113,7 @@ func TestFGATestNamesTheLineOfASyntaxError(t *testing.T) {
 		}
 	}
 	file := writeSuite(t, broken)
-	_, errs, code := run(t, t.TempDir(), nil, "fga", "test", "--file", file)
+	_, errs, code := clitest.Run(t, t.TempDir(), nil, "fga", "test", "--file", file)
 	want := fmt.Sprintf("%s:%d:", filepath.Join(filepath.Dir(file), fga.ModelFile), line)
 	if code != cmdutil.ExitFailure || !strings.Contains(errs, want) {
 		t.Errorf("exit %d, stderr %q; want it to name %s", code, errs, want)
@@ -121,7 +122,7 @@ func TestFGATestNamesTheLineOfASyntaxError(t *testing.T) {
 
 func TestFGATestMissingFile(t *testing.T) {
 	t.Parallel()
-	_, errs, code := run(t, t.TempDir(), nil, "fga", "test", "--file", "nope.yaml")
+	_, errs, code := clitest.Run(t, t.TempDir(), nil, "fga", "test", "--file", "nope.yaml")
 	if code != cmdutil.ExitUsage || !strings.Contains(errs, "nope.yaml") {
 		t.Errorf("exit %d: %s", code, errs)
 	}
@@ -129,7 +130,7 @@ func TestFGATestMissingFile(t *testing.T) {
 
 func TestFGAGrantRefusesMember(t *testing.T) {
 	t.Parallel()
-	out, errs, code := run(t, t.TempDir(), nil, "fga", "grant", "member", "alice", "acme")
+	out, errs, code := clitest.Run(t, t.TempDir(), nil, "fga", "grant", "member", "alice", "acme")
 	if code != cmdutil.ExitUsage || out != "" {
 		t.Fatalf("exit %d, stdout %q", code, out)
 	}
@@ -139,7 +140,7 @@ func TestFGAGrantRefusesMember(t *testing.T) {
 	if strings.Contains(errs, "config:") {
 		t.Error("read the configuration before refusing")
 	}
-	_, errs, code = run(t, t.TempDir(), nil, "fga", "revoke", "owner", "alice", "acme")
+	_, errs, code = clitest.Run(t, t.TempDir(), nil, "fga", "revoke", "owner", "alice", "acme")
 	if code != cmdutil.ExitUsage || !strings.Contains(errs, "(got owner)") {
 		t.Errorf("exit %d: %s", code, errs)
 	}
@@ -147,7 +148,7 @@ func TestFGAGrantRefusesMember(t *testing.T) {
 
 func TestFGAGrantNeedsDeployedIDs(t *testing.T) {
 	t.Parallel()
-	_, errs, code := run(t, t.TempDir(), map[string]string{"DATABASE_URL": "postgres://u@127.0.0.1:1/x"}, "fga", "grant", "submitter", "alice", "acme")
+	_, errs, code := clitest.Run(t, t.TempDir(), map[string]string{"DATABASE_URL": "postgres://u@127.0.0.1:1/x"}, "fga", "grant", "submitter", "alice", "acme")
 	if code != cmdutil.ExitUsage || !strings.Contains(errs, "CAPTURE_LEDGER_FGA_STORE_ID") || !strings.Contains(errs, "ledgerctl fga deploy") {
 		t.Errorf("exit %d: %s", code, errs)
 	}
@@ -155,7 +156,7 @@ func TestFGAGrantNeedsDeployedIDs(t *testing.T) {
 
 func TestFGADeployNeedsADatastore(t *testing.T) {
 	t.Parallel()
-	_, errs, code := run(t, t.TempDir(), nil, "fga", "deploy")
+	_, errs, code := clitest.Run(t, t.TempDir(), nil, "fga", "deploy")
 	if code != cmdutil.ExitUsage || !strings.Contains(errs, "CAPTURE_LEDGER_FGA_DATASTORE_URI") {
 		t.Errorf("exit %d: %s", code, errs)
 	}
@@ -175,7 +176,7 @@ func TestFGAGrantUnreachableRemote(t *testing.T) {
 		"CAPTURE_LEDGER_FGA_STORE_ID":  "01ARZ3NDEKTSV4RRFFQ69G5FAV",
 		"CAPTURE_LEDGER_FGA_MODEL_ID":  "01ARZ3NDEKTSV4RRFFQ69G5FAW",
 	}
-	out, errs, code := run(t, t.TempDir(), env, "fga", "grant", "submitter", "alice", "acme")
+	out, errs, code := clitest.Run(t, t.TempDir(), env, "fga", "grant", "submitter", "alice", "acme")
 	if code != cmdutil.ExitUnreachable || out != "" || !strings.Contains(errs, "cannot reach OpenFGA at "+url) || strings.Contains(errs, "secret-key") {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errs)
 	}
@@ -196,7 +197,7 @@ func TestFGADeployGrantRevokeThroughCLI(t *testing.T) {
 
 	deploy := func() (store, model string) {
 		t.Helper()
-		out, errs, code := run(t, dir, nil, "fga", "deploy")
+		out, errs, code := clitest.Run(t, dir, nil, "fga", "deploy")
 		if code != cmdutil.ExitOK {
 			t.Fatalf("deploy: exit %d: %s", code, errs)
 		}
@@ -279,14 +280,14 @@ func TestFGADeployGrantRevokeThroughCLI(t *testing.T) {
 			if round.ja {
 				want = s.ja
 			}
-			out, errs, code := run(t, dir, round.env, append([]string{"fga"}, s.args...)...)
+			out, errs, code := clitest.Run(t, dir, round.env, append([]string{"fga"}, s.args...)...)
 			if code != cmdutil.ExitOK || out != want+"\n" {
 				t.Errorf("%s: fga %s: exit %d\n got %q\nwant %q\n%s", round.name, strings.Join(s.args, " "), code, out, want, errs)
 			}
 		}
 	}
 	// LC_ALL beats LANG (POSIX), and C is English.
-	out, errs, code := run(t, dir, map[string]string{"LC_ALL": "C", "LC_MESSAGES": "", "LANG": "ja_JP.UTF-8"}, "fga", "grant", "submitter", "dave", "acme")
+	out, errs, code := clitest.Run(t, dir, map[string]string{"LC_ALL": "C", "LC_MESSAGES": "", "LANG": "ja_JP.UTF-8"}, "fga", "grant", "submitter", "dave", "acme")
 	if want := "dave may now start crawls for acme (wrote: user:dave submitter organization:acme)\n"; code != cmdutil.ExitOK || out != want {
 		t.Errorf("LC_ALL=C LANG=ja_JP.UTF-8: exit %d\n got %q\nwant %q\n%s", code, out, want, errs)
 	}
@@ -294,7 +295,7 @@ func TestFGADeployGrantRevokeThroughCLI(t *testing.T) {
 	// --json is for machines: the same stable English in every locale.
 	jsonIn := func(env map[string]string, args ...string) string {
 		t.Helper()
-		out, errs, code := run(t, dir, env, append(append([]string{"fga"}, args...), "--json")...)
+		out, errs, code := clitest.Run(t, dir, env, append(append([]string{"fga"}, args...), "--json")...)
 		if code != cmdutil.ExitOK {
 			t.Fatalf("fga %s --json: exit %d: %s", strings.Join(args, " "), code, errs)
 		}
