@@ -24,6 +24,7 @@ import (
 	"github.com/capture-ledger/ledgerctl/pkg/capture"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/fga"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/serve"
 	"github.com/capture-ledger/ledgerctl/pkg/config"
 	"github.com/capture-ledger/ledgerctl/pkg/crawl"
 	"github.com/capture-ledger/ledgerctl/pkg/crawl/rules"
@@ -108,7 +109,7 @@ func devDemoRun(ctx context.Context, opts *DevDemoOptions) error {
 	}
 	log := f.Logger(a.Settings.LogFormat, a.Settings.LogLevel)
 	a.Log = log
-	if err := checkAPIPort(a.Settings.APIHost, a.Settings.APIPort); err != nil {
+	if err := serve.CheckAPIPort(a.Settings.APIHost, a.Settings.APIPort); err != nil {
 		return err
 	}
 	if a.Windmill() {
@@ -135,7 +136,7 @@ func devDemoRun(ctx context.Context, opts *DevDemoOptions) error {
 	}
 	defer site.close()
 
-	srv, addr, err := listenServer(ctx, a, log, app.ServeOptions{Version: cmdutil.Version})
+	srv, addr, err := serve.ListenServer(ctx, a, log, app.ServeOptions{Version: cmdutil.Version})
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/capture-ledger/ledgerctl/pkg/cli/migrate"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/reconcile"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/rules"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/serve"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/version"
 	"github.com/capture-ledger/ledgerctl/pkg/config"
 )
@@ -48,7 +49,7 @@ Configuration comes from flags, then the shell, then .env.local, then .env
 		newCmdDev(f),
 		fga.NewCmdFGA(f),
 		reconcile.NewCmdReconcile(f),
-		newCmdServe(f),
+		serve.NewCmdServe(f),
 		drain.NewCmdDrain(f),
 		newCmdArchives(f),
 		newCmdCapture(f),

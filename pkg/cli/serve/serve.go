@@ -1,4 +1,4 @@
-package cli
+package serve
 
 import (
 	"context"
@@ -23,7 +23,7 @@ type ServeOptions struct {
 	CheckPort bool
 }
 
-func newCmdServe(f *cmdutil.Factory) *cobra.Command {
+func NewCmdServe(f *cmdutil.Factory) *cobra.Command {
 	opts := &ServeOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -84,11 +84,11 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	}
 	log := f.Logger(a.Settings.LogFormat, a.Settings.LogLevel)
 	a.Log = log
-	if err := checkAPIPort(a.Settings.APIHost, a.Settings.APIPort); err != nil {
+	if err := CheckAPIPort(a.Settings.APIHost, a.Settings.APIPort); err != nil {
 		return err
 	}
 
-	srv, _, err := listenServer(ctx, a, log, app.ServeOptions{DevIdentityOnNetwork: opts.DevIdentityOnNetwork, Version: cmdutil.Version})
+	srv, _, err := ListenServer(ctx, a, log, app.ServeOptions{DevIdentityOnNetwork: opts.DevIdentityOnNetwork, Version: cmdutil.Version})
 	if err != nil {
 		return err
 	}
@@ -98,7 +98,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 // listenServer builds what serve runs, listens, and logs the startup
 // notes. Unsafe settings are an *app.RefusedError (exit 2), found before
 // anything is opened.
-func listenServer(ctx context.Context, a *app.App, log *slog.Logger, o app.ServeOptions) (*app.Server, *net.TCPAddr, error) {
+func ListenServer(ctx context.Context, a *app.App, log *slog.Logger, o app.ServeOptions) (*app.Server, *net.TCPAddr, error) {
 	srv, err := a.Server(ctx, o)
 	if err != nil {
 		return nil, nil, err

@@ -1,4 +1,4 @@
-package cli
+package serve_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/capture-ledger/ledgerctl/pkg/apptest"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/clitest"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/testenv"
 )
@@ -28,14 +29,14 @@ func TestServeLikeAnOperator(t *testing.T) {
 	dsn := testenv.Database(t)
 	objects, bucket, _ := testenv.Bucket(t)
 	dir := t.TempDir()
-	port := freePort(t)
-	env := stackEnv(t, dsn, bucket)
+	port := clitest.FreePort(t)
+	env := clitest.StackEnv(t, dsn, bucket)
 	env["CAPTURE_LEDGER_FGA_DATASTORE_URI"] = testenv.EmptyDatabase(t)
 	env["CAPTURE_LEDGER_DEV_IDENTITY"] = "1"
 	env["CAPTURE_LEDGER_API_PORT"] = fmt.Sprint(port)
 	env["CAPTURE_LEDGER_DRAIN_INTERVAL_MS"] = "200"
 
-	out, errs, code := run(t, dir, env, "fga", "deploy")
+	out, errs, code := clitest.Run(t, dir, env, "fga", "deploy")
 	if code != 0 || !strings.Contains(out, "CAPTURE_LEDGER_FGA_MODEL_ID=") {
 		t.Fatalf("deploy: exit %d: %s %s", code, out, errs)
 	}
@@ -53,7 +54,7 @@ func TestServeLikeAnOperator(t *testing.T) {
 	if _, err := conn.Exec(ctx, `INSERT INTO capture_submissions (task_id, org_id, submitted_by, manifest_key) VALUES ($1, 'acme', 'alice', $2)`, task, "c/"+task+".result.json"); err != nil {
 		t.Fatal(err)
 	}
-	if _, errs, code := run(t, dir, env, "reconcile"); code != 0 {
+	if _, errs, code := clitest.Run(t, dir, env, "reconcile"); code != 0 {
 		t.Fatalf("reconcile: exit %d: %s", code, errs)
 	}
 	var archiveID string
@@ -68,7 +69,7 @@ func TestServeLikeAnOperator(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		_, errs, code := runCtx(sctx, t, dir, env, nil, "serve")
+		_, errs, code := clitest.RunCtx(sctx, t, dir, env, nil, "serve")
 		done <- result{errs, code}
 	}()
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
@@ -137,22 +138,22 @@ func TestServeLikeAnOperator(t *testing.T) {
 	}
 
 	// The offline equivalents answer what the API answered.
-	out, errs, code = run(t, dir, env, "archives", "list", "--as", "bob", "--org", "acme", "--json")
+	out, errs, code = clitest.Run(t, dir, env, "archives", "list", "--as", "bob", "--org", "acme", "--json")
 	if code != 0 || !strings.Contains(out, archiveID) {
 		t.Errorf("archives list as a member: exit %d: %s %s", code, out, errs)
 	}
-	out, _, code = run(t, dir, env, "archives", "list", "--as", "carol", "--org", "contoso", "--json")
+	out, _, code = clitest.Run(t, dir, env, "archives", "list", "--as", "carol", "--org", "contoso", "--json")
 	if code != 0 || !strings.Contains(out, `"archives":[]`) {
 		t.Errorf("archives list as an outsider: exit %d: %s", code, out)
 	}
-	out, _, code = run(t, dir, env, "archives", "url", archiveID, "--as", "bob", "--org", "acme")
+	out, _, code = clitest.Run(t, dir, env, "archives", "url", archiveID, "--as", "bob", "--org", "acme")
 	if code != 0 || !strings.Contains(out, "X-Amz-Signature=") {
 		t.Errorf("archives url as a member: exit %d: %s", code, out)
 	}
-	if _, errs, code := run(t, dir, env, "archives", "url", archiveID, "--as", "carol"); code != cmdutil.ExitFailure || !strings.Contains(errs, "not found") {
+	if _, errs, code := clitest.Run(t, dir, env, "archives", "url", archiveID, "--as", "carol"); code != cmdutil.ExitFailure || !strings.Contains(errs, "not found") {
 		t.Errorf("archives url as an outsider: exit %d: %s", code, errs)
 	}
-	if _, errs, code := run(t, dir, env, "archives", "url", "nope", "--as", "carol"); code != cmdutil.ExitUsage {
+	if _, errs, code := clitest.Run(t, dir, env, "archives", "url", "nope", "--as", "carol"); code != cmdutil.ExitUsage {
 		t.Errorf("archives url with a bad id: exit %d: %s", code, errs)
 	}
 
@@ -160,15 +161,15 @@ func TestServeLikeAnOperator(t *testing.T) {
 	if _, err := conn.Exec(ctx, `INSERT INTO fga_outbox (payload) VALUES ('{"writes":"nope"}')`); err != nil {
 		t.Fatal(err)
 	}
-	out, errs, code = run(t, dir, env, "drain", "--json")
+	out, errs, code = clitest.Run(t, dir, env, "drain", "--json")
 	if code != cmdutil.ExitFailure || !strings.Contains(out, `"dead":1`) || !strings.Contains(errs, "drain --status") {
 		t.Errorf("drain with a malformed row: exit %d: %s %s", code, out, errs)
 	}
-	out, _, code = run(t, dir, env, "drain", "--status")
+	out, _, code = clitest.Run(t, dir, env, "drain", "--status")
 	if code != 0 || !strings.Contains(out, "dead 1") || !strings.Contains(out, "malformed `writes`") {
 		t.Errorf("drain --status: exit %d: %s", code, out)
 	}
-	out, _, code = run(t, dir, env, "drain", "--requeue")
+	out, _, code = clitest.Run(t, dir, env, "drain", "--requeue")
 	if code != 0 || !strings.Contains(out, "requeued 1") {
 		t.Errorf("drain --requeue: exit %d: %s", code, out)
 	}
@@ -185,8 +186,8 @@ func TestServeRefusesDevIdentityOnTheNetwork(t *testing.T) {
 	dsn := testenv.Database(t)
 	_, bucket, _ := testenv.Bucket(t)
 	dir := t.TempDir()
-	port := freePort(t)
-	env := stackEnv(t, dsn, bucket)
+	port := clitest.FreePort(t)
+	env := clitest.StackEnv(t, dsn, bucket)
 	env["CAPTURE_LEDGER_FGA_STORE_ID"] = "01HXXXXXXXXXXXXXXXXXXXXXXX"
 	env["CAPTURE_LEDGER_FGA_MODEL_ID"] = "01HXXXXXXXXXXXXXXXXXXXXXXX"
 	env["CAPTURE_LEDGER_DEV_IDENTITY"] = "1"
@@ -194,7 +195,7 @@ func TestServeRefusesDevIdentityOnTheNetwork(t *testing.T) {
 	before := testenv.TakeSnapshot(t, dsn)
 
 	for _, host := range []string{"0.0.0.0", "::", "192.0.2.1"} {
-		out, errs, code := run(t, dir, env, "serve", "--host", host)
+		out, errs, code := clitest.Run(t, dir, env, "serve", "--host", host)
 		if code != cmdutil.ExitUsage || out != "" {
 			t.Errorf("serve --host %s with dev identity: exit %d, stdout %q", host, code, out)
 		}
@@ -206,7 +207,7 @@ func TestServeRefusesDevIdentityOnTheNetwork(t *testing.T) {
 	}
 	// The same through the environment instead of the flag.
 	env["CAPTURE_LEDGER_API_HOST"] = "0.0.0.0"
-	if _, errs, code := run(t, dir, env, "serve"); code != cmdutil.ExitUsage || !strings.Contains(errs, "listens on loopback only") {
+	if _, errs, code := clitest.Run(t, dir, env, "serve"); code != cmdutil.ExitUsage || !strings.Contains(errs, "listens on loopback only") {
 		t.Errorf("CAPTURE_LEDGER_API_HOST=0.0.0.0 with dev identity: exit %d: %s", code, errs)
 	}
 	if c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second); err == nil {
@@ -217,8 +218,8 @@ func TestServeRefusesDevIdentityOnTheNetwork(t *testing.T) {
 
 	// The flag lifts the refusal: serve goes on and fails only at the
 	// (unreachable) database, never for the address.
-	env["DATABASE_URL"] = fmt.Sprintf("postgres://nobody:nothing@127.0.0.1:%d/none?sslmode=disable&connect_timeout=2", freePort(t))
-	_, errs, code := run(t, dir, env, "serve", "--insecure-dev-identity-on-network")
+	env["DATABASE_URL"] = fmt.Sprintf("postgres://nobody:nothing@127.0.0.1:%d/none?sslmode=disable&connect_timeout=2", clitest.FreePort(t))
+	_, errs, code := clitest.Run(t, dir, env, "serve", "--insecure-dev-identity-on-network")
 	if code != cmdutil.ExitUnreachable || strings.Contains(errs, "loopback only") {
 		t.Errorf("serve --insecure-dev-identity-on-network: exit %d: %s", code, errs)
 	}

@@ -1,4 +1,4 @@
-package cli
+package serve
 
 import (
 	"errors"
@@ -16,7 +16,7 @@ func checkPortOnly(f *cmdutil.Factory) error {
 	if err != nil {
 		return err
 	}
-	return checkAPIPort(s.APIHost, s.APIPort)
+	return CheckAPIPort(s.APIHost, s.APIPort)
 }
 
 // checkAPIPort binds host:port for a moment and lets it go: serve and dev
@@ -25,7 +25,7 @@ func checkPortOnly(f *cmdutil.Factory) error {
 // port (exit 2) rather than after the stack started. Port 0 (any free
 // port) is not checked. Any other listen error is left to serve, which
 // refuses unsafe addresses first and reports the rest when it listens.
-func checkAPIPort(host string, port int) error {
+func CheckAPIPort(host string, port int) error {
 	if port == 0 {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package cli
+package serve_test
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/capture-ledger/ledgerctl/pkg/cli/clitest"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 )
 
@@ -27,7 +28,7 @@ func TestTakenPortFailsFirst(t *testing.T) {
 	}
 	defer ln.Close()
 	port := ln.Addr().(*net.TCPAddr).Port
-	closed := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	closed := fmt.Sprintf("127.0.0.1:%d", clitest.FreePort(t))
 	env := map[string]string{
 		"DATABASE_URL":                         "postgres://u:p@" + closed + "/db?sslmode=disable&connect_timeout=5",
 		"CAPTURE_LEDGER_S3_ENDPOINT":           "http://" + closed,
@@ -49,7 +50,7 @@ func TestTakenPortFailsFirst(t *testing.T) {
 			e = map[string]string{"CAPTURE_LEDGER_API_PORT": fmt.Sprint(port)} // nothing else set
 		}
 		start := time.Now()
-		out, errs, code := run(t, t.TempDir(), e, args...)
+		out, errs, code := clitest.Run(t, t.TempDir(), e, args...)
 		m := sentence.FindStringSubmatch(errs)
 		if code != cmdutil.ExitUsage || m == nil {
 			t.Fatalf("%v: exit %d, want 2 and the sentence: %s %s", args, code, out, errs)
@@ -69,7 +70,7 @@ func TestTakenPortFailsFirst(t *testing.T) {
 	}
 
 	// A free port passes the check, silently.
-	out, errs, code := run(t, t.TempDir(), map[string]string{"CAPTURE_LEDGER_API_PORT": fmt.Sprint(freePort(t))}, "serve", "--check-port")
+	out, errs, code := clitest.Run(t, t.TempDir(), map[string]string{"CAPTURE_LEDGER_API_PORT": fmt.Sprint(clitest.FreePort(t))}, "serve", "--check-port")
 	if code != 0 || out != "" || errs != "" {
 		t.Fatalf("free port: exit %d: %q %q", code, out, errs)
 	}
@@ -79,7 +80,7 @@ func TestTakenPortFailsFirst(t *testing.T) {
 // before it starts the stack.
 func TestMakeRunChecksThePortFirst(t *testing.T) {
 	t.Parallel()
-	mk, err := os.ReadFile(filepath.Join("..", "..", "Makefile"))
+	mk, err := os.ReadFile(filepath.Join("..", "..", "..", "Makefile"))
 	if err != nil {
 		t.Fatal(err)
 	}
