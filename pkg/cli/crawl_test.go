@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/search"
 	"github.com/capture-ledger/ledgerctl/pkg/testenv"
 )
 
@@ -293,7 +294,7 @@ func TestCrawlStartWait(t *testing.T) {
 	// The runner indexed each admitted level's archives for search (the
 	// command waited for it before closing the index).
 	out, _, code = run(t, dir, env, "search", "status", "--json")
-	var st SearchStatus
+	var st search.SearchStatus
 	if code != 0 || json.Unmarshal([]byte(out), &st) != nil || st.Archives != 2 || st.Indexed != 2 || st.Pending != 0 {
 		t.Errorf("search status after --wait: %d %s", code, out)
 	}

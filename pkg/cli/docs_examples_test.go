@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/search"
 )
 
 // The shell examples of README.md and docs/*.md are checked by the rule
@@ -142,7 +143,7 @@ func checkDocExample(t *testing.T, ex docExample) (problem string, ran bool) {
 		// --help: what is left is not checked, cobra prints the help.
 	} else if err != nil {
 		refused = fmt.Sprintf("flags refused: %v", err)
-	} else if pos := cmd.Flags().Args(); cmd.HasSubCommands() && len(pos) > 0 && cmd.Annotations[argsOfItsOwn] == "" {
+	} else if pos := cmd.Flags().Args(); cmd.HasSubCommands() && len(pos) > 0 && cmd.Annotations[search.ArgsOfItsOwn] == "" {
 		refused = fmt.Sprintf("%q is not a subcommand of %s", pos[0], cmd.CommandPath())
 	} else if err := cmd.ValidateArgs(pos); err != nil {
 		refused = fmt.Sprintf("arguments refused: %v", err)

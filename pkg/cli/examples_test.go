@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/search"
 )
 
 // exampleLines returns every `ledgerctl …` command in the Example texts of
@@ -93,7 +94,7 @@ func TestHelpExamplesAreAccepted(t *testing.T) {
 			pos := cmd.Flags().Args()
 			// A group takes no arguments of its own, unless it says it does
 			// (`ledgerctl search QUERY` next to `search reindex`).
-			if cmd.HasSubCommands() && len(pos) > 0 && cmd.Annotations[argsOfItsOwn] == "" {
+			if cmd.HasSubCommands() && len(pos) > 0 && cmd.Annotations[search.ArgsOfItsOwn] == "" {
 				t.Errorf("%q: %q is not a subcommand of %s", line, pos[0], cmd.CommandPath())
 				break
 			}

@@ -15,6 +15,7 @@ import (
 	"github.com/capture-ledger/ledgerctl/pkg/cli/migrate"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/reconcile"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/rules"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/search"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/serve"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/version"
 	"github.com/capture-ledger/ledgerctl/pkg/config"
@@ -58,7 +59,7 @@ Configuration comes from flags, then the shell, then .env.local, then .env
 		newCmdCrawl(f),
 		newCmdTargets(f),
 		doctor.NewCmdDoctor(f),
-		newCmdSearch(f),
+		search.NewCmdSearch(f),
 		hosts.NewCmdHosts(f),
 	)
 	root.CompletionOptions.HiddenDefaultCmd = false

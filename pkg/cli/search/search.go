@@ -1,4 +1,4 @@
-package cli
+package search
 
 import (
 	"context"
@@ -37,9 +37,9 @@ type SearchOptions struct {
 // with arguments of its own: `ledgerctl search QUERY` beside `search
 // reindex` (a query that is a subcommand's name is quoted with a second
 // word, or typed after --: `ledgerctl search -- status`).
-const argsOfItsOwn = "args-of-its-own"
+const ArgsOfItsOwn = "args-of-its-own"
 
-func newCmdSearch(f *cmdutil.Factory) *cobra.Command {
+func NewCmdSearch(f *cmdutil.Factory) *cobra.Command {
 	opts := &SearchOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "search QUERY --as SUBJECT --org ORG",
@@ -61,7 +61,7 @@ it the same way.`,
 			"  ledgerctl search reindex\n" +
 			"  ledgerctl search status",
 		Args:        cobra.MinimumNArgs(1),
-		Annotations: map[string]string{argsOfItsOwn: "QUERY"},
+		Annotations: map[string]string{ArgsOfItsOwn: "QUERY"},
 		RunE:        func(cmd *cobra.Command, args []string) error { return searchRun(cmd, opts, strings.Join(args, " ")) },
 	}
 	cmd.Flags().StringVar(&opts.As, "as", "", "subject to act as (required)")

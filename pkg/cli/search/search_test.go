@@ -1,4 +1,4 @@
-package cli
+package search_test
 
 import (
 	"bytes"
@@ -18,7 +18,9 @@ import (
 
 	"github.com/capture-ledger/ledgerctl/pkg/app"
 	"github.com/capture-ledger/ledgerctl/pkg/apptest"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/clitest"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
+	searchcmd "github.com/capture-ledger/ledgerctl/pkg/cli/search"
 	"github.com/capture-ledger/ledgerctl/pkg/config"
 	"github.com/capture-ledger/ledgerctl/pkg/search"
 	"github.com/capture-ledger/ledgerctl/pkg/testenv"
@@ -37,11 +39,11 @@ func TestSearchCommands(t *testing.T) {
 	dsn := testenv.Database(t)
 	objects, bucket, _ := testenv.Bucket(t)
 	dir := t.TempDir()
-	env := stackEnv(t, dsn, bucket)
+	env := clitest.StackEnv(t, dsn, bucket)
 	env["CAPTURE_LEDGER_FGA_DATASTORE_URI"] = testenv.EmptyDatabase(t)
 	indexDir := filepath.Join(t.TempDir(), "index")
 	env["CAPTURE_LEDGER_SEARCH_DIR"] = indexDir
-	if out, errs, code := run(t, dir, env, "fga", "deploy"); code != 0 {
+	if out, errs, code := clitest.Run(t, dir, env, "fga", "deploy"); code != 0 {
 		t.Fatalf("deploy: exit %d: %s %s", code, out, errs)
 	}
 	// Five captures of acme, three of globex, one of acme whose WACZ is
@@ -65,7 +67,7 @@ func TestSearchCommands(t *testing.T) {
 		if err := objects.Put(ctx, bucket, base+".result.json", "application/json", apptest.Manifest(task, "success", u, bucket, base+".wacz", at)); err != nil {
 			t.Fatal(err)
 		}
-		if out, errs, code := run(t, dir, env, "archives", "add", base+".result.json", "--as", "submitter", "--org", org); code != 0 {
+		if out, errs, code := clitest.Run(t, dir, env, "archives", "add", base+".result.json", "--as", "submitter", "--org", org); code != 0 {
 			t.Fatalf("add: exit %d: %s %s", code, out, errs)
 		}
 	}
@@ -76,14 +78,14 @@ func TestSearchCommands(t *testing.T) {
 		add("globex", fmt.Sprintf("globex ページ %d", i), "レスポンシブなデザインの東京支社。", nil)
 	}
 	add("acme", "", "", []byte("not a zip"))
-	if out, errs, code := run(t, dir, env, "drain"); code != 0 {
+	if out, errs, code := clitest.Run(t, dir, env, "drain"); code != 0 {
 		t.Fatalf("drain: exit %d: %s %s", code, out, errs)
 	}
 
-	status := func() SearchStatus {
+	status := func() searchcmd.SearchStatus {
 		t.Helper()
-		out, errs, code := run(t, dir, env, "search", "status", "--json")
-		var s SearchStatus
+		out, errs, code := clitest.Run(t, dir, env, "search", "status", "--json")
+		var s searchcmd.SearchStatus
 		if code != 0 || json.Unmarshal([]byte(out), &s) != nil {
 			t.Fatalf("status: exit %d: %s %s", code, out, errs)
 		}
@@ -93,7 +95,7 @@ func TestSearchCommands(t *testing.T) {
 		t.Fatalf("status before: %+v", s)
 	}
 
-	out, errs, code := run(t, dir, env, "search", "reindex")
+	out, errs, code := clitest.Run(t, dir, env, "search", "reindex")
 	if code != cmdutil.ExitIncomplete || !strings.Contains(errs, "indexed 8 archive(s), 8 page(s); 1 failed") || !strings.Contains(errs, "search status") {
 		t.Fatalf("reindex: exit %d: %s %s", code, out, errs)
 	}
@@ -101,14 +103,14 @@ func TestSearchCommands(t *testing.T) {
 	if s.Archives != 9 || s.Indexed != 8 || s.Pending != 0 || s.Failed != 1 || len(s.Failures) != 1 || !strings.Contains(s.Failures[0].Reason, "not a ZIP") || s.Failures[0].Attempts != 1 {
 		t.Fatalf("status after: %+v", s)
 	}
-	if out, errs, code := run(t, dir, env, "search", "status"); code != 0 || !strings.Contains(out, "not a ZIP") || !strings.Contains(out, s.Failures[0].ArchiveID) {
+	if out, errs, code := clitest.Run(t, dir, env, "search", "status"); code != 0 || !strings.Contains(out, "not a ZIP") || !strings.Contains(out, s.Failures[0].ArchiveID) {
 		t.Fatalf("status for a person: exit %d: %s %s", code, out, errs)
 	}
 
 	// Searching as people: each sees their organization's pages only.
 	find := func(who, org, q string) search.Page {
 		t.Helper()
-		out, errs, code := run(t, dir, env, "search", q, "--as", who, "--org", org, "--json")
+		out, errs, code := clitest.Run(t, dir, env, "search", q, "--as", who, "--org", org, "--json")
 		var p search.Page
 		if code != 0 || json.Unmarshal([]byte(out), &p) != nil {
 			t.Fatalf("search %q as %s: exit %d: %s %s", q, who, code, out, errs)
@@ -124,7 +126,7 @@ func TestSearchCommands(t *testing.T) {
 	if p := find("bob", "globex", "running"); len(p.Hits) != 0 || *p.Total != 0 {
 		t.Errorf("bob, running: %d hits, total %v", len(p.Hits), p.Total)
 	}
-	out, errs, code = run(t, dir, env, "search", "東京", "支社", "--as", "bob", "--org", "globex", "--limit", "2")
+	out, errs, code = clitest.Run(t, dir, env, "search", "東京", "支社", "--as", "bob", "--org", "globex", "--limit", "2")
 	if code != 0 || strings.Count(out, "«東京支社»") != 2 || !strings.Contains(errs, "2 hit(s) shown of 3 visible to bob") || !strings.Contains(errs, "more: --cursor "+search.CursorTokenPrefix) {
 		t.Errorf("search for a person: exit %d: %s %s", code, out, errs)
 	}
@@ -139,7 +141,7 @@ func TestSearchCommands(t *testing.T) {
 		{[]string{"search", "x", "--as", "alice", "--org", "acme", "--cursor", "c1.nope"}, "--cursor is not a cursor"},
 		{[]string{"search", "x", "--org", "acme"}, "--as is required"},
 	} {
-		if out, errs, code := run(t, dir, env, tc.args...); code != cmdutil.ExitUsage || out != "" || !strings.Contains(errs, tc.want) {
+		if out, errs, code := clitest.Run(t, dir, env, tc.args...); code != cmdutil.ExitUsage || out != "" || !strings.Contains(errs, tc.want) {
 			t.Errorf("%q: exit %d: %q %q", tc.args, code, out, errs)
 		}
 	}
@@ -156,7 +158,7 @@ func TestSearchCommands(t *testing.T) {
 			held.Close()
 		}
 	}()
-	if _, errs, code := run(t, dir, env, "search", "x", "--as", "alice", "--org", "acme"); code == 0 || !strings.Contains(errs, "open in another process") {
+	if _, errs, code := clitest.Run(t, dir, env, "search", "x", "--as", "alice", "--org", "acme"); code == 0 || !strings.Contains(errs, "open in another process") {
 		t.Errorf("search with the index held: exit %d: %s", code, errs)
 	}
 	done := make(chan struct{})
@@ -164,7 +166,7 @@ func TestSearchCommands(t *testing.T) {
 	var rcode int
 	go func() {
 		defer close(done)
-		rout, rerrs, rcode = run(t, dir, env, "search", "reindex")
+		rout, rerrs, rcode = clitest.Run(t, dir, env, "search", "reindex")
 	}()
 	// "serve": wait for the clear, then index with the held backend.
 	for {
@@ -207,7 +209,7 @@ func TestSearchCommands(t *testing.T) {
 	sctx, stopServe := context.WithCancel(ctx)
 	served := make(chan string, 1)
 	go func() {
-		_, serrs, _ := runCtx(sctx, t, dir, senv, nil, "serve")
+		_, serrs, _ := clitest.RunCtx(sctx, t, dir, senv, nil, "serve")
 		served <- serrs
 	}()
 	sock := app.AdminSocketPath(indexDir)
@@ -223,7 +225,7 @@ func TestSearchCommands(t *testing.T) {
 	if p := find("alice", "acme", "レスポンシブ"); len(p.Hits) != 5 || *p.Total != 5 || !p.TotalExact {
 		t.Errorf("alice beside serve: %d hits, total %v", len(p.Hits), p.Total)
 	}
-	if out, errs, code := run(t, dir, env, "search", "a\x00b", "--as", "alice", "--org", "acme"); code != cmdutil.ExitUsage || out != "" || !strings.Contains(errs, "must not contain control characters") {
+	if out, errs, code := clitest.Run(t, dir, env, "search", "a\x00b", "--as", "alice", "--org", "acme"); code != cmdutil.ExitUsage || out != "" || !strings.Contains(errs, "must not contain control characters") {
 		t.Errorf("a bad query beside serve: exit %d: %q %q", code, out, errs)
 	}
 	stopServe()
