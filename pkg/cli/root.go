@@ -17,6 +17,7 @@ import (
 	"github.com/capture-ledger/ledgerctl/pkg/cli/rules"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/search"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/serve"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/share"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/version"
 	"github.com/capture-ledger/ledgerctl/pkg/config"
 )
@@ -54,7 +55,7 @@ Configuration comes from flags, then the shell, then .env.local, then .env
 		drain.NewCmdDrain(f),
 		newCmdArchives(f),
 		newCmdCapture(f),
-		newCmdShare(f),
+		share.NewCmdShare(f),
 		rules.NewCmdRules(f),
 		newCmdCrawl(f),
 		newCmdTargets(f),

@@ -1,4 +1,4 @@
-package cli
+package share
 
 import (
 	"encoding/json"
@@ -24,7 +24,7 @@ type ShareOptions struct {
 	Limit        int
 }
 
-func newCmdShare(f *cmdutil.Factory) *cobra.Command {
+func NewCmdShare(f *cmdutil.Factory) *cobra.Command {
 	opts := &ShareOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "share",
