@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/capture-ledger/ledgerctl/pkg/cli/archives"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/doctor"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/drain"
@@ -53,7 +54,7 @@ Configuration comes from flags, then the shell, then .env.local, then .env
 		reconcile.NewCmdReconcile(f),
 		serve.NewCmdServe(f),
 		drain.NewCmdDrain(f),
-		newCmdArchives(f),
+		archives.NewCmdArchives(f),
 		newCmdCapture(f),
 		share.NewCmdShare(f),
 		rules.NewCmdRules(f),

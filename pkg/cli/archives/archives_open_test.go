@@ -1,4 +1,4 @@
-package cli
+package archives_test
 
 import (
 	"context"
@@ -18,6 +18,7 @@ import (
 
 	"github.com/capture-ledger/ledgerctl/pkg/api"
 	"github.com/capture-ledger/ledgerctl/pkg/apptest"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/clitest"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/replay"
 )
@@ -30,8 +31,8 @@ import (
 func TestArchivesOpen(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st := deployStack(t)
-	objects, bucket, dir, env := st.objects, st.bucket, st.dir, st.env
+	st := clitest.DeployStack(t)
+	objects, bucket, dir, env := st.Objects, st.Bucket, st.Dir, st.Env
 	task := uuid.NewString()
 	key := "org/acme/" + task + "_c0ffee00"
 	if err := objects.Put(ctx, bucket, key+".wacz", "application/wacz", []byte("wacz")); err != nil {
@@ -40,31 +41,31 @@ func TestArchivesOpen(t *testing.T) {
 	if err := objects.Put(ctx, bucket, key+".result.json", "application/json", apptest.Manifest(task, "success", "https://example.com/", bucket, key+".wacz", time.Now())); err != nil {
 		t.Fatal(err)
 	}
-	out, errs, code := run(t, dir, env, "archives", "add", key+".result.json", "--as", "carol", "--org", "acme", "--json")
-	var added addResult
+	out, errs, code := clitest.Run(t, dir, env, "archives", "add", key+".result.json", "--as", "carol", "--org", "acme", "--json")
+	var added clitest.AddResult
 	if code != 0 || json.Unmarshal([]byte(out), &added) != nil || added.Registered != 1 {
 		t.Fatalf("add: exit %d: %s %s", code, out, errs)
 	}
 	id := added.Results[0].ArchiveID
-	if _, errs, code := run(t, dir, env, "drain"); code != 0 {
+	if _, errs, code := clitest.Run(t, dir, env, "drain"); code != 0 {
 		t.Fatalf("drain: exit %d: %s", code, errs)
 	}
 
 	// serve will not start without a key unless the dev identity is on.
-	port := freePort(t)
+	port := clitest.FreePort(t)
 	env["CAPTURE_LEDGER_API_PORT"] = fmt.Sprint(port)
-	if _, errs, code := run(t, dir, env, "serve"); code != cmdutil.ExitUsage || !strings.Contains(errs, replay.KeyVar+" is not set") {
+	if _, errs, code := clitest.Run(t, dir, env, "serve"); code != cmdutil.ExitUsage || !strings.Contains(errs, replay.KeyVar+" is not set") {
 		t.Errorf("serve without a key: exit %d: %s", code, errs)
 	}
 
 	// Without the key, and with a short one: a usage error naming it, the
 	// value never shown.
-	_, errs, code = run(t, dir, env, "archives", "open", id, "--as", "alice", "--org", "acme")
+	_, errs, code = clitest.Run(t, dir, env, "archives", "open", id, "--as", "alice", "--org", "acme")
 	if code != cmdutil.ExitUsage || !strings.Contains(errs, replay.KeyVar) {
 		t.Errorf("no key: exit %d: %s", code, errs)
 	}
 	env[replay.KeyVar] = "shortsecret"
-	_, errs, code = run(t, dir, env, "archives", "open", id, "--as", "alice", "--org", "acme")
+	_, errs, code = clitest.Run(t, dir, env, "archives", "open", id, "--as", "alice", "--org", "acme")
 	if code != cmdutil.ExitUsage || !strings.Contains(errs, replay.KeyVar) || strings.Contains(errs, "shortsecret") {
 		t.Errorf("short key: exit %d: %s", code, errs)
 	}
@@ -76,7 +77,7 @@ func TestArchivesOpen(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := time.Now()
-	out, errs, code = run(t, dir, env, "archives", "open", id, "--as", "alice", "--org", "acme")
+	out, errs, code = clitest.Run(t, dir, env, "archives", "open", id, "--as", "alice", "--org", "acme")
 	link := strings.TrimSpace(out)
 	if code != 0 || !strings.HasPrefix(link, "http://") || !strings.Contains(link, fmt.Sprintf(".replay.localhost:%d/?source=", port)) || !strings.Contains(errs, "works until") {
 		t.Fatalf("open: exit %d: %q %s", code, out, errs)
@@ -100,7 +101,7 @@ func TestArchivesOpen(t *testing.T) {
 	defer stop()
 	done := make(chan string, 1)
 	go func() {
-		_, errs, _ := runCtx(sctx, t, dir, env, nil, "serve")
+		_, errs, _ := clitest.RunCtx(sctx, t, dir, env, nil, "serve")
 		done <- errs
 	}()
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
@@ -129,7 +130,7 @@ func TestArchivesOpen(t *testing.T) {
 
 	// A replay domain of a deployment, another lifetime, as JSON.
 	env["CAPTURE_LEDGER_REPLAY_DOMAIN"] = "replay.example.org"
-	out, errs, code = run(t, dir, env, "archives", "open", id, "--as", "alice", "--org", "acme", "--expires-in", "15m", "--json")
+	out, errs, code = clitest.Run(t, dir, env, "archives", "open", id, "--as", "alice", "--org", "acme", "--expires-in", "15m", "--json")
 	var body api.ReplayLink
 	if code != 0 || json.Unmarshal([]byte(out), &body) != nil || !strings.HasPrefix(body.URL, "https://") || !strings.Contains(body.URL, ".replay.example.org/?source=https%3A%2F%2F") ||
 		body.ExpiresAt.Sub(before) < 14*time.Minute || body.ExpiresAt.Sub(before) > 16*time.Minute {
@@ -138,7 +139,7 @@ func TestArchivesOpen(t *testing.T) {
 	delete(env, "CAPTURE_LEDGER_REPLAY_DOMAIN")
 	// The viewer origin of old is refused by name.
 	env["CAPTURE_LEDGER_REPLAY_ORIGIN"] = "https://viewer.example"
-	if _, errs, code := run(t, dir, env, "archives", "open", id, "--as", "alice", "--org", "acme"); code != cmdutil.ExitUsage || !strings.Contains(errs, "CAPTURE_LEDGER_REPLAY_ORIGIN") {
+	if _, errs, code := clitest.Run(t, dir, env, "archives", "open", id, "--as", "alice", "--org", "acme"); code != cmdutil.ExitUsage || !strings.Contains(errs, "CAPTURE_LEDGER_REPLAY_ORIGIN") {
 		t.Errorf("with the old viewer origin: exit %d %s", code, errs)
 	}
 	delete(env, "CAPTURE_LEDGER_REPLAY_ORIGIN")
@@ -160,7 +161,7 @@ func TestArchivesOpen(t *testing.T) {
 		{"too long", []string{id, "--as", "alice", "--expires-in", "13h"}, cmdutil.ExitUsage, "--expires-in must be between 1m0s and 12h0m0s"},
 		{"too short", []string{id, "--as", "alice", "--expires-in", "10s"}, cmdutil.ExitUsage, "--expires-in must be between"},
 	} {
-		out, errs, code := run(t, dir, env, append([]string{"archives", "open"}, tc.args...)...)
+		out, errs, code := clitest.Run(t, dir, env, append([]string{"archives", "open"}, tc.args...)...)
 		if code != tc.code || !strings.Contains(errs, tc.want) || out != "" {
 			t.Errorf("%s: exit %d: %q %s (want exit %d saying %s)", tc.name, code, out, errs, tc.code, tc.want)
 		}
@@ -173,7 +174,7 @@ func TestArchivesOpen(t *testing.T) {
 		t.Fatal(err)
 	}
 	env["BROWSER"] = script
-	out, errs, code = run(t, dir, env, "archives", "open", id, "--as", "alice", "--org", "acme", "--browser")
+	out, errs, code = clitest.Run(t, dir, env, "archives", "open", id, "--as", "alice", "--org", "acme", "--browser")
 	if code != 0 {
 		t.Fatalf("--browser: exit %d: %s", code, errs)
 	}

@@ -1,4 +1,4 @@
-package cli
+package archives_test
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/capture-ledger/ledgerctl/pkg/cli/archives"
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 	"github.com/capture-ledger/ledgerctl/pkg/ui"
 )
@@ -32,7 +33,7 @@ func TestArchiveTableShowsNoEmptyColumn(t *testing.T) {
 		{"incomplete", []ledger.Archive{plain, broken}, false, []string{"id", "captured", "source", "wacz"}},
 		{"all and why", []ledger.Archive{labelled, broken}, true, []string{"id", "captured", "source", "labels", "wacz", "why"}},
 	} {
-		head, rows := archiveTable(tc.archives, tc.why)
+		head, rows := archives.ArchiveTable(tc.archives, tc.why)
 		if !slices.Equal(head, tc.head) {
 			t.Errorf("%s: head %q, want %q", tc.name, head, tc.head)
 		}
@@ -54,7 +55,7 @@ func TestArchiveTableShowsNoEmptyColumn(t *testing.T) {
 			t.Errorf("%s: printed header %q", tc.name, first)
 		}
 	}
-	if _, rows := archiveTable([]ledger.Archive{labelled}, false); rows[0][3] != "daily,news" {
+	if _, rows := archives.ArchiveTable([]ledger.Archive{labelled}, false); rows[0][3] != "daily,news" {
 		t.Errorf("labels cell %q", rows[0][3])
 	}
 }

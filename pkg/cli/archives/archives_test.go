@@ -1,4 +1,4 @@
-package cli
+package archives_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/capture-ledger/ledgerctl/pkg/archive"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/clitest"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/testenv"
 )
@@ -24,8 +25,8 @@ func TestArchivesListResumesWithOpaqueCursor(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	// LIST_SOURCE=scan: the full scan's budget is what is tested.
-	st := deployStack(t, "CAPTURE_LEDGER_LIST_CHECK_BUDGET", "100", "CAPTURE_LEDGER_LIST_SOURCE", "scan")
-	dsn, bucket, dir, env := st.dsn, st.bucket, st.dir, st.env
+	st := clitest.DeployStack(t, "CAPTURE_LEDGER_LIST_CHECK_BUDGET", "100", "CAPTURE_LEDGER_LIST_SOURCE", "scan")
+	dsn, bucket, dir, env := st.DSN, st.Bucket, st.Dir, st.Env
 	// 150 archives of an organization carol is not in.
 	conn := testenv.Connect(t, dsn)
 	var rows [][]any
@@ -41,7 +42,7 @@ func TestArchivesListResumesWithOpaqueCursor(t *testing.T) {
 	}
 	before := testenv.TakeSnapshot(t, dsn)
 
-	out, errs, code := run(t, dir, env, "archives", "list", "--as", "carol", "--org", "nobody", "--json")
+	out, errs, code := clitest.Run(t, dir, env, "archives", "list", "--as", "carol", "--org", "nobody", "--json")
 	var page archive.PageBody
 	if code != 0 || json.Unmarshal([]byte(out), &page) != nil || !page.Truncated || page.Next == nil || len(page.Archives) != 0 {
 		t.Fatalf("first page: exit %d: %s %s", code, out, errs)
@@ -53,14 +54,14 @@ func TestArchivesListResumesWithOpaqueCursor(t *testing.T) {
 		}
 	}
 	// Read by a person: stderr says how to go on, with a cursor of its own.
-	out, errs, code = run(t, dir, env, "archives", "list", "--as", "carol", "--org", "nobody")
+	out, errs, code = clitest.Run(t, dir, env, "archives", "list", "--as", "carol", "--org", "nobody")
 	if code != 0 || out != "" || !strings.Contains(errs, "more: --before c1.") || strings.Contains(errs, ids[99]) {
 		t.Errorf("first page for a person: exit %d: %q %s", code, out, errs)
 	}
 
 	// The same person continues where the scan stopped: the last 50 rows,
 	// and the end.
-	out, errs, code = run(t, dir, env, "archives", "list", "--as", "carol", "--org", "nobody", "--before", token, "--json")
+	out, errs, code = clitest.Run(t, dir, env, "archives", "list", "--as", "carol", "--org", "nobody", "--before", token, "--json")
 	if code != 0 || json.Unmarshal([]byte(out), &page) != nil || page.Truncated || page.Next != nil {
 		t.Errorf("second page: exit %d: %s %s", code, out, errs)
 	}
@@ -81,7 +82,7 @@ func TestArchivesListResumesWithOpaqueCursor(t *testing.T) {
 		{"a bad id with a time", []string{"--as", "carol", "--before", "2026-01-01T00:00:00Z", "--before-id", "x"}, `--before-id must match format "uuid"`},
 		{"why on the full scan", []string{"--as", "carol", "--why"}, "--why is known only with the candidate list (CAPTURE_LEDGER_LIST_SOURCE=candidates)"},
 	} {
-		_, errs, code := run(t, dir, env, append([]string{"archives", "list"}, tc.args...)...)
+		_, errs, code := clitest.Run(t, dir, env, append([]string{"archives", "list"}, tc.args...)...)
 		if code != cmdutil.ExitUsage || !strings.Contains(errs, tc.want) {
 			t.Errorf("%s: exit %d: %s (want exit %d saying %s)", tc.name, code, errs, cmdutil.ExitUsage, tc.want)
 		}

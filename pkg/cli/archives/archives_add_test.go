@@ -1,4 +1,4 @@
-package cli
+package archives_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/capture-ledger/ledgerctl/pkg/archive"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/clitest"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 	"github.com/capture-ledger/ledgerctl/pkg/testenv"
@@ -18,7 +19,7 @@ import (
 // bucket under dir (BrowserHive writes them next to the manifest).
 func fixture(t *testing.T, name, fromBucket, bucket, dir string) []byte {
 	t.Helper()
-	b, err := os.ReadFile("../manifest/testdata/" + name + ".result.json")
+	b, err := os.ReadFile("../../manifest/testdata/" + name + ".result.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,8 +35,8 @@ func fixture(t *testing.T, name, fromBucket, bucket, dir string) []byte {
 func TestArchivesAdd(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st := deployStack(t)
-	dsn, objects, bucket, dir, env := st.dsn, st.objects, st.bucket, st.dir, st.env
+	st := clitest.DeployStack(t)
+	dsn, objects, bucket, dir, env := st.DSN, st.Objects, st.Bucket, st.Dir, st.Env
 	conn := testenv.Connect(t, dsn)
 	put := func(key string, body []byte) {
 		if err := objects.Put(ctx, bucket, key, "application/json", body); err != nil {
@@ -74,7 +75,7 @@ func TestArchivesAdd(t *testing.T) {
 		{[]string{"--as", "alice", "--org", "acme,contoso"}, "exactly one organization"},
 	} {
 		args := append([]string{"archives", "add", v12Key}, tc.args...)
-		out, errs, code := run(t, dir, env, args...)
+		out, errs, code := clitest.Run(t, dir, env, args...)
 		if code != cmdutil.ExitUsage || out != "" || !strings.Contains(errs, tc.want) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q", tc.args, code, out, errs)
 		}
@@ -85,25 +86,25 @@ func TestArchivesAdd(t *testing.T) {
 		{"archives", "add", "--as", "alice", "--org", "acme", "--prefix", "daily/../bh/"},
 		{"archives", "add", "--as", "alice", "--org", "acme", "--prefix", "s3://elsewhere/daily/"},
 	} {
-		if out, errs, code := run(t, dir, env, args...); code != cmdutil.ExitUsage || out != "" {
+		if out, errs, code := clitest.Run(t, dir, env, args...); code != cmdutil.ExitUsage || out != "" {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, out, errs)
 		}
 	}
 	testenv.Unchanged(t, dsn, empty)
 
 	// By key: bare and s3://, three dialects.
-	out, errs, code := run(t, dir, env, "archives", "add", v12Key, "s3://"+bucket+"/"+protoKey, failedKey, "--org", "acme", "--as", "alice", "--json")
+	out, errs, code := clitest.Run(t, dir, env, "archives", "add", v12Key, "s3://"+bucket+"/"+protoKey, failedKey, "--org", "acme", "--as", "alice", "--json")
 	if code != 0 {
 		t.Fatalf("add by key: exit %d: %s %s", code, out, errs)
 	}
-	var res addResult
+	var res clitest.AddResult
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatalf("%v: %q", err, out)
 	}
 	if res.Org != "acme" || res.SubmittedBy != "alice" || res.Manifests != 3 || res.Registered != 2 || res.NoArchive != 1 || res.Known+res.Refused+res.Missing+res.Errored != 0 {
 		t.Fatalf("add by key: %s", out)
 	}
-	if o := res.outcomes(); o[v12Key] != "registered" || o[protoKey] != "registered" || o[failedKey] != "no-archive" {
+	if o := res.Outcomes(); o[v12Key] != "registered" || o[protoKey] != "registered" || o[failedKey] != "no-archive" {
 		t.Errorf("outcomes: %v", o)
 	}
 
@@ -138,21 +139,21 @@ func TestArchivesAdd(t *testing.T) {
 	if err := conn.QueryRow(ctx, `SELECT count(*) FROM archives WHERE task_id = $1`, failedTask).Scan(&n); err != nil || n != 0 {
 		t.Errorf("the failed capture has %d archives (%v)", n, err)
 	}
-	payloads := outboxPayloads(t, conn)
+	payloads := clitest.OutboxPayloads(t, conn)
 	if len(payloads) != 2 {
 		t.Fatalf("%d outbox rows, want 2", len(payloads))
 	}
 	for _, want := range []ledger.OutboxPayload{
-		ledger.AdmissionTuples(v12ID, v12Task, "acme", ptr("alice")),
-		ledger.AdmissionTuples(protoID, protoTask, "acme", ptr("alice")),
+		ledger.AdmissionTuples(v12ID, v12Task, "acme", clitest.Ptr("alice")),
+		ledger.AdmissionTuples(protoID, protoTask, "acme", clitest.Ptr("alice")),
 	} {
-		if !containsPayload(payloads, want) {
+		if !clitest.ContainsPayload(payloads, want) {
 			t.Errorf("outbox lacks %+v; has %+v", want, payloads)
 		}
 	}
 
 	// By prefix, read by a person: only the manifests under it.
-	out, errs, code = run(t, dir, env, "archives", "add", "--prefix", "daily/2026-11/", "--org", "acme", "--as", "alice")
+	out, errs, code = clitest.Run(t, dir, env, "archives", "add", "--prefix", "daily/2026-11/", "--org", "acme", "--as", "alice")
 	if code != 0 {
 		t.Fatalf("add --prefix: exit %d: %s %s", code, out, errs)
 	}
@@ -165,7 +166,7 @@ func TestArchivesAdd(t *testing.T) {
 	if key != "daily/2026-11/"+v2Task+"_abc123de_news-daily.wacz" {
 		t.Errorf("v2 archive key %q", key)
 	}
-	if !containsPayload(outboxPayloads(t, conn), ledger.AdmissionTuples(v2ID, v2Task, "acme", ptr("alice"))) {
+	if !clitest.ContainsPayload(clitest.OutboxPayloads(t, conn), ledger.AdmissionTuples(v2ID, v2Task, "acme", clitest.Ptr("alice"))) {
 		t.Error("the v2 archive's tuples were not queued")
 	}
 	if err := conn.QueryRow(ctx, `SELECT count(*) FROM capture_submissions WHERE task_id = $1 AND org_id = 'acme'`, cancelTask).Scan(&n); err != nil || n != 1 {
@@ -174,8 +175,8 @@ func TestArchivesAdd(t *testing.T) {
 
 	// Again, both ways: nothing new, exit 0.
 	before := testenv.TakeSnapshot(t, dsn)
-	out, errs, code = run(t, dir, env, "archives", "add", v12Key, protoKey, failedKey, "--prefix", "s3://"+bucket+"/daily/2026-11/", "--org", "acme", "--as", "alice", "--json")
-	res = addResult{}
+	out, errs, code = clitest.Run(t, dir, env, "archives", "add", v12Key, protoKey, failedKey, "--prefix", "s3://"+bucket+"/daily/2026-11/", "--org", "acme", "--as", "alice", "--json")
+	res = clitest.AddResult{}
 	if code != 0 || json.Unmarshal([]byte(out), &res) != nil || res.Manifests != 5 || res.Registered != 0 || res.Known != 3 || res.NoArchive != 2 {
 		t.Errorf("second run: exit %d: %s %s", code, out, errs)
 	}
@@ -190,8 +191,8 @@ func TestArchivesAdd(t *testing.T) {
 		t.Fatal(err)
 	}
 	before = testenv.TakeSnapshot(t, dsn)
-	out, errs, code = run(t, dir, env, "archives", "add", theirKey, v12Key, "--org", "acme", "--as", "mallory", "--json")
-	res = addResult{}
+	out, errs, code = clitest.Run(t, dir, env, "archives", "add", theirKey, v12Key, "--org", "acme", "--as", "mallory", "--json")
+	res = clitest.AddResult{}
 	if code != cmdutil.ExitIncomplete || json.Unmarshal([]byte(out), &res) != nil || res.Refused != 1 || res.Known != 1 || res.Registered != 0 {
 		t.Fatalf("another organization's task: exit %d: %s %s", code, out, errs)
 	}
@@ -201,7 +202,7 @@ func TestArchivesAdd(t *testing.T) {
 		}
 	}
 	testenv.Unchanged(t, dsn, before)
-	out, _, code = run(t, dir, env, "archives", "add", theirKey, "--org", "acme", "--as", "alice")
+	out, _, code = clitest.Run(t, dir, env, "archives", "add", theirKey, "--org", "acme", "--as", "alice")
 	if code != cmdutil.ExitIncomplete || !strings.Contains(out, "refused: "+theirKey+": task "+theirs+" is recorded for another organization") {
 		t.Errorf("refusal for a person: exit %d:\n%s", code, out)
 	}
@@ -210,7 +211,7 @@ func TestArchivesAdd(t *testing.T) {
 	// Keys the ledger does not read, and manifests that are not there: each
 	// listed with its reason, the good one still handled, exit 3.
 	dotdot := "daily/../" + v12Key
-	out, errs, code = run(t, dir, env, "archives", "add", dotdot, "bh/nope.result.json", "s3://elsewhere/"+v12Key, "bh//x.result.json", v12Key, "--org", "acme", "--as", "alice")
+	out, errs, code = clitest.Run(t, dir, env, "archives", "add", dotdot, "bh/nope.result.json", "s3://elsewhere/"+v12Key, "bh//x.result.json", v12Key, "--org", "acme", "--as", "alice")
 	if code != cmdutil.ExitIncomplete || !strings.Contains(errs, "1 manifest(s) missing, 0 refused, 3 in error") {
 		t.Errorf("bad keys: exit %d: %s", code, errs)
 	}
@@ -231,7 +232,7 @@ func TestArchivesAdd(t *testing.T) {
 
 	// Once delivered, the organization's members and the submitter see the
 	// added archives, and no one else does.
-	if out, errs, code := run(t, dir, env, "drain"); code != 0 {
+	if out, errs, code := clitest.Run(t, dir, env, "drain"); code != 0 {
 		t.Fatalf("drain: exit %d: %s %s", code, out, errs)
 	}
 	visible := func(as string, orgs ...string) []string {
@@ -240,7 +241,7 @@ func TestArchivesAdd(t *testing.T) {
 		for _, o := range orgs {
 			args = append(args, "--org", o)
 		}
-		out, errs, code := run(t, dir, env, args...)
+		out, errs, code := clitest.Run(t, dir, env, args...)
 		var page archive.PageBody
 		if code != 0 || json.Unmarshal([]byte(out), &page) != nil {
 			t.Fatalf("%v: exit %d: %s %s", args, code, out, errs)
@@ -266,7 +267,7 @@ func TestArchivesAdd(t *testing.T) {
 	if got := visible("carol", "contoso"); len(got) != 0 {
 		t.Errorf("carol in contoso sees %v", got)
 	}
-	out, _, code = run(t, dir, env, "archives", "list", "--as", "alice", "--org", "acme")
+	out, _, code = clitest.Run(t, dir, env, "archives", "list", "--as", "alice", "--org", "acme")
 	if code != 0 || !strings.Contains(out, v12ID) || !strings.Contains(out, "https://news.example.org/article/42") {
 		t.Errorf("archives list table: exit %d:\n%s", code, out)
 	}
@@ -276,11 +277,11 @@ func TestArchivesAdd(t *testing.T) {
 	if head := strings.Fields(strings.SplitN(out, "\n", 2)[0]); !slices.Equal(head, []string{"id", "captured", "source", "labels", "wacz"}) {
 		t.Errorf("archives list header %q, want id captured source labels wacz:\n%s", head, out)
 	}
-	out, _, code = run(t, dir, env, "archives", "list", "--as", "alice", "--org", "acme", "--why")
+	out, _, code = clitest.Run(t, dir, env, "archives", "list", "--as", "alice", "--org", "acme", "--why")
 	if code != 0 || !strings.Contains(out, "why") || !strings.Contains(out, "member of acme; owner") {
 		t.Errorf("archives list --why as the owner: exit %d:\n%s", code, out)
 	}
-	out, _, code = run(t, dir, env, "archives", "list", "--as", "bob", "--org", "acme", "--why")
+	out, _, code = clitest.Run(t, dir, env, "archives", "list", "--as", "bob", "--org", "acme", "--why")
 	if code != 0 || !strings.Contains(out, "member of acme") || strings.Contains(out, "owner") {
 		t.Errorf("archives list --why as a member: exit %d:\n%s", code, out)
 	}
@@ -297,17 +298,17 @@ func TestArchivesAddStopsWhenADependencyDoesNotAnswer(t *testing.T) {
 		{"S3", "CAPTURE_LEDGER_S3_ENDPOINT", "archives add stopped (running it again is safe): S3 did not answer"},
 		{"PostgreSQL", "DATABASE_URL", "ledgerctl: "},
 	} {
-		env := stackEnv(t, dsn, bucket)
+		env := clitest.StackEnv(t, dsn, bucket)
 		if tc.variable == "DATABASE_URL" {
-			env[tc.variable] = "postgres://nobody:nothing@" + strings.TrimPrefix(closedURL(t), "http://") + "/none?sslmode=disable&connect_timeout=2"
+			env[tc.variable] = "postgres://nobody:nothing@" + strings.TrimPrefix(clitest.ClosedURL(t), "http://") + "/none?sslmode=disable&connect_timeout=2"
 		} else {
-			env[tc.variable] = closedURL(t)
+			env[tc.variable] = clitest.ClosedURL(t)
 		}
 		for _, args := range [][]string{
 			{"archives", "add", "bh/x.result.json", "--org", "acme", "--as", "alice"},
 			{"archives", "add", "--prefix", "bh/", "--org", "acme", "--as", "alice", "--json"},
 		} {
-			out, errs, code := run(t, t.TempDir(), env, args...)
+			out, errs, code := clitest.Run(t, t.TempDir(), env, args...)
 			if code != cmdutil.ExitUnreachable || out != "" || !strings.Contains(errs, tc.want) {
 				t.Errorf("%s down, %v: exit %d, stdout %q, stderr %q", tc.name, args, code, out, errs)
 			}

@@ -1,4 +1,4 @@
-package cli
+package archives_test
 
 import (
 	"bytes"
@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/capture-ledger/ledgerctl/pkg/cli/archives"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/clitest"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/testenv"
 )
@@ -33,7 +35,7 @@ func TestArchivesDeleteDevNullIsNoTerminal(t *testing.T) {
 		"CAPTURE_LEDGER_S3_ENDPOINT": "http://127.0.0.1:1", "CAPTURE_LEDGER_S3_BUCKET": "b",
 		"CAPTURE_LEDGER_S3_ACCESS_KEY_ID": "k", "CAPTURE_LEDGER_S3_SECRET_ACCESS_KEY": "s",
 	}
-	_, errs, code := runCtx(context.Background(), t, t.TempDir(), env, func(f *cmdutil.Factory) {
+	_, errs, code := clitest.RunCtx(context.Background(), t, t.TempDir(), env, func(f *cmdutil.Factory) {
 		f.Streams.In, f.Streams.Err = null, tty
 	}, "archives", "delete", "6f1c1b2e-8f0a-4c3e-9a55-0d6f0c1e2a3b", "--as", "alice", "--org", "acme")
 	if code != cmdutil.ExitUsage || !strings.Contains(errs, "needs --yes") {
@@ -60,13 +62,13 @@ func TestOpenBrowserReportsAFailingOpener(t *testing.T) {
 		return f
 	}
 	const link = "http://127.0.0.1:7070/replay/?source=x"
-	if err := openBrowser(factory(failing), link); err == nil || !strings.Contains(err.Error(), "exit status 3") {
+	if err := archives.OpenBrowser(factory(failing), link); err == nil || !strings.Contains(err.Error(), "exit status 3") {
 		t.Errorf("a failing opener: %v, want its exit status", err)
 	}
-	if err := openBrowser(factory(filepath.Join(dir, "absent")), link); err == nil {
+	if err := archives.OpenBrowser(factory(filepath.Join(dir, "absent")), link); err == nil {
 		t.Error("an opener that does not exist: no error")
 	}
-	if err := openBrowser(factory(working), link); err != nil {
+	if err := archives.OpenBrowser(factory(working), link); err != nil {
 		t.Errorf("a working opener: %v", err)
 	}
 }

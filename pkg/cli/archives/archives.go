@@ -1,4 +1,4 @@
-package cli
+package archives
 
 import (
 	"encoding/json"
@@ -27,7 +27,7 @@ type ArchivesOptions struct {
 	Why      bool
 }
 
-func newCmdArchives(f *cmdutil.Factory) *cobra.Command {
+func NewCmdArchives(f *cmdutil.Factory) *cobra.Command {
 	opts := &ArchivesOptions{f: f}
 	cmd := &cobra.Command{
 		Use:     "archives",
