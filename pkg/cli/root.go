@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/capture-ledger/ledgerctl/pkg/cli/archives"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/capture"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/doctor"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/drain"
@@ -55,7 +56,7 @@ Configuration comes from flags, then the shell, then .env.local, then .env
 		serve.NewCmdServe(f),
 		drain.NewCmdDrain(f),
 		archives.NewCmdArchives(f),
-		newCmdCapture(f),
+		capture.NewCmdCapture(f),
 		share.NewCmdShare(f),
 		rules.NewCmdRules(f),
 		newCmdCrawl(f),

@@ -1,4 +1,4 @@
-package cli
+package capture
 
 import (
 	"encoding/json"
@@ -25,7 +25,7 @@ type CaptureOptions struct {
 	JSON   bool
 }
 
-func newCmdCapture(f *cmdutil.Factory) *cobra.Command {
+func NewCmdCapture(f *cmdutil.Factory) *cobra.Command {
 	opts := &CaptureOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "capture URL... --org ORG --as SUBJECT [--engine browser|http]",

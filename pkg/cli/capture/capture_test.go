@@ -1,4 +1,4 @@
-package cli
+package capture_test
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/capture-ledger/ledgerctl/pkg/archive"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/clitest"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/testenv"
 	"github.com/capture-ledger/ledgerctl/pkg/wacz"
@@ -59,9 +60,9 @@ func captureSite(t *testing.T) (*httptest.Server, *atomic.Int64) {
 func TestCapture(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st := deployStack(t)
-	dsn, objects, bucket, dir, env := st.dsn, st.objects, st.bucket, st.dir, st.env
-	if _, errs, code := run(t, dir, env, "fga", "grant", "submitter", "alice", "acme"); code != 0 {
+	st := clitest.DeployStack(t)
+	dsn, objects, bucket, dir, env := st.DSN, st.Objects, st.Bucket, st.Dir, st.Env
+	if _, errs, code := clitest.Run(t, dir, env, "fga", "grant", "submitter", "alice", "acme"); code != 0 {
 		t.Fatalf("grant: %s", errs)
 	}
 	site, hits := captureSite(t)
@@ -69,7 +70,7 @@ func TestCapture(t *testing.T) {
 
 	// Private addresses are refused by default: nothing is fetched, the
 	// failed capture is recorded with its manifest, exit 3.
-	out, errs, code := run(t, dir, env, "capture", site.URL+"/", "--org", "acme", "--as", "alice", "--engine", "http", "--json")
+	out, errs, code := clitest.Run(t, dir, env, "capture", site.URL+"/", "--org", "acme", "--as", "alice", "--engine", "http", "--json")
 	if code != cmdutil.ExitIncomplete || hits.Load() != 0 {
 		t.Fatalf("a loopback capture without ALLOW_PRIVATE: exit %d, %d requests reached the site: %s %s", code, hits.Load(), out, errs)
 	}
@@ -85,7 +86,7 @@ func TestCapture(t *testing.T) {
 	// Allowed, a page and a page past the body cap.
 	env["CAPTURE_LEDGER_CAPTURE_ALLOW_PRIVATE"] = "1"
 	env["CAPTURE_LEDGER_CAPTURE_MAX_BODY_BYTES"] = "100000"
-	out, errs, code = run(t, dir, env, "capture", site.URL+"/", site.URL+"/big", "--org", "acme", "--as", "alice", "--engine", "http", "--json")
+	out, errs, code = clitest.Run(t, dir, env, "capture", site.URL+"/", site.URL+"/big", "--org", "acme", "--as", "alice", "--engine", "http", "--json")
 	if code != 0 {
 		t.Fatalf("capture: exit %d: %s %s", code, out, errs)
 	}
@@ -133,15 +134,15 @@ func TestCapture(t *testing.T) {
 
 	// Once drained, alice's organization sees both archives; the minted
 	// URL downloads the bytes written; an outsider is told not found.
-	if out, errs, code := run(t, dir, env, "drain"); code != 0 {
+	if out, errs, code := clitest.Run(t, dir, env, "drain"); code != 0 {
 		t.Fatalf("drain: exit %d: %s %s", code, out, errs)
 	}
-	out, errs, code = run(t, dir, env, "archives", "list", "--as", "bob", "--org", "acme", "--json")
+	out, errs, code = clitest.Run(t, dir, env, "archives", "list", "--as", "bob", "--org", "acme", "--json")
 	var page archive.PageBody
 	if code != 0 || json.Unmarshal([]byte(out), &page) != nil || len(page.Archives) != 2 {
 		t.Fatalf("list as an acme member: exit %d: %s %s", code, out, errs)
 	}
-	out, errs, code = run(t, dir, env, "archives", "url", pages[0].ArchiveID, "--as", "bob", "--org", "acme")
+	out, errs, code = clitest.Run(t, dir, env, "archives", "url", pages[0].ArchiveID, "--as", "bob", "--org", "acme")
 	if code != 0 {
 		t.Fatalf("url: exit %d: %s", code, errs)
 	}
@@ -154,7 +155,7 @@ func TestCapture(t *testing.T) {
 	if resp.StatusCode != 200 || !bytes.Equal(got, data) {
 		t.Errorf("the minted URL gave %d and %d bytes, want the %d bytes written", resp.StatusCode, len(got), len(data))
 	}
-	if _, _, code := run(t, dir, env, "archives", "url", pages[0].ArchiveID, "--as", "carol", "--org", "contoso"); code != cmdutil.ExitFailure {
+	if _, _, code := clitest.Run(t, dir, env, "archives", "url", pages[0].ArchiveID, "--as", "carol", "--org", "contoso"); code != cmdutil.ExitFailure {
 		t.Errorf("an outsider's url: exit %d, want %d", code, cmdutil.ExitFailure)
 	}
 
@@ -169,7 +170,7 @@ func TestCapture(t *testing.T) {
 		{"capture", site.URL + "/", "--as", "alice"},
 		{"capture", "--org", "acme", "--as", "alice"},
 	} {
-		if out, errs, code := run(t, dir, env, args...); code != cmdutil.ExitUsage || errs == "" {
+		if out, errs, code := clitest.Run(t, dir, env, args...); code != cmdutil.ExitUsage || errs == "" {
 			t.Errorf("%q: exit %d: %s %s", args, code, out, errs)
 		}
 	}
@@ -177,11 +178,11 @@ func TestCapture(t *testing.T) {
 	for i := 0; i <= archive.MaxCaptureURLs; i++ {
 		many = append(many, fmt.Sprintf("%s/%d", site.URL, i))
 	}
-	if _, errs, code := run(t, dir, env, append(many, "--org", "acme", "--as", "alice")...); code != cmdutil.ExitUsage || !strings.Contains(errs, "at most") {
+	if _, errs, code := clitest.Run(t, dir, env, append(many, "--org", "acme", "--as", "alice")...); code != cmdutil.ExitUsage || !strings.Contains(errs, "at most") {
 		t.Errorf("too many URLs: exit %d: %s", code, errs)
 	}
 	// Someone without can_submit on the organization: not allowed.
-	if _, errs, code := run(t, dir, env, "capture", site.URL+"/", "--org", "acme", "--as", "mallory"); code != cmdutil.ExitFailure || !strings.Contains(errs, "may not submit") {
+	if _, errs, code := clitest.Run(t, dir, env, "capture", site.URL+"/", "--org", "acme", "--as", "mallory"); code != cmdutil.ExitFailure || !strings.Contains(errs, "may not submit") {
 		t.Errorf("mallory: exit %d: %s", code, errs)
 	}
 	testenv.Unchanged(t, dsn, before)
