@@ -30,7 +30,7 @@ type layer struct {
 var layers = []layer{
 	{name: "entry", pkgs: []string{"cmd/ledgerctl"}},
 	{name: "command tree", pkgs: []string{"pkg/cli"}},
-	{name: "commands", pkgs: []string{"pkg/cli/demo", "pkg/cli/capture", "pkg/cli/archives", "pkg/cli/share", "pkg/cli/search", "pkg/cli/serve", "pkg/cli/fga", "pkg/cli/reconcile", "pkg/cli/drain", "pkg/cli/doctor", "pkg/cli/hosts", "pkg/cli/rules", "pkg/cli/migrate", "pkg/cli/version"}},
+	{name: "commands", pkgs: []string{"pkg/cli/demo", "pkg/cli/crawl", "pkg/cli/capture", "pkg/cli/archives", "pkg/cli/share", "pkg/cli/search", "pkg/cli/serve", "pkg/cli/fga", "pkg/cli/reconcile", "pkg/cli/drain", "pkg/cli/doctor", "pkg/cli/hosts", "pkg/cli/rules", "pkg/cli/migrate", "pkg/cli/version"}},
 	{name: "command helpers", pkgs: []string{"pkg/cli/cmdutil"}},
 	{name: "wiring", pkgs: []string{"pkg/app", "pkg/health"}},
 	{name: "http", pkgs: []string{"pkg/api", "pkg/web"}},

@@ -23,6 +23,7 @@ import (
 	"github.com/capture-ledger/ledgerctl/pkg/authz"
 	"github.com/capture-ledger/ledgerctl/pkg/capture"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
+	crawlcmd "github.com/capture-ledger/ledgerctl/pkg/cli/crawl"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/fga"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/serve"
 	"github.com/capture-ledger/ledgerctl/pkg/config"
@@ -240,13 +241,13 @@ func startDemoCrawl(ctx context.Context, a *app.App, c crawl.Caller, site *demoS
 	}
 	running, err := svc.List(ctx, c, crawl.StateRunning, nil)
 	if err != nil {
-		return "", crawlError(err, false, "")
+		return "", crawlcmd.Error(err, false, "")
 	}
 	reason := "replaced by a new ledgerctl dev demo"
 	for _, cr := range running.Crawls {
 		if cr.OrgID == c.Orgs[0] {
 			if _, err := svc.Fail(ctx, c, cr.CrawlID, crawl.FailRequest{Reason: &reason}); err != nil {
-				return "", crawlError(err, false, noCrawl(c, cr.CrawlID))
+				return "", crawlcmd.Error(err, false, crawlcmd.NoCrawl(c, cr.CrawlID))
 			}
 		}
 	}
@@ -262,7 +263,7 @@ func startDemoCrawl(ctx context.Context, a *app.App, c crawl.Caller, site *demoS
 	}
 	id, err := svc.Start(ctx, c, req)
 	if err != nil {
-		return "", crawlError(err, false, mayNotStart(c))
+		return "", crawlcmd.Error(err, false, crawlcmd.MayNotStart(c))
 	}
 	return id, nil
 }

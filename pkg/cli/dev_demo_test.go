@@ -21,6 +21,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
+	crawlcmd "github.com/capture-ledger/ledgerctl/pkg/cli/crawl"
 	"github.com/capture-ledger/ledgerctl/pkg/crawl"
 	"github.com/capture-ledger/ledgerctl/pkg/testenv"
 )
@@ -116,7 +117,7 @@ func TestDevDemo(t *testing.T) {
 	f.Dir = dir
 	f.Env = func(name string) (string, bool) { v, ok := env[name]; return v, ok }
 	t.Cleanup(f.Close)
-	svc, err := (&CrawlOptions{f: f}).service(context.Background())
+	svc, err := crawlcmd.Service(context.Background(), f)
 	if err != nil {
 		t.Fatal(err)
 	}

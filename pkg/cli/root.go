@@ -10,6 +10,7 @@ import (
 	"github.com/capture-ledger/ledgerctl/pkg/cli/archives"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/capture"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/crawl"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/doctor"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/drain"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/fga"
@@ -59,8 +60,8 @@ Configuration comes from flags, then the shell, then .env.local, then .env
 		capture.NewCmdCapture(f),
 		share.NewCmdShare(f),
 		rules.NewCmdRules(f),
-		newCmdCrawl(f),
-		newCmdTargets(f),
+		crawl.NewCmdCrawl(f),
+		crawl.NewCmdTargets(f),
 		doctor.NewCmdDoctor(f),
 		search.NewCmdSearch(f),
 		hosts.NewCmdHosts(f),

@@ -1,4 +1,4 @@
-package cli
+package crawl
 
 import (
 	"bufio"
@@ -33,7 +33,7 @@ func (o *TargetsOptions) service(ctx context.Context) (*crawl.Targets, error) {
 	return a.Targets(ctx)
 }
 
-func newCmdTargets(f *cmdutil.Factory) *cobra.Command {
+func NewCmdTargets(f *cmdutil.Factory) *cobra.Command {
 	opts := &TargetsOptions{f: f}
 	cmd := &cobra.Command{
 		Use:     "targets",
@@ -78,7 +78,7 @@ per line from standard input (blank lines and # comments skipped).`,
 			}
 			added, err := svc.AddTargets(cmd.Context(), opts.Org, urls, labels)
 			if err != nil {
-				return crawlError(err, opts.JSON, "organization "+opts.Org+" was not found")
+				return Error(err, opts.JSON, "organization "+opts.Org+" was not found")
 			}
 			if opts.JSON {
 				return json.NewEncoder(f.Streams.Out).Encode(added)
@@ -109,7 +109,7 @@ per line from standard input (blank lines and # comments skipped).`,
 			}
 			ts, err := svc.ListTargets(cmd.Context(), opts.Org)
 			if err != nil {
-				return crawlError(err, opts.JSON, "organization "+opts.Org+" was not found")
+				return Error(err, opts.JSON, "organization "+opts.Org+" was not found")
 			}
 			if opts.JSON {
 				return json.NewEncoder(f.Streams.Out).Encode(ts)
@@ -141,7 +141,7 @@ per line from standard input (blank lines and # comments skipped).`,
 				}
 				t, err := svc.SetTargetEnabled(cmd.Context(), opts.Org, id, enabled)
 				if err != nil {
-					return crawlError(err, opts.JSON, fmt.Sprintf("no capture target %d in organization %s", id, opts.Org))
+					return Error(err, opts.JSON, fmt.Sprintf("no capture target %d in organization %s", id, opts.Org))
 				}
 				if opts.JSON {
 					return json.NewEncoder(f.Streams.Out).Encode(t)
@@ -164,7 +164,7 @@ per line from standard input (blank lines and # comments skipped).`,
 				return err
 			}
 			if err := svc.RemoveTarget(cmd.Context(), opts.Org, id); err != nil {
-				return crawlError(err, opts.JSON, fmt.Sprintf("no capture target %d in organization %s", id, opts.Org))
+				return Error(err, opts.JSON, fmt.Sprintf("no capture target %d in organization %s", id, opts.Org))
 			}
 			if opts.JSON {
 				return json.NewEncoder(f.Streams.Out).Encode(map[string]any{"removed": id})

@@ -1,4 +1,4 @@
-package cli
+package crawl_test
 
 import (
 	"bytes"
@@ -11,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/capture-ledger/ledgerctl/pkg/cli/clitest"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
+	crawlcmd "github.com/capture-ledger/ledgerctl/pkg/cli/crawl"
 	"github.com/capture-ledger/ledgerctl/pkg/crawl"
 )
 
@@ -21,8 +23,8 @@ import (
 // robots.txt delay it was held to.
 func TestCrawlRunInTerminal(t *testing.T) {
 	t.Parallel()
-	dir, env := deployedStack(t)
-	if _, errs, code := run(t, dir, env, "fga", "grant", "submitter", "alice", "acme"); code != 0 {
+	dir, env := clitest.DeployedStack(t)
+	if _, errs, code := clitest.Run(t, dir, env, "fga", "grant", "submitter", "alice", "acme"); code != 0 {
 		t.Fatalf("grant: %s", errs)
 	}
 	env["CAPTURE_LEDGER_CAPTURE_ENGINE"] = "http"
@@ -49,8 +51,7 @@ func TestCrawlRunInTerminal(t *testing.T) {
 	}
 	alice := crawl.Caller{Subject: "alice", Orgs: []string{"acme"}}
 	f, _, _ := factory()
-	opts := &CrawlOptions{f: f, As: "alice", Orgs: []string{"acme"}}
-	svc, err := opts.service(context.Background())
+	svc, err := crawlcmd.Service(context.Background(), f)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +65,7 @@ func TestCrawlRunInTerminal(t *testing.T) {
 	f1, _, errs1 := factory()
 	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
 	defer cancel()
-	if err := runCrawlHere(ctx, &CrawlOptions{f: f1, As: "alice", Orgs: []string{"acme"}}, alice, ""); err != nil {
+	if err := crawlcmd.RunCrawlHere(ctx, crawlcmd.NewCrawlOptions(f1, "alice", []string{"acme"}), alice, ""); err != nil {
 		t.Fatalf("interrupted run: %v", err)
 	}
 	if !strings.Contains(errs1.String(), "is still running") {
@@ -75,7 +76,7 @@ func TestCrawlRunInTerminal(t *testing.T) {
 	}
 
 	f2, out2, _ := factory()
-	if err := runCrawlHere(context.Background(), &CrawlOptions{f: f2, As: "alice", Orgs: []string{"acme"}}, alice, id); err != nil {
+	if err := crawlcmd.RunCrawlHere(context.Background(), crawlcmd.NewCrawlOptions(f2, "alice", []string{"acme"}), alice, id); err != nil {
 		t.Fatalf("second run: %v", err)
 	}
 	if s := out2.String(); !strings.Contains(s, "succeeded (max_depth)") || !strings.Contains(s, strings.TrimPrefix(site.URL, "http://")) {
@@ -90,7 +91,7 @@ func TestCrawlRunInTerminal(t *testing.T) {
 	}
 
 	f3, out3, _ := factory()
-	cmd := newCmdCrawlPoliteness(&CrawlOptions{f: f3, As: "alice", Orgs: []string{"acme"}})
+	cmd := crawlcmd.NewCmdCrawlPoliteness(crawlcmd.NewCrawlOptions(f3, "alice", []string{"acme"}))
 	cmd.SetContext(context.Background())
 	if err := cmd.RunE(cmd, []string{id}); err != nil {
 		t.Fatalf("politeness: %v", err)

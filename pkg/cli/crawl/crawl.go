@@ -1,4 +1,4 @@
-package cli
+package crawl
 
 import (
 	"context"
@@ -35,7 +35,13 @@ func (o *CrawlOptions) caller() (crawl.Caller, error) {
 }
 
 func (o *CrawlOptions) service(ctx context.Context) (*crawl.Service, error) {
-	a, err := o.f.App(append([]string{"DATABASE_URL", "CAPTURE_LEDGER_FGA_STORE_ID", "CAPTURE_LEDGER_FGA_MODEL_ID"}, cmdutil.S3Vars...)...)
+	return Service(ctx, o.f)
+}
+
+// Service is the crawl use-case the crawl commands run, built from f's
+// settings (the ledger, OpenFGA and the bucket).
+func Service(ctx context.Context, f *cmdutil.Factory) (*crawl.Service, error) {
+	a, err := f.App(append([]string{"DATABASE_URL", "CAPTURE_LEDGER_FGA_STORE_ID", "CAPTURE_LEDGER_FGA_MODEL_ID"}, cmdutil.S3Vars...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -46,7 +52,7 @@ func (o *CrawlOptions) print(v any) error {
 	return json.NewEncoder(o.f.Streams.Out).Encode(v)
 }
 
-func newCmdCrawl(f *cmdutil.Factory) *cobra.Command {
+func NewCmdCrawl(f *cmdutil.Factory) *cobra.Command {
 	opts := &CrawlOptions{f: f}
 	cmd := &cobra.Command{
 		Use:     "crawl",
@@ -120,7 +126,7 @@ func newCmdCrawlStart(opts *CrawlOptions) *cobra.Command {
 			}
 			// Refused before any configuration is read (Start checks again).
 			if err := req.Validate(); err != nil {
-				return crawlError(err, opts.JSON, mayNotStart(c))
+				return Error(err, opts.JSON, MayNotStart(c))
 			}
 			svc, err := opts.service(cmd.Context())
 			if err != nil {
@@ -128,7 +134,7 @@ func newCmdCrawlStart(opts *CrawlOptions) *cobra.Command {
 			}
 			id, err := svc.Start(cmd.Context(), c, req)
 			if err != nil {
-				return crawlError(err, opts.JSON, mayNotStart(c))
+				return Error(err, opts.JSON, MayNotStart(c))
 			}
 			if opts.JSON {
 				if err := opts.print(map[string]string{"crawlId": id}); err != nil {
@@ -211,7 +217,7 @@ func fieldMessage(fe *ledger.FieldError) string {
 // request, 1 for a conflict), or with --json the refusal's machine shape
 // (crawlRefusalJSON). absent is the sentence for "absent, or not allowed"
 // (the two look the same, as in the API).
-func crawlError(err error, jsonOut bool, absent string) error {
+func Error(err error, jsonOut bool, absent string) error {
 	code := cmdutil.ExitUsage
 	if errors.Is(err, crawl.ErrConflict) {
 		code = cmdutil.ExitFailure
@@ -306,7 +312,7 @@ func crawlRefusalJSON(err error) any {
 
 // mayNotStart is the sentence for a start refused as "not found": the
 // caller has no can_submit on the organization the crawl would belong to.
-func mayNotStart(c crawl.Caller) string {
+func MayNotStart(c crawl.Caller) string {
 	org := "ORG"
 	if len(c.Orgs) > 0 {
 		org = c.Orgs[0]
@@ -316,7 +322,7 @@ func mayNotStart(c crawl.Caller) string {
 }
 
 // noCrawl is the sentence for a crawl the caller cannot see.
-func noCrawl(c crawl.Caller, id string) string {
+func NoCrawl(c crawl.Caller, id string) string {
 	return fmt.Sprintf("no crawl %s that %s may see (absent, or not a crawl of %s that %s requested or may submit for)",
 		id, c.Subject, orgList(c.Orgs), c.Subject)
 }
@@ -350,7 +356,7 @@ func newCmdCrawlStatus(opts *CrawlOptions) *cobra.Command {
 			}
 			v, err := svc.Get(cmd.Context(), c, args[0])
 			if err != nil {
-				return crawlError(err, opts.JSON, noCrawl(c, args[0]))
+				return Error(err, opts.JSON, NoCrawl(c, args[0]))
 			}
 			if opts.JSON {
 				return opts.print(v)
@@ -403,7 +409,7 @@ func newCmdCrawlList(opts *CrawlOptions) *cobra.Command {
 			}
 			list, err := svc.List(cmd.Context(), c, state, nil)
 			if err != nil {
-				return crawlError(err, opts.JSON, c.Subject+" may not list crawls")
+				return Error(err, opts.JSON, c.Subject+" may not list crawls")
 			}
 			if opts.JSON {
 				return opts.print(list)
@@ -458,7 +464,7 @@ that hostname and its subdomains (label boundaries), newest crawl first.`,
 					return cmdutil.Usagef("--action must be equal to one of the allowed values (follow, capture, skip)")
 				}
 				if err := q.Validate(); err != nil {
-					return crawlError(err, false, "")
+					return Error(err, false, "")
 				}
 			}
 			svc, err := opts.service(cmd.Context())
@@ -469,7 +475,7 @@ that hostname and its subdomains (label boundaries), newest crawl first.`,
 			if domain != "" {
 				d, err := svc.DecisionsByDomain(cmd.Context(), c, q.Domain, q.Days, q.Action)
 				if err != nil {
-					return crawlError(err, opts.JSON, fmt.Sprintf("%s may not read crawl decisions: it needs can_submit on one of %s", c.Subject, orgList(c.Orgs)))
+					return Error(err, opts.JSON, fmt.Sprintf("%s may not read crawl decisions: it needs can_submit on one of %s", c.Subject, orgList(c.Orgs)))
 				}
 				if opts.JSON {
 					return opts.print(d)
@@ -490,7 +496,7 @@ that hostname and its subdomains (label boundaries), newest crawl first.`,
 			}
 			v, err := svc.Decisions(cmd.Context(), c, args[0])
 			if err != nil {
-				return crawlError(err, opts.JSON, noCrawl(c, args[0]))
+				return Error(err, opts.JSON, NoCrawl(c, args[0]))
 			}
 			if opts.JSON {
 				return opts.print(v)
@@ -538,7 +544,7 @@ func newCmdCrawlFail(opts *CrawlOptions) *cobra.Command {
 				req.Reason = &reason
 			}
 			if err := req.Validate(); err != nil {
-				return crawlError(err, opts.JSON, noCrawl(c, args[0]))
+				return Error(err, opts.JSON, NoCrawl(c, args[0]))
 			}
 			svc, err := opts.service(cmd.Context())
 			if err != nil {
@@ -546,7 +552,7 @@ func newCmdCrawlFail(opts *CrawlOptions) *cobra.Command {
 			}
 			res, err := svc.Fail(cmd.Context(), c, args[0], req)
 			if err != nil {
-				return crawlError(err, opts.JSON, noCrawl(c, args[0]))
+				return Error(err, opts.JSON, NoCrawl(c, args[0]))
 			}
 			if opts.JSON {
 				return opts.print(res)

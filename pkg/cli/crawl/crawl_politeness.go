@@ -1,4 +1,4 @@
-package cli
+package crawl
 
 import (
 	"errors"
@@ -44,7 +44,7 @@ Exits 1 when any host had an overlap or a short gap.`,
 			}
 			rep, err := (&politeness.Service{Crawls: svc, Store: st}).Report(cmd.Context(), c, args[0])
 			if err != nil {
-				return crawlError(err, opts.JSON, noCrawl(c, args[0]))
+				return Error(err, opts.JSON, NoCrawl(c, args[0]))
 			}
 			if opts.JSON {
 				if err := opts.print(rep); err != nil {

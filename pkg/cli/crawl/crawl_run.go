@@ -1,4 +1,4 @@
-package cli
+package crawl
 
 import (
 	"context"
@@ -70,7 +70,7 @@ func runCrawlHere(ctx context.Context, opts *CrawlOptions, c crawl.Caller, id st
 	if id == "" {
 		list, err := svc.List(ctx, c, crawl.StateRunning, nil)
 		if err != nil {
-			return crawlError(err, opts.JSON, "")
+			return Error(err, opts.JSON, "")
 		}
 		if len(list.Crawls) == 0 {
 			return &cmdutil.ExitError{Code: cmdutil.ExitFailure, Err: fmt.Errorf("no crawl is running that %s may see", c.Subject)}
@@ -82,7 +82,7 @@ func runCrawlHere(ctx context.Context, opts *CrawlOptions, c crawl.Caller, id st
 		return err
 	}
 	if _, err := prog.Progress(ctx, c, id); err != nil {
-		return crawlError(err, opts.JSON, noCrawl(c, id))
+		return Error(err, opts.JSON, NoCrawl(c, id))
 	}
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan error, 1)
@@ -145,7 +145,7 @@ func drawUntilEnd(ctx context.Context, opts *CrawlOptions, prog *politeness.Prog
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			return crawlError(err, opts.JSON, noCrawl(c, id))
+			return Error(err, opts.JSON, NoCrawl(c, id))
 		}
 		var text string
 		if opts.JSON {

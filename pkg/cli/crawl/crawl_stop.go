@@ -1,4 +1,4 @@
-package cli
+package crawl
 
 import (
 	"fmt"
@@ -30,7 +30,7 @@ changes nothing and exits 0 (with --json, "stopped": false).`,
 			}
 			res, err := svc.Stop(cmd.Context(), c, args[0])
 			if err != nil {
-				return crawlError(err, opts.JSON, noStop(c, args[0]))
+				return Error(err, opts.JSON, noStop(c, args[0]))
 			}
 			if opts.JSON {
 				return opts.print(res)

@@ -1,4 +1,4 @@
-package cli
+package crawl_test
 
 import (
 	"encoding/json"
@@ -9,7 +9,9 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/capture-ledger/ledgerctl/pkg/cli/clitest"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/crawl"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/search"
 	"github.com/capture-ledger/ledgerctl/pkg/testenv"
 )
@@ -21,23 +23,23 @@ func TestTargetsCommands(t *testing.T) {
 	dir := t.TempDir()
 
 	// All or nothing: one unreadable URL adds none, and every bad one is named.
-	_, errs, code := run(t, dir, env, "targets", "add", "https://a.example.com/", "ftp://x/", "not a url", "--org", "acme")
+	_, errs, code := clitest.Run(t, dir, env, "targets", "add", "https://a.example.com/", "ftp://x/", "not a url", "--org", "acme")
 	if code != cmdutil.ExitUsage || !strings.Contains(errs, "ftp://x/") || !strings.Contains(errs, "not a url") {
 		t.Fatalf("bad urls: exit %d: %s", code, errs)
 	}
-	out, _, _ := run(t, dir, env, "targets", "list", "--org", "acme", "--json")
+	out, _, _ := clitest.Run(t, dir, env, "targets", "list", "--org", "acme", "--json")
 	if strings.TrimSpace(out) != "[]" {
 		t.Fatalf("something was added: %s", out)
 	}
-	if _, errs, code := run(t, dir, env, "targets", "list"); code != cmdutil.ExitUsage || !strings.Contains(errs, "--org") {
+	if _, errs, code := clitest.Run(t, dir, env, "targets", "list"); code != cmdutil.ExitUsage || !strings.Contains(errs, "--org") {
 		t.Errorf("no --org: exit %d %s", code, errs)
 	}
 
-	out, errs, code = run(t, dir, env, "targets", "add", "https://A.example.com/#top", "https://b.example.com/x?b=2&a=1", "--org", "acme", "--label", "daily")
+	out, errs, code = clitest.Run(t, dir, env, "targets", "add", "https://A.example.com/#top", "https://b.example.com/x?b=2&a=1", "--org", "acme", "--label", "daily")
 	if code != 0 || !strings.Contains(out, "2 added") {
 		t.Fatalf("add: exit %d: %s %s", code, out, errs)
 	}
-	out, _, _ = run(t, dir, env, "targets", "list", "--org", "acme", "--json")
+	out, _, _ = clitest.Run(t, dir, env, "targets", "list", "--org", "acme", "--json")
 	var ts []struct {
 		ID      int64
 		URL     string
@@ -48,47 +50,47 @@ func TestTargetsCommands(t *testing.T) {
 		t.Fatalf("list: %s", out)
 	}
 	id := fmt.Sprint(ts[0].ID)
-	if out, _, code := run(t, dir, env, "targets", "disable", id, "--org", "acme"); code != 0 || !strings.Contains(out, "disabled") {
+	if out, _, code := clitest.Run(t, dir, env, "targets", "disable", id, "--org", "acme"); code != 0 || !strings.Contains(out, "disabled") {
 		t.Errorf("disable: %d %s", code, out)
 	}
 	// Another organization cannot touch it.
-	if _, _, code := run(t, dir, env, "targets", "rm", id, "--org", "contoso"); code == 0 {
+	if _, _, code := clitest.Run(t, dir, env, "targets", "rm", id, "--org", "contoso"); code == 0 {
 		t.Error("rm from another org succeeded")
 	}
 	// Re-adding a disabled URL enables it again, through stdin.
-	out, errs, code = runStdin(t, dir, env, "https://a.example.com/\n# comment\n", "targets", "add", "-", "--org", "acme")
+	out, errs, code = clitest.RunStdin(t, dir, env, "https://a.example.com/\n# comment\n", "targets", "add", "-", "--org", "acme")
 	if code != 0 || !strings.Contains(out, "1 enabled again") {
 		t.Errorf("stdin add: exit %d %s %s", code, out, errs)
 	}
-	if _, _, code := run(t, dir, env, "targets", "rm", id, "--org", "acme"); code != 0 {
+	if _, _, code := clitest.Run(t, dir, env, "targets", "rm", id, "--org", "acme"); code != 0 {
 		t.Errorf("rm: exit %d", code)
 	}
-	if _, errs, code := run(t, dir, env, "targets", "enable", "x", "--org", "acme"); code != cmdutil.ExitUsage {
+	if _, errs, code := clitest.Run(t, dir, env, "targets", "enable", "x", "--org", "acme"); code != cmdutil.ExitUsage {
 		t.Errorf("bad id: exit %d %s", code, errs)
 	}
 }
 
 func TestCrawlCommands(t *testing.T) {
 	t.Parallel()
-	dir, env := deployedStack(t)
-	if _, errs, code := run(t, dir, env, "fga", "grant", "submitter", "alice", "acme"); code != 0 {
+	dir, env := clitest.DeployedStack(t)
+	if _, errs, code := clitest.Run(t, dir, env, "fga", "grant", "submitter", "alice", "acme"); code != 0 {
 		t.Fatalf("grant: %s", errs)
 	}
 
 	// Without the webhook, starting starts the crawl for the embedded
 	// runner and says which commands run it; nothing here has run it, so
 	// it is still running at depth 0 with nothing captured.
-	out, errs, code := run(t, dir, env, "crawl", "start", "--as", "alice", "--org", "acme", "--seed", "https://www.example.com/")
+	out, errs, code := clitest.Run(t, dir, env, "crawl", "start", "--as", "alice", "--org", "acme", "--seed", "https://www.example.com/")
 	embedded := strings.TrimSpace(out)
 	if code != 0 || len(embedded) != 36 || !strings.Contains(errs, "ledgerctl serve") || !strings.Contains(errs, "ledgerctl crawl run "+embedded+" --as alice --org acme") {
 		t.Fatalf("start without a webhook: exit %d %q %s", code, out, errs)
 	}
-	out, _, code = run(t, dir, env, "crawl", "status", embedded, "--as", "alice", "--org", "acme", "--json")
+	out, _, code = clitest.Run(t, dir, env, "crawl", "status", embedded, "--as", "alice", "--org", "acme", "--json")
 	if code != 0 || !strings.Contains(out, `"state":"running"`) || !strings.Contains(out, `"pagesCaptured":0`) {
 		t.Fatalf("status of the embedded crawl: %d %s", code, out)
 	}
 	// Only one crawl runs at a time: close it to make room.
-	if out, errs, code := run(t, dir, env, "crawl", "fail", embedded, "--as", "alice", "--org", "acme", "--reason", "not run here"); code != 0 {
+	if out, errs, code := clitest.Run(t, dir, env, "crawl", "fail", embedded, "--as", "alice", "--org", "acme", "--reason", "not run here"); code != 0 {
 		t.Fatalf("fail the embedded crawl: %d %s %s", code, out, errs)
 	}
 
@@ -102,11 +104,11 @@ func TestCrawlCommands(t *testing.T) {
 		{"--seed", "https://www.example.com/", "--rule", "fetch:any"},
 		{"--seed", "https://www.example.com/", "--from-targets"},
 	} {
-		if _, errs, code := run(t, dir, env, append([]string{"crawl", "start", "--as", "alice", "--org", "acme"}, bad...)...); code != cmdutil.ExitUsage {
+		if _, errs, code := clitest.Run(t, dir, env, append([]string{"crawl", "start", "--as", "alice", "--org", "acme"}, bad...)...); code != cmdutil.ExitUsage {
 			t.Errorf("%v: exit %d %s", bad, code, errs)
 		}
 	}
-	if _, errs, code := run(t, dir, env, "crawl", "start", "--as", "bob", "--org", "acme", "--seed", "https://www.example.com/"); code != cmdutil.ExitFailure || !strings.Contains(errs, "bob may not start crawls for acme") || !strings.Contains(errs, "ledgerctl fga grant submitter bob acme") {
+	if _, errs, code := clitest.Run(t, dir, env, "crawl", "start", "--as", "bob", "--org", "acme", "--seed", "https://www.example.com/"); code != cmdutil.ExitFailure || !strings.Contains(errs, "bob may not start crawls for acme") || !strings.Contains(errs, "ledgerctl fga grant submitter bob acme") {
 		t.Errorf("bob may not start: exit %d %s", code, errs)
 	}
 	// Plain mode speaks sentences naming the flag or argument at fault;
@@ -123,12 +125,12 @@ func TestCrawlCommands(t *testing.T) {
 		{[]string{"crawl", "status", "5b0a3c1e-0000-4000-8000-000000000000", "--as", "alice", "--org", "acme"}, cmdutil.ExitFailure, "no crawl 5b0a3c1e-0000-4000-8000-000000000000 that alice may see"},
 		{[]string{"targets", "disable", "99", "--org", "acme"}, cmdutil.ExitFailure, "no capture target 99 in organization acme"},
 	} {
-		_, errs, code := run(t, dir, env, tc.args...)
+		_, errs, code := clitest.Run(t, dir, env, tc.args...)
 		if code != tc.code || !strings.Contains(errs, tc.want) || (!strings.Contains(tc.want, "FST") && strings.Contains(errs, "{")) {
 			t.Errorf("%v: exit %d, stderr %q", tc.args, code, errs)
 		}
 	}
-	out, errs, code = run(t, dir, env, "crawl", "start", "--as", "alice", "--org", "acme", "--seed", "https://www.example.com/", "--rule", "follow:same-site", "--max-depth", "1")
+	out, errs, code = clitest.Run(t, dir, env, "crawl", "start", "--as", "alice", "--org", "acme", "--seed", "https://www.example.com/", "--rule", "follow:same-site", "--max-depth", "1")
 	id := strings.TrimSpace(out)
 	if code != 0 || len(id) != 36 || levels.Load() != 1 || !strings.Contains(errs, "Windmill") {
 		t.Fatalf("start: exit %d %q %s (levels dispatched %d)", code, out, errs, levels.Load())
@@ -139,40 +141,40 @@ func TestCrawlCommands(t *testing.T) {
 	for k, v := range env {
 		bound[k] = v
 	}
-	if _, errs, code := run(t, dir, bound, "crawl", "start", "--as", "alice", "--org", "acme", "--seed", "https://other.example.org/"); code != cmdutil.ExitFailure ||
+	if _, errs, code := clitest.Run(t, dir, bound, "crawl", "start", "--as", "alice", "--org", "acme", "--seed", "https://other.example.org/"); code != cmdutil.ExitFailure ||
 		!strings.Contains(errs, id) || !strings.Contains(errs, "1 crawl(s)") {
 		t.Errorf("second crawl: exit %d %s", code, errs)
 	}
-	out, _, code = run(t, dir, env, "crawl", "status", id, "--as", "alice", "--org", "acme", "--json")
+	out, _, code = clitest.Run(t, dir, env, "crawl", "status", id, "--as", "alice", "--org", "acme", "--json")
 	if code != 0 || !strings.Contains(out, `"state":"running"`) || !strings.Contains(out, `"same-site"`) {
 		t.Errorf("status: %d %s", code, out)
 	}
-	out, _, code = run(t, dir, env, "crawl", "list", "--as", "alice", "--org", "acme")
+	out, _, code = clitest.Run(t, dir, env, "crawl", "list", "--as", "alice", "--org", "acme")
 	if code != 0 || !strings.Contains(out, id) {
 		t.Errorf("list: %d %s", code, out)
 	}
-	out, _, code = run(t, dir, env, "crawl", "decisions", id, "--as", "alice", "--org", "acme")
+	out, _, code = clitest.Run(t, dir, env, "crawl", "decisions", id, "--as", "alice", "--org", "acme")
 	if code != 0 || !strings.Contains(out, "rule 1: follow:same-site") {
 		t.Errorf("decisions: %d %s", code, out)
 	}
-	out, _, code = run(t, dir, env, "crawl", "fail", id, "--as", "alice", "--org", "acme", "--reason", "testing")
+	out, _, code = clitest.Run(t, dir, env, "crawl", "fail", id, "--as", "alice", "--org", "acme", "--reason", "testing")
 	if code != 0 || out != "crawl "+id+" closed as failed\n" {
 		t.Errorf("fail: %d %s", code, out)
 	}
 	// Nothing to close: a failure in plain mode, the API's shape in --json.
-	if _, errs, code := run(t, dir, env, "crawl", "fail", id, "--as", "alice", "--org", "acme"); code != cmdutil.ExitFailure || !strings.Contains(errs, "is not running; nothing was changed") {
+	if _, errs, code := clitest.Run(t, dir, env, "crawl", "fail", id, "--as", "alice", "--org", "acme"); code != cmdutil.ExitFailure || !strings.Contains(errs, "is not running; nothing was changed") {
 		t.Errorf("fail again: %d %s", code, errs)
 	}
-	if out, _, code := run(t, dir, env, "crawl", "fail", id, "--as", "alice", "--org", "acme", "--json"); code != 0 || strings.TrimSpace(out) != `{"closed":false}` {
+	if out, _, code := clitest.Run(t, dir, env, "crawl", "fail", id, "--as", "alice", "--org", "acme", "--json"); code != 0 || strings.TrimSpace(out) != `{"closed":false}` {
 		t.Errorf("fail again --json: %d %s", code, out)
 	}
-	out, _, _ = run(t, dir, env, "crawl", "status", id, "--as", "alice", "--org", "acme")
+	out, _, _ = clitest.Run(t, dir, env, "crawl", "status", id, "--as", "alice", "--org", "acme")
 	if !strings.Contains(out, "state: failed") || !strings.Contains(out, "error: testing") {
 		t.Errorf("status after fail: %s", out)
 	}
 	// Watching an ended crawl draws it once; a failed one exits 1 with
 	// its reason.
-	out, errs, code = run(t, dir, env, "crawl", "status", id, "--as", "alice", "--org", "acme", "--watch")
+	out, errs, code = clitest.Run(t, dir, env, "crawl", "status", id, "--as", "alice", "--org", "acme", "--watch")
 	if code != cmdutil.ExitFailure || !strings.Contains(out, "crawl "+id+" · failed") || !strings.Contains(errs, "crawl "+id+" failed: testing") {
 		t.Errorf("status --watch after fail: exit %d %q %s", code, out, errs)
 	}
@@ -211,13 +213,13 @@ func TestCrawlFlagErrors(t *testing.T) {
 		{[]string{"crawl", "decisions", "--domain", "example.com", "--action", "drop"}, "--action must be equal to one of the allowed values"},
 		{[]string{"crawl", "list", "--state", "done"}, "--state must be running, succeeded or failed"},
 	} {
-		_, errs, code := run(t, dir, map[string]string{}, append(tc.args, as...)...)
+		_, errs, code := clitest.Run(t, dir, map[string]string{}, append(tc.args, as...)...)
 		if code != cmdutil.ExitUsage || !strings.Contains(errs, tc.want) || strings.Contains(errs, "body/") || strings.Contains(errs, "querystring/") {
 			t.Errorf("%q: exit %d, stderr %q; want %q", tc.args, code, errs, tc.want)
 		}
 	}
 	// --json: the API's validation shape, the message naming the flag.
-	_, errs, code := run(t, dir, map[string]string{}, append([]string{"crawl", "start", "--seed", "https://e.com/", "--max-pages", "0", "--json"}, as...)...)
+	_, errs, code := clitest.Run(t, dir, map[string]string{}, append([]string{"crawl", "start", "--seed", "https://e.com/", "--max-pages", "0", "--json"}, as...)...)
 	want := `{"statusCode":400,"code":"FST_ERR_VALIDATION","error":"Bad Request","message":"--max-pages must be \u003e= 1"}`
 	if code != cmdutil.ExitUsage || !strings.Contains(errs, want) {
 		t.Errorf("--json: exit %d, stderr %q; want %s", code, errs, want)
@@ -231,7 +233,7 @@ func TestFlagOf(t *testing.T) {
 		"rules": "--rule", "rules/1": "--rule #1", "rules/1/follow": "--rule #1", "id": "CRAWL_ID", "reason": "--reason",
 		"domain": "--domain", "something/else": "something/else",
 	} {
-		if got := flagOf(field); got != want {
+		if got := crawl.FlagOf(field); got != want {
 			t.Errorf("flagOf(%q) = %q, want %q", field, got, want)
 		}
 	}
@@ -241,8 +243,8 @@ func TestFlagOf(t *testing.T) {
 // crawl and runs it here with the embedded runner until it ends.
 func TestCrawlStartWait(t *testing.T) {
 	t.Parallel()
-	dir, env := deployedStack(t)
-	if _, errs, code := run(t, dir, env, "fga", "grant", "submitter", "alice", "acme"); code != 0 {
+	dir, env := clitest.DeployedStack(t)
+	if _, errs, code := clitest.Run(t, dir, env, "fga", "grant", "submitter", "alice", "acme"); code != 0 {
 		t.Fatalf("grant: %s", errs)
 	}
 	env["CAPTURE_LEDGER_CAPTURE_ENGINE"] = "http"
@@ -260,25 +262,25 @@ func TestCrawlStartWait(t *testing.T) {
 	// is refused: the crawl ends failed with that reason, and --wait says
 	// so and exits non-zero.
 	delete(env, "CAPTURE_LEDGER_CAPTURE_ALLOW_PRIVATE")
-	out, errs, code := run(t, dir, env, "crawl", "start", "--as", "alice", "--org", "acme", "--seed", site.URL+"/", "--max-depth", "1", "--per-host-delay-ms", "0", "--wait")
+	out, errs, code := clitest.Run(t, dir, env, "crawl", "start", "--as", "alice", "--org", "acme", "--seed", site.URL+"/", "--max-depth", "1", "--per-host-delay-ms", "0", "--wait")
 	failedID, _, _ := strings.Cut(out, "\n")
 	if code != cmdutil.ExitFailure || !strings.Contains(errs, "crawl "+failedID+" failed: no page was captured: 1 failed") || !strings.Contains(errs, "refused") ||
 		!strings.Contains(out, "failed  1 page(s): ") {
 		t.Fatalf("start --wait, every page refused: exit %d %q %s", code, out, errs)
 	}
-	out, _, code = run(t, dir, env, "crawl", "status", failedID, "--as", "alice", "--org", "acme", "--json")
+	out, _, code = clitest.Run(t, dir, env, "crawl", "status", failedID, "--as", "alice", "--org", "acme", "--json")
 	if code != 0 || !strings.Contains(out, `"state":"failed"`) || !strings.Contains(out, `"pagesCaptured":0`) {
 		t.Errorf("status of the failed crawl: %d %s", code, out)
 	}
 	env["CAPTURE_LEDGER_CAPTURE_ALLOW_PRIVATE"] = "1"
 
-	out, errs, code = run(t, dir, env, "crawl", "start", "--as", "alice", "--org", "acme", "--seed", site.URL+"/", "--max-depth", "1", "--per-host-delay-ms", "0", "--wait")
+	out, errs, code = clitest.Run(t, dir, env, "crawl", "start", "--as", "alice", "--org", "acme", "--seed", site.URL+"/", "--max-depth", "1", "--per-host-delay-ms", "0", "--wait")
 	id, _, _ := strings.Cut(out, "\n")
 	// The last drawing shows the whole crawl: both levels.
 	if code != 0 || len(id) != 36 || !strings.Contains(out, "crawl "+id+" · succeeded") || !strings.Contains(out, "levels  0: 1 captured, 0 failed, 0 skipped, 0 pending · 1: 1 captured") {
 		t.Fatalf("start --wait: exit %d %q %s", code, out, errs)
 	}
-	out, _, code = run(t, dir, env, "crawl", "status", id, "--as", "alice", "--org", "acme", "--json")
+	out, _, code = clitest.Run(t, dir, env, "crawl", "status", id, "--as", "alice", "--org", "acme", "--json")
 	if code != 0 || !strings.Contains(out, `"state":"succeeded"`) || !strings.Contains(out, `"pagesCaptured":2`) {
 		t.Errorf("status after --wait: %d %s", code, out)
 	}
@@ -287,13 +289,13 @@ func TestCrawlStartWait(t *testing.T) {
 	if !strings.Contains(errs, "their permissions are in OpenFGA") {
 		t.Errorf("--wait did not say its archives are listable: %s", errs)
 	}
-	out, errs2, code := run(t, dir, env, "archives", "list", "--as", "alice", "--org", "acme", "--json")
+	out, errs2, code := clitest.Run(t, dir, env, "archives", "list", "--as", "alice", "--org", "acme", "--json")
 	if code != 0 || strings.Count(out, `"sourceUrl"`) != 2 {
 		t.Errorf("archives list right after --wait: %d %s %s", code, out, errs2)
 	}
 	// The runner indexed each admitted level's archives for search (the
 	// command waited for it before closing the index).
-	out, _, code = run(t, dir, env, "search", "status", "--json")
+	out, _, code = clitest.Run(t, dir, env, "search", "status", "--json")
 	var st search.SearchStatus
 	if code != 0 || json.Unmarshal([]byte(out), &st) != nil || st.Archives != 2 || st.Indexed != 2 || st.Pending != 0 {
 		t.Errorf("search status after --wait: %d %s", code, out)
