@@ -30,7 +30,7 @@ type layer struct {
 var layers = []layer{
 	{name: "entry", pkgs: []string{"cmd/ledgerctl"}},
 	{name: "command tree", pkgs: []string{"pkg/cli"}},
-	{name: "commands", pkgs: []string{"pkg/cli/demo", "pkg/cli/crawl", "pkg/cli/capture", "pkg/cli/archives", "pkg/cli/share", "pkg/cli/search", "pkg/cli/serve", "pkg/cli/fga", "pkg/cli/reconcile", "pkg/cli/drain", "pkg/cli/doctor", "pkg/cli/hosts", "pkg/cli/rules", "pkg/cli/migrate", "pkg/cli/version"}},
+	{name: "commands", pkgs: []string{"pkg/cli/dev", "pkg/cli/crawl", "pkg/cli/capture", "pkg/cli/archives", "pkg/cli/share", "pkg/cli/search", "pkg/cli/serve", "pkg/cli/fga", "pkg/cli/reconcile", "pkg/cli/drain", "pkg/cli/doctor", "pkg/cli/hosts", "pkg/cli/rules", "pkg/cli/migrate", "pkg/cli/version"}},
 	{name: "command helpers", pkgs: []string{"pkg/cli/cmdutil"}},
 	{name: "wiring", pkgs: []string{"pkg/app", "pkg/health"}},
 	{name: "http", pkgs: []string{"pkg/api", "pkg/web"}},
@@ -83,6 +83,11 @@ var packageArrows = [][2]string{
 	{"pkg/search", "pkg/visible"},
 	// /readyz and doctor's checks are built beside the adapters they ask.
 	{"pkg/app", "pkg/health"},
+	// `ledgerctl dev demo` deploys the model, starts a crawl and serves, with
+	// those commands' own code and their messages.
+	{"pkg/cli/dev", "pkg/cli/crawl"},
+	{"pkg/cli/dev", "pkg/cli/fga"},
+	{"pkg/cli/dev", "pkg/cli/serve"},
 }
 
 // exceptions are wrong-way imports that still exist, each with what will

@@ -11,6 +11,7 @@ import (
 	"github.com/capture-ledger/ledgerctl/pkg/cli/capture"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/crawl"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/dev"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/doctor"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/drain"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/fga"
@@ -51,7 +52,7 @@ Configuration comes from flags, then the shell, then .env.local, then .env
 	root.AddCommand(
 		version.NewCmdVersion(f),
 		migrate.NewCmdMigrate(f),
-		newCmdDev(f),
+		dev.NewCmdDev(f),
 		fga.NewCmdFGA(f),
 		reconcile.NewCmdReconcile(f),
 		serve.NewCmdServe(f),

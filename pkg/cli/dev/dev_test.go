@@ -1,4 +1,4 @@
-package cli
+package dev_test
 
 import (
 	"bufio"
@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/capture-ledger/ledgerctl/pkg/blob"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/clitest"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/devstack"
 )
@@ -112,7 +113,7 @@ func TestDevStackKeepsPortsAcrossRestarts(t *testing.T) {
 	up := func(extra ...string) (string, string) {
 		t.Helper()
 		args := append([]string{"dev", "stack", "up", "--dir", state, "--pg-bin", pgBin, "--versitygw", vgw}, extra...)
-		out, errs, code := run(t, dir, nil, args...)
+		out, errs, code := clitest.Run(t, dir, nil, args...)
 		if code != 0 {
 			t.Fatalf("%v: exit %d\n%s", extra, code, errs)
 		}
@@ -120,7 +121,7 @@ func TestDevStackKeepsPortsAcrossRestarts(t *testing.T) {
 	}
 	down := func() {
 		t.Helper()
-		if _, errs, code := run(t, dir, nil, "dev", "stack", "down", "--dir", state); code != 0 {
+		if _, errs, code := clitest.Run(t, dir, nil, "dev", "stack", "down", "--dir", state); code != 0 {
 			t.Fatalf("down: exit %d\n%s", code, errs)
 		}
 	}
@@ -179,7 +180,7 @@ func TestDevStackFailedUpLeavesNothingRunning(t *testing.T) {
 	fail := func(name string, wantCode int, extra ...string) string {
 		t.Helper()
 		args := append([]string{"dev", "stack", "up", "--dir", state, "--pg-bin", pgBin}, extra...)
-		_, errs, code := run(t, dir, nil, args...)
+		_, errs, code := clitest.Run(t, dir, nil, args...)
 		if code == 0 || (wantCode != 0 && code != wantCode) {
 			t.Fatalf("%s: exit %d, want failure (%d)\n%s", name, code, wantCode, errs)
 		}
@@ -235,7 +236,7 @@ func TestMakefileTestStackIsNotRunStack(t *testing.T) {
 		}
 		t.Skip(err)
 	}
-	root, err := filepath.Abs(filepath.Join("..", ".."))
+	root, err := filepath.Abs(filepath.Join("..", "..", ".."))
 	if err != nil {
 		t.Fatal(err)
 	}

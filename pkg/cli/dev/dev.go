@@ -1,4 +1,4 @@
-package cli
+package dev
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 	"github.com/capture-ledger/ledgerctl/pkg/devstack"
 )
 
-func newCmdDev(f *cmdutil.Factory) *cobra.Command {
+func NewCmdDev(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "dev",
 		Example: "  ledgerctl dev stack up --env-local\n  ledgerctl dev issuer\n  ledgerctl dev demo",

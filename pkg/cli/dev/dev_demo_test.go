@@ -1,4 +1,4 @@
-package cli
+package dev_test
 
 import (
 	"bytes"
@@ -20,6 +20,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/google/uuid"
 
+	"github.com/capture-ledger/ledgerctl/pkg/cli/clitest"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	crawlcmd "github.com/capture-ledger/ledgerctl/pkg/cli/crawl"
 	"github.com/capture-ledger/ledgerctl/pkg/crawl"
@@ -55,16 +56,16 @@ func (s *syncBuffer) String() string {
 // what was left out.
 func TestDevDemo(t *testing.T) {
 	t.Parallel()
-	dir, env := deployedStack(t)
+	dir, env := clitest.DeployedStack(t)
 	env["CAPTURE_LEDGER_CAPTURE_ENGINE"] = "browser"
 	env["CAPTURE_LEDGER_CHROMIUM_PATH"] = testenv.Chromium(t)
-	env["CAPTURE_LEDGER_API_HOST"], env["CAPTURE_LEDGER_API_PORT"] = "127.0.0.1", fmt.Sprint(freePort(t))
+	env["CAPTURE_LEDGER_API_HOST"], env["CAPTURE_LEDGER_API_PORT"] = "127.0.0.1", fmt.Sprint(clitest.FreePort(t))
 	env["CAPTURE_LEDGER_DEV_IDENTITY"] = "1"
 	_, viewer := needReplayBrowser(t)
 	env["CAPTURE_LEDGER_REPLAY_VIEWER_DIR"] = viewer
 
 	// Loopback stays refused unless allowed.
-	if _, errs, code := run(t, dir, env, "dev", "demo", "--as", "alice"); code != cmdutil.ExitUsage || !strings.Contains(errs, "CAPTURE_LEDGER_CAPTURE_ALLOW_PRIVATE=1") {
+	if _, errs, code := clitest.Run(t, dir, env, "dev", "demo", "--as", "alice"); code != cmdutil.ExitUsage || !strings.Contains(errs, "CAPTURE_LEDGER_CAPTURE_ALLOW_PRIVATE=1") {
 		t.Fatalf("without ALLOW_PRIVATE: exit %d %s", code, errs)
 	}
 	env["CAPTURE_LEDGER_CAPTURE_ALLOW_PRIVATE"] = "1"
@@ -81,7 +82,7 @@ func TestDevDemo(t *testing.T) {
 	out := &syncBuffer{}
 	done := make(chan int, 1)
 	go func() {
-		_, _, code := runCtx(ctx, t, dir, env, func(f *cmdutil.Factory) { f.Streams.Out, f.Streams.Err = out, io.Discard }, "dev", "demo", "--as", "alice")
+		_, _, code := clitest.RunCtx(ctx, t, dir, env, func(f *cmdutil.Factory) { f.Streams.Out, f.Streams.Err = out, io.Discard }, "dev", "demo", "--as", "alice")
 		done <- code
 	}()
 
