@@ -1,4 +1,4 @@
-package cli
+package cli_test
 
 import (
 	"bytes"
@@ -13,6 +13,8 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/capture-ledger/ledgerctl/pkg/cli"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/clitest"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/search"
 )
@@ -133,7 +135,7 @@ func offlineExample(path string, args []string) bool {
 func checkDocExample(t *testing.T, ex docExample) (problem string, ran bool) {
 	t.Helper()
 	var buf bytes.Buffer
-	root := NewRootCmd(cmdutil.NewFactory(cmdutil.Streams{In: strings.NewReader(""), Out: &buf, Err: &buf}))
+	root := cli.NewRootCmd(cmdutil.NewFactory(cmdutil.Streams{In: strings.NewReader(""), Out: &buf, Err: &buf}))
 	cmd, rest, err := root.Find(ex.args)
 	if err != nil || cmd == root {
 		return fmt.Sprintf("no such command (%v)", err), false
@@ -160,7 +162,7 @@ func checkDocExample(t *testing.T, ex docExample) (problem string, ran bool) {
 		}
 		return "", false
 	}
-	_, errs, code := run(t, t.TempDir(), ex.env, ex.args...)
+	_, errs, code := clitest.Run(t, t.TempDir(), ex.env, ex.args...)
 	if code != ex.code {
 		return fmt.Sprintf("exit %d, want %d: %s", code, ex.code, errs), true
 	}

@@ -1,4 +1,4 @@
-package cli
+package cli_test
 
 import (
 	"bytes"
@@ -7,6 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/capture-ledger/ledgerctl/pkg/cli"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/clitest"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/search"
 )
@@ -71,7 +73,7 @@ func splitWords(s string) []string {
 func TestHelpExamplesAreAccepted(t *testing.T) {
 	t.Chdir("../..") // examples name files from the top of the checkout
 	var buf bytes.Buffer
-	lines := exampleLines(NewRootCmd(cmdutil.NewFactory(cmdutil.Streams{In: strings.NewReader(""), Out: &buf, Err: &buf})))
+	lines := exampleLines(cli.NewRootCmd(cmdutil.NewFactory(cmdutil.Streams{In: strings.NewReader(""), Out: &buf, Err: &buf})))
 	if len(lines) < 20 {
 		t.Fatalf("found only %d examples: %q", len(lines), lines)
 	}
@@ -81,7 +83,7 @@ func TestHelpExamplesAreAccepted(t *testing.T) {
 		// Examples shared by grant and revoke are written with %s.
 		for _, verb := range []string{"grant", "revoke"} {
 			a := strings.Split(strings.ReplaceAll(strings.Join(args, "\x00"), "%s", verb), "\x00")
-			root := NewRootCmd(cmdutil.NewFactory(cmdutil.Streams{In: strings.NewReader(""), Out: &buf, Err: &buf}))
+			root := cli.NewRootCmd(cmdutil.NewFactory(cmdutil.Streams{In: strings.NewReader(""), Out: &buf, Err: &buf}))
 			cmd, rest, err := root.Find(a)
 			if err != nil || cmd == root {
 				t.Errorf("%q: no such command (%v)", line, err)
@@ -103,7 +105,7 @@ func TestHelpExamplesAreAccepted(t *testing.T) {
 				break
 			}
 			if offline[cmd.CommandPath()] {
-				if _, errs, code := run(t, t.TempDir(), nil, a...); code != cmdutil.ExitOK {
+				if _, errs, code := clitest.Run(t, t.TempDir(), nil, a...); code != cmdutil.ExitOK {
 					t.Errorf("%q: exit %d: %s", line, code, errs)
 				}
 			}
@@ -132,5 +134,5 @@ func TestEveryCommandHasExamples(t *testing.T) {
 			walk(sub)
 		}
 	}
-	walk(NewRootCmd(cmdutil.NewFactory(cmdutil.Streams{In: strings.NewReader(""), Out: &buf, Err: &buf})))
+	walk(cli.NewRootCmd(cmdutil.NewFactory(cmdutil.Streams{In: strings.NewReader(""), Out: &buf, Err: &buf})))
 }

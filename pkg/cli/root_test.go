@@ -1,4 +1,4 @@
-package cli
+package cli_test
 
 import (
 	"bytes"
@@ -7,6 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/capture-ledger/ledgerctl/pkg/cli"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/clitest"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 )
 
@@ -25,12 +27,12 @@ func TestUnknownSubcommandIsUsage(t *testing.T) {
 		{[]string{"dev", "stack", "upp"}, `did you mean up?`},
 		{[]string{"fga", "grnat"}, `did you mean grant?`},
 	} {
-		out, errs, code := run(t, t.TempDir(), nil, tc.args...)
+		out, errs, code := clitest.Run(t, t.TempDir(), nil, tc.args...)
 		if code != cmdutil.ExitUsage || out != "" || !strings.Contains(errs, tc.want) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q", tc.args, code, out, errs)
 		}
 	}
-	out, _, code := run(t, t.TempDir(), nil, "archives")
+	out, _, code := clitest.Run(t, t.TempDir(), nil, "archives")
 	if code != cmdutil.ExitOK || !strings.Contains(out, "Available Commands") {
 		t.Errorf("archives alone: exit %d, %q", code, out)
 	}
@@ -49,7 +51,7 @@ func TestUsageErrorsAreMarkedWhereCobraMakesThem(t *testing.T) {
 		{"version", "extra"},
 		{"crawl", "start", "--max-depth", "deep"},
 	} {
-		if _, errs, code := run(t, t.TempDir(), nil, args...); code != cmdutil.ExitUsage {
+		if _, errs, code := clitest.Run(t, t.TempDir(), nil, args...); code != cmdutil.ExitUsage {
 			t.Errorf("%v: exit %d, want %d: %s", args, code, cmdutil.ExitUsage, errs)
 		}
 	}
@@ -71,7 +73,7 @@ func TestMissingArgumentsAreNamed(t *testing.T) {
 		{[]string{"version", "x"}, `ledgerctl version takes no arguments (got "x")`},
 		{[]string{"share", "grant", "a", "b", "c"}, `ledgerctl share grant takes at most 2 argument(s), got 3: "c" is one too many`},
 	} {
-		out, errs, code := run(t, t.TempDir(), nil, tc.args...)
+		out, errs, code := clitest.Run(t, t.TempDir(), nil, tc.args...)
 		if code != cmdutil.ExitUsage || out != "" || !strings.Contains(errs, tc.want) || !strings.Contains(errs, "\nfor example: ledgerctl ") {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2 saying %q and an example", tc.args, code, out, errs, tc.want)
 		}
@@ -99,5 +101,5 @@ func TestMissingArgumentsAreNamed(t *testing.T) {
 			}
 		}
 	}
-	walk(NewRootCmd(cmdutil.NewFactory(cmdutil.Streams{In: strings.NewReader(""), Out: &buf, Err: &buf})))
+	walk(cli.NewRootCmd(cmdutil.NewFactory(cmdutil.Streams{In: strings.NewReader(""), Out: &buf, Err: &buf})))
 }

@@ -1,10 +1,11 @@
-package cli
+package cli_test
 
 import (
 	"context"
 	"strings"
 	"testing"
 
+	"github.com/capture-ledger/ledgerctl/pkg/cli/clitest"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/testenv"
 )
@@ -30,7 +31,7 @@ func TestExitFourForEveryDependency(t *testing.T) {
 		SELECT id, captured_at, 'organization', 'acme' FROM archives WHERE id = $1`, id); err != nil {
 		t.Fatal(err)
 	}
-	fga := closedURL(t)
+	fga := clitest.ClosedURL(t)
 	for _, tc := range []struct {
 		name string
 		env  func(map[string]string)
@@ -52,9 +53,9 @@ func TestExitFourForEveryDependency(t *testing.T) {
 		}, []string{"reconcile"}, "cannot reach PostgreSQL at 127.0.0.1:1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			env := stackEnv(t, dsn, bucket)
+			env := clitest.StackEnv(t, dsn, bucket)
 			tc.env(env)
-			out, errs, code := run(t, t.TempDir(), env, tc.args...)
+			out, errs, code := clitest.Run(t, t.TempDir(), env, tc.args...)
 			if code != cmdutil.ExitUnreachable || out != "" || !strings.Contains(errs, "ledgerctl: "+tc.want) || strings.Contains(errs, "secretpw") {
 				t.Errorf("exit %d (want %d), stdout %q, stderr %q", code, cmdutil.ExitUnreachable, out, errs)
 			}
@@ -66,7 +67,7 @@ func TestExitFourForEveryDependency(t *testing.T) {
 // all is a configuration error (exit 2) naming the variable, not exit 1.
 func TestUnparsableDatabaseURLIsUsage(t *testing.T) {
 	t.Parallel()
-	out, errs, code := run(t, t.TempDir(), map[string]string{"DATABASE_URL": "postgres://u:secretpw@127.0.0.1:notaport/x"}, "migrate", "status")
+	out, errs, code := clitest.Run(t, t.TempDir(), map[string]string{"DATABASE_URL": "postgres://u:secretpw@127.0.0.1:notaport/x"}, "migrate", "status")
 	if code != cmdutil.ExitUsage || out != "" || !strings.Contains(errs, "DATABASE_URL") || strings.Contains(errs, "secretpw") {
 		t.Errorf("exit %d (want %d), stdout %q, stderr %q", code, cmdutil.ExitUsage, out, errs)
 	}
@@ -77,7 +78,7 @@ func TestUnparsableDatabaseURLIsUsage(t *testing.T) {
 // that checks and one that writes exit 4 naming the datastore.
 func TestExitFourWhenOpenFGAsDatastoreIsDown(t *testing.T) {
 	t.Parallel()
-	dir, env := deployedStack(t)
+	dir, env := clitest.DeployedStack(t)
 	outage := testenv.NewOutage(t, env["CAPTURE_LEDGER_FGA_DATASTORE_URI"])
 	outage.Stop()
 	for _, args := range [][]string{
@@ -85,7 +86,7 @@ func TestExitFourWhenOpenFGAsDatastoreIsDown(t *testing.T) {
 		{"fga", "grant", "submitter", "zed", "acme"},
 		{"drain"},
 	} {
-		out, errs, code := run(t, dir, env, args...)
+		out, errs, code := clitest.Run(t, dir, env, args...)
 		if code != cmdutil.ExitUnreachable || !strings.Contains(errs, "the OpenFGA datastore (PostgreSQL)") {
 			t.Errorf("%v: exit %d (want %d), stdout %q, stderr %q", args, code, cmdutil.ExitUnreachable, out, errs)
 		}
