@@ -53,7 +53,7 @@ var layers = []layer{
 var arrows = map[string][]string{
 	"entry": {"command tree", "command helpers"},
 	// The root command adds each group's command.
-	"command tree": {"commands", "command helpers", "wiring", "http", "use-cases", "pure", "centre", "adapters", "settings", "tooling", "data"},
+	"command tree": {"commands", "command helpers", "settings"},
 	"commands":     {"command helpers", "wiring", "http", "use-cases", "pure", "centre", "adapters", "settings", "tooling", "data"},
 	// What every command shares: the factory, streams, exit codes and errors,
 	// --as/--org, delivering the outbox, logs, the build's version.

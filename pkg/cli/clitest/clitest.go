@@ -92,6 +92,8 @@ type Stack struct {
 	Dir, DSN, Bucket string
 	Objects          *blob.Client
 	Env              map[string]string
+	// DeployOut is what `ledgerctl fga deploy` printed.
+	DeployOut string
 }
 
 // DeployStack is Stack's set-up; overrides are KEY, VALUE pairs.
@@ -107,9 +109,11 @@ func DeployStack(t *testing.T, overrides ...string) Stack {
 	for i := 0; i < len(overrides); i += 2 {
 		s.Env[overrides[i]] = overrides[i+1]
 	}
-	if out, errs, code := Run(t, s.Dir, s.Env, "fga", "deploy"); code != 0 {
+	out, errs, code := Run(t, s.Dir, s.Env, "fga", "deploy")
+	if code != 0 {
 		t.Fatalf("deploy: exit %d: %s %s", code, out, errs)
 	}
+	s.DeployOut = out
 	return s
 }
 

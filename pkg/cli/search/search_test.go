@@ -23,7 +23,6 @@ import (
 	searchcmd "github.com/capture-ledger/ledgerctl/pkg/cli/search"
 	"github.com/capture-ledger/ledgerctl/pkg/config"
 	"github.com/capture-ledger/ledgerctl/pkg/search"
-	"github.com/capture-ledger/ledgerctl/pkg/testenv"
 	"github.com/capture-ledger/ledgerctl/pkg/wacz"
 )
 
@@ -36,16 +35,9 @@ import (
 func TestSearchCommands(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	dsn := testenv.Database(t)
-	objects, bucket, _ := testenv.Bucket(t)
-	dir := t.TempDir()
-	env := clitest.StackEnv(t, dsn, bucket)
-	env["CAPTURE_LEDGER_FGA_DATASTORE_URI"] = testenv.EmptyDatabase(t)
 	indexDir := filepath.Join(t.TempDir(), "index")
-	env["CAPTURE_LEDGER_SEARCH_DIR"] = indexDir
-	if out, errs, code := clitest.Run(t, dir, env, "fga", "deploy"); code != 0 {
-		t.Fatalf("deploy: exit %d: %s %s", code, out, errs)
-	}
+	stack := clitest.DeployStack(t, "CAPTURE_LEDGER_SEARCH_DIR", indexDir)
+	dsn, objects, bucket, dir, env := stack.DSN, stack.Objects, stack.Bucket, stack.Dir, stack.Env
 	// Five captures of acme, three of globex, one of acme whose WACZ is
 	// not a ZIP.
 	add := func(org, title, text string, body []byte) {

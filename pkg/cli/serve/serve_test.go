@@ -26,19 +26,11 @@ import (
 func TestServeLikeAnOperator(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	dsn := testenv.Database(t)
-	objects, bucket, _ := testenv.Bucket(t)
-	dir := t.TempDir()
 	port := clitest.FreePort(t)
-	env := clitest.StackEnv(t, dsn, bucket)
-	env["CAPTURE_LEDGER_FGA_DATASTORE_URI"] = testenv.EmptyDatabase(t)
-	env["CAPTURE_LEDGER_DEV_IDENTITY"] = "1"
-	env["CAPTURE_LEDGER_API_PORT"] = fmt.Sprint(port)
-	env["CAPTURE_LEDGER_DRAIN_INTERVAL_MS"] = "200"
-
-	out, errs, code := clitest.Run(t, dir, env, "fga", "deploy")
-	if code != 0 || !strings.Contains(out, "CAPTURE_LEDGER_FGA_MODEL_ID=") {
-		t.Fatalf("deploy: exit %d: %s %s", code, out, errs)
+	s := clitest.DeployStack(t, "CAPTURE_LEDGER_DEV_IDENTITY", "1", "CAPTURE_LEDGER_API_PORT", fmt.Sprint(port), "CAPTURE_LEDGER_DRAIN_INTERVAL_MS", "200")
+	dsn, objects, bucket, dir, env := s.DSN, s.Objects, s.Bucket, s.Dir, s.Env
+	if !strings.Contains(s.DeployOut, "CAPTURE_LEDGER_FGA_MODEL_ID=") {
+		t.Fatalf("deploy printed no model id: %s", s.DeployOut)
 	}
 
 	// A capture whose level report "failed": reconcile registers it.
@@ -138,7 +130,7 @@ func TestServeLikeAnOperator(t *testing.T) {
 	}
 
 	// The offline equivalents answer what the API answered.
-	out, errs, code = clitest.Run(t, dir, env, "archives", "list", "--as", "bob", "--org", "acme", "--json")
+	out, errs, code := clitest.Run(t, dir, env, "archives", "list", "--as", "bob", "--org", "acme", "--json")
 	if code != 0 || !strings.Contains(out, archiveID) {
 		t.Errorf("archives list as a member: exit %d: %s %s", code, out, errs)
 	}
