@@ -6,7 +6,7 @@ import (
 	"github.com/capture-ledger/ledgerctl/pkg/identity"
 )
 
-// actingAs reads --as and --org, the identity an offline command acts as.
+// ActingAs reads --as and --org, the identity an offline command acts as.
 // They are held to the same rules as an identity the API resolves (OpenFGA's
 // id rules, identity.CheckIdentity), so what the API answers 401 is a usage
 // error here, never a question OpenFGA refuses. need says what the subject

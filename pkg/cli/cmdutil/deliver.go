@@ -16,7 +16,7 @@ import (
 // it queued before it says what remains.
 const deliverTimeout = 30 * time.Second
 
-// deliver drains the outbox before a command that registered archives
+// Deliver drains the outbox before a command that registered archives
 // exits, so that those allowed can list and open them at once — with no
 // serve running, nothing else would. What cannot be delivered now is
 // named with the command that finishes it; the archives are registered

@@ -56,16 +56,16 @@ func (e *ExitError) Error() string {
 
 func (e *ExitError) Unwrap() error { return e.Err }
 
-// usageError marks a problem with what the user typed.
+// UsageError marks a problem with what the user typed.
 type UsageError struct{ Err error }
 
 func (e UsageError) Error() string { return e.Err.Error() }
 func (e UsageError) Unwrap() error { return e.Err }
 
-// usagef returns a usage error (exit 2).
+// Usagef returns a usage error (exit 2).
 func Usagef(format string, a ...any) error { return UsageError{fmt.Errorf(format, a...)} }
 
-// asFlags renders a use-case's *ledger.FieldError as a usage error naming
+// AsFlags renders a use-case's *ledger.FieldError as a usage error naming
 // the flag that set the field: flags maps a field's first segment to its
 // flag, and a position in a repeated field reads "#N" (rule/1 → --rule #1).
 // The API renders the same error as querystring/rule/1 or body/…; any other
@@ -90,7 +90,7 @@ func AsFlags(err error, flags map[string]string) error {
 	return UsageError{fmt.Errorf("%s %s", name, fe.Reason)}
 }
 
-// classify maps an error to an exit code and the message the user sees. This
+// Classify maps an error to an exit code and the message the user sees. This
 // is the one place errors become exit codes.
 func Classify(err error) (int, string) {
 	var exit *ExitError
@@ -119,7 +119,7 @@ func Classify(err error) (int, string) {
 		return ExitUsage, err.Error()
 	case errors.As(err, &field):
 		// What the user typed, refused by a use-case; the command did not
-		// name the flag (asFlags), so the message names the field.
+		// name the flag (AsFlags), so the message names the field.
 		return ExitUsage, err.Error()
 	case errors.Is(err, context.Canceled):
 		return ExitFailure, "interrupted"

@@ -18,15 +18,18 @@ type Factory struct {
 	// Dir is where .env and .env.local are read and .env.local is written.
 	Dir string
 
-	Flags      *pflag.FlagSet
+	// Flags are the executing command's flags, the top layer of the
+	// configuration (the root command sets them).
+	Flags *pflag.FlagSet
+	// JSONErrors (--json-errors) prints errors on stderr as one JSON object.
 	JSONErrors bool
-	// verbose prints which env files were read (names only) on stderr;
+	// Verbose prints which env files were read (names only) on stderr;
 	// serve always does, in its startup notes.
 	Verbose bool
 	// Env, when set, is the environment the commands read instead of the
 	// process's (tests give each run its own); nil reads os.LookupEnv.
 	Env func(name string) (string, bool)
-	// confirm, when set, answers the questions commands ask on a terminal
+	// Confirm, when set, answers the questions commands ask on a terminal
 	// (tests); nil asks on stdin when stdin and stderr are a terminal.
 	Confirm func(question string) (asked, yes bool)
 
@@ -85,7 +88,7 @@ func (f *Factory) Settings(require ...string) (config.Settings, error) {
 	return c.Settings()
 }
 
-// onClose registers cleanup run after the command returns.
+// OnClose registers cleanup run after the command returns.
 func (f *Factory) OnClose(fn func()) { f.closers = append(f.closers, fn) }
 
 func (f *Factory) Close() {
@@ -95,7 +98,7 @@ func (f *Factory) Close() {
 	f.closers = nil
 }
 
-// lookupEnv reads one environment variable through Env, else the process.
+// LookupEnv reads one environment variable through Env, else the process.
 func (f *Factory) LookupEnv(name string) (string, bool) {
 	if f.Env != nil {
 		return f.Env(name)

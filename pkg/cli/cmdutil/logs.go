@@ -42,7 +42,7 @@ func newLogger(w io.Writer, format, level string, getenv func(string) (string, b
 	return slog.New(newTextLogHandler(w, opts.Level.Level(), tty && noColor == ""))
 }
 
-// logger is newLogger for the factory's stderr and the loaded settings.
+// Logger is newLogger for the factory's stderr and the loaded settings.
 func (f *Factory) Logger(format, level string) *slog.Logger {
 	return newLogger(f.Streams.Err, format, level, f.LookupEnv)
 }

@@ -212,7 +212,7 @@ func fieldMessage(fe *ledger.FieldError) string {
 	return flagOf(fe.Field) + " " + reason
 }
 
-// crawlError turns a crawl use-case error into what the CLI says: a
+// Error turns a crawl use-case error into what the CLI says: a
 // sentence naming the flag or argument at fault (exit 2 for a refused
 // request, 1 for a conflict), or with --json the refusal's machine shape
 // (crawlRefusalJSON). absent is the sentence for "absent, or not allowed"
@@ -310,7 +310,7 @@ func crawlRefusalJSON(err error) any {
 	return nil
 }
 
-// mayNotStart is the sentence for a start refused as "not found": the
+// MayNotStart is the sentence for a start refused as "not found": the
 // caller has no can_submit on the organization the crawl would belong to.
 func MayNotStart(c crawl.Caller) string {
 	org := "ORG"
@@ -321,7 +321,7 @@ func MayNotStart(c crawl.Caller) string {
 		c.Subject, org, c.Subject, org)
 }
 
-// noCrawl is the sentence for a crawl the caller cannot see.
+// NoCrawl is the sentence for a crawl the caller cannot see.
 func NoCrawl(c crawl.Caller, id string) string {
 	return fmt.Sprintf("no crawl %s that %s may see (absent, or not a crawl of %s that %s requested or may submit for)",
 		id, c.Subject, orgList(c.Orgs), c.Subject)

@@ -168,7 +168,7 @@ keeps its model until it is restarted.`,
 	return cmd
 }
 
-// fgaError maps authz errors to exit codes.
+// Error maps authz errors to exit codes.
 func Error(err error) error {
 	switch {
 	case err == nil:

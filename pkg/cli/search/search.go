@@ -33,7 +33,7 @@ type SearchOptions struct {
 	NoWait bool
 }
 
-// argsOfItsOwn annotates a command that has subcommands and also runs
+// ArgsOfItsOwn annotates a command that has subcommands and also runs
 // with arguments of its own: `ledgerctl search QUERY` beside `search
 // reindex` (a query that is a subcommand's name is quoted with a second
 // word, or typed after --: `ledgerctl search -- status`).

@@ -19,7 +19,7 @@ func checkPortOnly(f *cmdutil.Factory) error {
 	return CheckAPIPort(s.APIHost, s.APIPort)
 }
 
-// checkAPIPort binds host:port for a moment and lets it go: serve and dev
+// CheckAPIPort binds host:port for a moment and lets it go: serve and dev
 // demo call it before they open any dependency, so a port another program
 // holds stops them at once with a sentence naming the setting and a free
 // port (exit 2) rather than after the stack started. Port 0 (any free

@@ -95,7 +95,7 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	return srv.Run(ctx)
 }
 
-// listenServer builds what serve runs, listens, and logs the startup
+// ListenServer builds what serve runs, listens, and logs the startup
 // notes. Unsafe settings are an *app.RefusedError (exit 2), found before
 // anything is opened.
 func ListenServer(ctx context.Context, a *app.App, log *slog.Logger, o app.ServeOptions) (*app.Server, *net.TCPAddr, error) {
