@@ -24,7 +24,7 @@ CLIPKG     := github.com/capture-ledger/ledgerctl/pkg/cli
 GIT_VER    := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 GIT_COMMIT := $(shell git rev-parse HEAD 2>/dev/null)
 GIT_DATE   := $(shell git log -1 --format=%cI 2>/dev/null)
-LDFLAGS    := -X $(CLIPKG).version=$(GIT_VER) -X $(CLIPKG).commit=$(GIT_COMMIT) -X $(CLIPKG).date=$(GIT_DATE)
+LDFLAGS    := -X $(CLIPKG)/cmdutil.Version=$(GIT_VER) -X $(CLIPKG)/cmdutil.Commit=$(GIT_COMMIT) -X $(CLIPKG)/cmdutil.Date=$(GIT_DATE)
 
 build:
 	go build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/ledgerctl

@@ -8,11 +8,12 @@ import (
 	"syscall"
 
 	"github.com/capture-ledger/ledgerctl/pkg/cli"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := cli.Main(ctx, os.Args[1:], cli.StdStreams())
+	code := cli.Main(ctx, os.Args[1:], cmdutil.StdStreams())
 	stop()
 	os.Exit(code)
 }

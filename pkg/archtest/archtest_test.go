@@ -29,7 +29,13 @@ type layer struct {
 // arrows", shows the same table).
 var layers = []layer{
 	{name: "entry", pkgs: []string{"cmd/ledgerctl"}},
-	{name: "commands", pkgs: []string{"pkg/cli", "pkg/cli/demo"}},
+	{name: "command tree", pkgs: []string{"pkg/cli"}},
+	// One package per command group; one group imports another only where
+	// packageArrows says.
+	{name: "commands", pkgs: []string{"pkg/cli/archives", "pkg/cli/capture", "pkg/cli/crawl", "pkg/cli/dev", "pkg/cli/doctor",
+		"pkg/cli/drain", "pkg/cli/fga", "pkg/cli/hosts", "pkg/cli/migrate", "pkg/cli/reconcile", "pkg/cli/rules", "pkg/cli/search",
+		"pkg/cli/serve", "pkg/cli/share", "pkg/cli/version"}},
+	{name: "command helpers", pkgs: []string{"pkg/cli/cmdutil"}},
 	{name: "wiring", pkgs: []string{"pkg/app", "pkg/health"}},
 	{name: "http", pkgs: []string{"pkg/api", "pkg/web"}},
 	// What a replay session's origin answers, where archived pages run: it
@@ -43,7 +49,7 @@ var layers = []layer{
 	{name: "settings", pkgs: []string{"pkg/config"}},
 	{name: "tooling", pkgs: []string{"pkg/ui", "pkg/devstack"}},
 	{name: "data", pkgs: []string{"fga", "migrations"}},
-	{name: "test support", pkgs: []string{"pkg/apptest", "pkg/testenv", "pkg/authz/authztest", "pkg/browserhive/browserhivetest", "pkg/archtest"}},
+	{name: "test support", pkgs: []string{"pkg/apptest", "pkg/cli/clitest", "pkg/testenv", "pkg/authz/authztest", "pkg/browserhive/browserhivetest", "pkg/archtest"}},
 }
 
 // arrows are the allowed imports, written once: a layer may import its own
@@ -53,9 +59,14 @@ var layers = []layer{
 // holds the type), an adapter implements it, and the wiring plugs one into
 // the other.
 var arrows = map[string][]string{
-	"entry":    {"commands"},
-	"commands": {"wiring", "http", "use-cases", "pure", "centre", "adapters", "settings", "tooling", "data"},
-	"wiring":   {"http", "use-cases", "pure", "centre", "adapters", "settings", "data"},
+	"entry": {"command tree", "command helpers"},
+	// The root command adds each group's command.
+	"command tree": {"commands", "command helpers", "settings"},
+	"commands":     {"command helpers", "wiring", "http", "use-cases", "pure", "centre", "adapters", "settings", "tooling", "data"},
+	// What every command shares: the factory, streams, exit codes and errors,
+	// --as/--org, delivering the outbox, logs, the build's version.
+	"command helpers": {"wiring", "use-cases", "pure", "centre", "adapters", "settings", "tooling"},
+	"wiring":          {"http", "use-cases", "pure", "centre", "adapters", "settings", "data"},
 	// The HTTP layer resolves callers with the identity adapter.
 	"http": {"replay origin", "use-cases", "pure", "centre", "pkg/identity"},
 	// A replay origin reads with tokens only: no identity adapter.
@@ -70,7 +81,7 @@ var arrows = map[string][]string{
 	"settings":     {},
 	"tooling":      {"pure", "centre"},
 	"data":         {},
-	"test support": {"entry", "commands", "wiring", "http", "replay origin", "use-cases", "pure", "centre", "adapters", "settings", "tooling", "data", "test support"},
+	"test support": {"entry", "command tree", "commands", "command helpers", "wiring", "http", "replay origin", "use-cases", "pure", "centre", "adapters", "settings", "tooling", "data", "test support"},
 }
 
 // packageArrows are single allowed imports that no layer arrow covers.
@@ -82,6 +93,11 @@ var packageArrows = [][2]string{
 	{"pkg/search", "pkg/visible"},
 	// /readyz and doctor's checks are built beside the adapters they ask.
 	{"pkg/app", "pkg/health"},
+	// `ledgerctl dev demo` deploys the model, starts a crawl and serves, with
+	// those commands' own code and their messages.
+	{"pkg/cli/dev", "pkg/cli/crawl"},
+	{"pkg/cli/dev", "pkg/cli/fga"},
+	{"pkg/cli/dev", "pkg/cli/serve"},
 }
 
 // exceptions are wrong-way imports that still exist, each with what will
@@ -280,6 +296,10 @@ func TestCheckCatchesWrongArrows(t *testing.T) {
 			"pkg/replay/viewer":  {"pkg/replay", "pkg/identity"},
 			"pkg/replay":         {"pkg/ledger"},
 			"pkg/identity":       {"pkg/ledger"},
+			"pkg/cli/share":      {"pkg/cli/archives", "pkg/cli/cmdutil"},
+			"pkg/cli/archives":   {"pkg/cli/cmdutil"},
+			"pkg/cli/cmdutil":    {"pkg/cli"},
+			"pkg/cli":            {"pkg/cli/share"},
 		},
 		std: map[string]bool{"fmt": true},
 	}
@@ -292,6 +312,8 @@ func TestCheckCatchesWrongArrows(t *testing.T) {
 		"pkg/nowhere is in no layer",
 		"pkg/replay/viewer (replay origin) imports pkg/identity (adapters): replay origin may import only use-cases, pure, centre",
 		"exception pkg/outbox → pkg/store/postgres no longer happens",
+		"pkg/cli/share (commands) imports pkg/cli/archives (commands)",
+		"pkg/cli/cmdutil (command helpers) imports pkg/cli (command tree)",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("check missed %q; it said:\n%s", want, got)
@@ -304,6 +326,8 @@ func TestCheckCatchesWrongArrows(t *testing.T) {
 		"pkg/testenv (test support) imports",
 		"pkg/api (http) imports",
 		"pkg/replay/viewer (replay origin) imports pkg/replay ",
+		"pkg/cli (command tree) imports pkg/cli/share",
+		"pkg/cli/share (commands) imports pkg/cli/cmdutil",
 	} {
 		if strings.Contains(got, ok) {
 			t.Errorf("check refused an allowed import %q:\n%s", ok, got)

@@ -1,8 +1,11 @@
-package cli
+package cli_test
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/capture-ledger/ledgerctl/pkg/cli/clitest"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 )
 
 // TestActingAsHostileIdentityIsUsage: what the API answers 401 for is a
@@ -21,8 +24,8 @@ func TestActingAsHostileIdentityIsUsage(t *testing.T) {
 		{[]string{"archives", "list", "--as", "user:alice", "--org", "acme"}, "--as: subject"},
 		{[]string{"archives", "url", "5b0a3c1e-0000-4000-8000-000000000000", "--as", "alice", "--org", "acme#member"}, "--org: organization"},
 	} {
-		out, errs, code := run(t, t.TempDir(), nil, tc.args...)
-		if code != ExitUsage || out != "" || !strings.Contains(errs, tc.want) {
+		out, errs, code := clitest.Run(t, t.TempDir(), nil, tc.args...)
+		if code != cmdutil.ExitUsage || out != "" || !strings.Contains(errs, tc.want) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q", tc.args, code, out, errs)
 		}
 	}

@@ -1,4 +1,4 @@
-package cli
+package cli_test
 
 import (
 	"bytes"
@@ -12,6 +12,11 @@ import (
 	"testing"
 
 	"github.com/spf13/pflag"
+
+	"github.com/capture-ledger/ledgerctl/pkg/cli"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/clitest"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/search"
 )
 
 // The shell examples of README.md and docs/*.md are checked by the rule
@@ -130,7 +135,7 @@ func offlineExample(path string, args []string) bool {
 func checkDocExample(t *testing.T, ex docExample) (problem string, ran bool) {
 	t.Helper()
 	var buf bytes.Buffer
-	root := NewRootCmd(NewFactory(Streams{In: strings.NewReader(""), Out: &buf, Err: &buf}))
+	root := cli.NewRootCmd(cmdutil.NewFactory(cmdutil.Streams{In: strings.NewReader(""), Out: &buf, Err: &buf}))
 	cmd, rest, err := root.Find(ex.args)
 	if err != nil || cmd == root {
 		return fmt.Sprintf("no such command (%v)", err), false
@@ -140,24 +145,24 @@ func checkDocExample(t *testing.T, ex docExample) (problem string, ran bool) {
 		// --help: what is left is not checked, cobra prints the help.
 	} else if err != nil {
 		refused = fmt.Sprintf("flags refused: %v", err)
-	} else if pos := cmd.Flags().Args(); cmd.HasSubCommands() && len(pos) > 0 && cmd.Annotations[argsOfItsOwn] == "" {
+	} else if pos := cmd.Flags().Args(); cmd.HasSubCommands() && len(pos) > 0 && cmd.Annotations[search.ArgsOfItsOwn] == "" {
 		refused = fmt.Sprintf("%q is not a subcommand of %s", pos[0], cmd.CommandPath())
 	} else if err := cmd.ValidateArgs(pos); err != nil {
 		refused = fmt.Sprintf("arguments refused: %v", err)
 	}
 	switch {
-	case refused != "" && ex.code != ExitUsage:
+	case refused != "" && ex.code != cmdutil.ExitUsage:
 		return refused, false
 	case refused != "":
 		// Documented to exit 2 and refused before it runs: running it
 		// touches nothing, so it is run to see the status.
 	case !offlineExample(cmd.CommandPath(), ex.args):
-		if ex.code == ExitUsage {
+		if ex.code == cmdutil.ExitUsage {
 			return "documented to exit 2, but its flags and arguments are accepted, and it needs a server to run", false
 		}
 		return "", false
 	}
-	_, errs, code := run(t, t.TempDir(), ex.env, ex.args...)
+	_, errs, code := clitest.Run(t, t.TempDir(), ex.env, ex.args...)
 	if code != ex.code {
 		return fmt.Sprintf("exit %d, want %d: %s", code, ex.code, errs), true
 	}

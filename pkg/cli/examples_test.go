@@ -1,4 +1,4 @@
-package cli
+package cli_test
 
 import (
 	"bytes"
@@ -6,6 +6,11 @@ import (
 	"testing"
 
 	"github.com/spf13/cobra"
+
+	"github.com/capture-ledger/ledgerctl/pkg/cli"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/clitest"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/search"
 )
 
 // exampleLines returns every `ledgerctl …` command in the Example texts of
@@ -68,7 +73,7 @@ func splitWords(s string) []string {
 func TestHelpExamplesAreAccepted(t *testing.T) {
 	t.Chdir("../..") // examples name files from the top of the checkout
 	var buf bytes.Buffer
-	lines := exampleLines(NewRootCmd(NewFactory(Streams{In: strings.NewReader(""), Out: &buf, Err: &buf})))
+	lines := exampleLines(cli.NewRootCmd(cmdutil.NewFactory(cmdutil.Streams{In: strings.NewReader(""), Out: &buf, Err: &buf})))
 	if len(lines) < 20 {
 		t.Fatalf("found only %d examples: %q", len(lines), lines)
 	}
@@ -78,7 +83,7 @@ func TestHelpExamplesAreAccepted(t *testing.T) {
 		// Examples shared by grant and revoke are written with %s.
 		for _, verb := range []string{"grant", "revoke"} {
 			a := strings.Split(strings.ReplaceAll(strings.Join(args, "\x00"), "%s", verb), "\x00")
-			root := NewRootCmd(NewFactory(Streams{In: strings.NewReader(""), Out: &buf, Err: &buf}))
+			root := cli.NewRootCmd(cmdutil.NewFactory(cmdutil.Streams{In: strings.NewReader(""), Out: &buf, Err: &buf}))
 			cmd, rest, err := root.Find(a)
 			if err != nil || cmd == root {
 				t.Errorf("%q: no such command (%v)", line, err)
@@ -91,7 +96,7 @@ func TestHelpExamplesAreAccepted(t *testing.T) {
 			pos := cmd.Flags().Args()
 			// A group takes no arguments of its own, unless it says it does
 			// (`ledgerctl search QUERY` next to `search reindex`).
-			if cmd.HasSubCommands() && len(pos) > 0 && cmd.Annotations[argsOfItsOwn] == "" {
+			if cmd.HasSubCommands() && len(pos) > 0 && cmd.Annotations[search.ArgsOfItsOwn] == "" {
 				t.Errorf("%q: %q is not a subcommand of %s", line, pos[0], cmd.CommandPath())
 				break
 			}
@@ -100,7 +105,7 @@ func TestHelpExamplesAreAccepted(t *testing.T) {
 				break
 			}
 			if offline[cmd.CommandPath()] {
-				if _, errs, code := run(t, t.TempDir(), nil, a...); code != ExitOK {
+				if _, errs, code := clitest.Run(t, t.TempDir(), nil, a...); code != cmdutil.ExitOK {
 					t.Errorf("%q: exit %d: %s", line, code, errs)
 				}
 			}
@@ -129,5 +134,5 @@ func TestEveryCommandHasExamples(t *testing.T) {
 			walk(sub)
 		}
 	}
-	walk(NewRootCmd(NewFactory(Streams{In: strings.NewReader(""), Out: &buf, Err: &buf})))
+	walk(cli.NewRootCmd(cmdutil.NewFactory(cmdutil.Streams{In: strings.NewReader(""), Out: &buf, Err: &buf})))
 }

@@ -1,4 +1,4 @@
-package cli
+package cli_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/capture-ledger/ledgerctl/pkg/apptest"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/clitest"
 	"github.com/capture-ledger/ledgerctl/pkg/testenv"
 )
 
@@ -28,16 +29,16 @@ func TestQuickStart(t *testing.T) {
 	dsn := testenv.Database(t)
 	objects, bucket, _ := testenv.Bucket(t)
 	dir := t.TempDir()
-	port := freePort(t)
-	env := stackEnv(t, dsn, bucket)
+	port := clitest.FreePort(t)
+	env := clitest.StackEnv(t, dsn, bucket)
 	env["CAPTURE_LEDGER_FGA_DATASTORE_URI"] = testenv.EmptyDatabase(t)
 	env["CAPTURE_LEDGER_API_PORT"] = fmt.Sprint(port)
 	env["CAPTURE_LEDGER_DRAIN_INTERVAL_MS"] = "200"
 
-	if _, errs, code := run(t, dir, env, "migrate", "up"); code != 0 {
+	if _, errs, code := clitest.Run(t, dir, env, "migrate", "up"); code != 0 {
 		t.Fatalf("migrate up: exit %d: %s", code, errs)
 	}
-	out, errs, code := run(t, dir, env, "fga", "deploy")
+	out, errs, code := clitest.Run(t, dir, env, "fga", "deploy")
 	if code != 0 || !strings.Contains(out, "CAPTURE_LEDGER_FGA_MODEL_ID=") {
 		t.Fatalf("fga deploy: exit %d: %s %s", code, out, errs)
 	}
@@ -54,14 +55,14 @@ func TestQuickStart(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	out, errs, code = run(t, dir, env, "archives", "add", "--prefix", "captures/", "--org", "acme", "--as", "alice", "--json")
+	out, errs, code = clitest.Run(t, dir, env, "archives", "add", "--prefix", "captures/", "--org", "acme", "--as", "alice", "--json")
 	if code != 0 || !strings.Contains(out, `"registered":1`) {
 		t.Fatalf("archives add: exit %d: %s %s", code, out, errs)
 	}
-	if _, errs, code := run(t, dir, env, "drain"); code != 0 {
+	if _, errs, code := clitest.Run(t, dir, env, "drain"); code != 0 {
 		t.Fatalf("drain: exit %d: %s", code, errs)
 	}
-	out, errs, code = run(t, dir, env, "archives", "list", "--as", "alice", "--org", "acme", "--json")
+	out, errs, code = clitest.Run(t, dir, env, "archives", "list", "--as", "alice", "--org", "acme", "--json")
 	var list struct {
 		Archives []struct {
 			ID        string `json:"id"`
@@ -79,7 +80,7 @@ func TestQuickStart(t *testing.T) {
 	defer stop()
 	done := make(chan int, 1)
 	go func() {
-		_, _, code := runCtx(sctx, t, dir, env, nil, "serve")
+		_, _, code := clitest.RunCtx(sctx, t, dir, env, nil, "serve")
 		done <- code
 	}()
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)

@@ -7,11 +7,27 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/capture-ledger/ledgerctl/pkg/cli/archives"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/capture"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/crawl"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/dev"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/doctor"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/drain"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/fga"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/hosts"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/migrate"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/reconcile"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/rules"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/search"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/serve"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/share"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/version"
 	"github.com/capture-ledger/ledgerctl/pkg/config"
 )
 
 // NewRootCmd builds the whole command tree.
-func NewRootCmd(f *Factory) *cobra.Command {
+func NewRootCmd(f *cmdutil.Factory) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "ledgerctl",
 		Short: "Keep the ledger of WACZ web archives and decide who may read them",
@@ -26,30 +42,30 @@ Configuration comes from flags, then the shell, then .env.local, then .env
 		SilenceErrors: true,
 		// The executing command's flags (its own plus the inherited
 		// persistent ones) are the top layer of the configuration.
-		PersistentPreRun: func(cmd *cobra.Command, _ []string) { f.flags = cmd.Flags() },
+		PersistentPreRun: func(cmd *cobra.Command, _ []string) { f.Flags = cmd.Flags() },
 	}
-	root.SetUsageTemplate(root.UsageTemplate() + "\n" + exitStatusHelp + "\n")
-	f.flags = root.PersistentFlags()
-	config.BindFlags(f.flags, "DATABASE_URL")
-	root.PersistentFlags().BoolVar(&f.jsonErrors, "json-errors", false, "print errors on stderr as one JSON object")
-	root.PersistentFlags().BoolVarP(&f.verbose, "verbose", "v", false, "say on stderr which env files were read (names only)")
+	root.SetUsageTemplate(root.UsageTemplate() + "\n" + cmdutil.ExitStatusHelp + "\n")
+	f.Flags = root.PersistentFlags()
+	config.BindFlags(f.Flags, "DATABASE_URL")
+	root.PersistentFlags().BoolVar(&f.JSONErrors, "json-errors", false, "print errors on stderr as one JSON object")
+	root.PersistentFlags().BoolVarP(&f.Verbose, "verbose", "v", false, "say on stderr which env files were read (names only)")
 	root.AddCommand(
-		newCmdVersion(f),
-		newCmdMigrate(f),
-		newCmdDev(f),
-		newCmdFGA(f),
-		newCmdReconcile(f),
-		newCmdServe(f),
-		newCmdDrain(f),
-		newCmdArchives(f),
-		newCmdCapture(f),
-		newCmdShare(f),
-		newCmdRules(f),
-		newCmdCrawl(f),
-		newCmdTargets(f),
-		newCmdDoctor(f),
-		newCmdSearch(f),
-		newCmdHosts(f),
+		version.NewCmdVersion(f),
+		migrate.NewCmdMigrate(f),
+		dev.NewCmdDev(f),
+		fga.NewCmdFGA(f),
+		reconcile.NewCmdReconcile(f),
+		serve.NewCmdServe(f),
+		drain.NewCmdDrain(f),
+		archives.NewCmdArchives(f),
+		capture.NewCmdCapture(f),
+		share.NewCmdShare(f),
+		rules.NewCmdRules(f),
+		crawl.NewCmdCrawl(f),
+		crawl.NewCmdTargets(f),
+		doctor.NewCmdDoctor(f),
+		search.NewCmdSearch(f),
+		hosts.NewCmdHosts(f),
 	)
 	root.CompletionOptions.HiddenDefaultCmd = false
 	// The completion command is built now rather than at Execute, so that
@@ -64,7 +80,7 @@ Configuration comes from flags, then the shell, then .env.local, then .env
 	// Usage errors are marked where cobra makes them, never recognised by
 	// their text: bad flags through the flag-error hook, bad arguments
 	// through each command's Args, unknown commands by the groups below.
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cmdutil.UsageError{Err: err} })
 	refuseUnknownSubcommands(root)
 	markArgErrors(root)
 	return root
@@ -78,7 +94,7 @@ func markArgErrors(c *cobra.Command) {
 	if check := c.Args; check != nil {
 		c.Args = func(cmd *cobra.Command, args []string) error {
 			if err := check(cmd, args); err != nil {
-				var usage usageError
+				var usage cmdutil.UsageError
 				if errors.As(err, &usage) {
 					return err
 				}
@@ -120,7 +136,7 @@ func argsError(cmd *cobra.Command, args []string) error {
 			break
 		}
 	}
-	return usageError{errors.New(msg)}
+	return cmdutil.UsageError{Err: errors.New(msg)}
 }
 
 // operands reads the positional placeholders of a Use line ("capture URL...
@@ -174,7 +190,7 @@ func refuseUnknownSubcommands(c *cobra.Command) {
 			if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
 				msg += "; did you mean " + strings.Join(s, " or ") + "?"
 			}
-			return usagef("%s (see %s --help)", msg, cmd.CommandPath())
+			return cmdutil.Usagef("%s (see %s --help)", msg, cmd.CommandPath())
 		}
 	}
 	for _, sub := range c.Commands() {

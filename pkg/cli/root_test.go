@@ -1,4 +1,4 @@
-package cli
+package cli_test
 
 import (
 	"bytes"
@@ -6,6 +6,10 @@ import (
 	"testing"
 
 	"github.com/spf13/cobra"
+
+	"github.com/capture-ledger/ledgerctl/pkg/cli"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/clitest"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 )
 
 // TestUnknownSubcommandIsUsage: a typo under a command group fails with a
@@ -23,13 +27,13 @@ func TestUnknownSubcommandIsUsage(t *testing.T) {
 		{[]string{"dev", "stack", "upp"}, `did you mean up?`},
 		{[]string{"fga", "grnat"}, `did you mean grant?`},
 	} {
-		out, errs, code := run(t, t.TempDir(), nil, tc.args...)
-		if code != ExitUsage || out != "" || !strings.Contains(errs, tc.want) {
+		out, errs, code := clitest.Run(t, t.TempDir(), nil, tc.args...)
+		if code != cmdutil.ExitUsage || out != "" || !strings.Contains(errs, tc.want) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q", tc.args, code, out, errs)
 		}
 	}
-	out, _, code := run(t, t.TempDir(), nil, "archives")
-	if code != ExitOK || !strings.Contains(out, "Available Commands") {
+	out, _, code := clitest.Run(t, t.TempDir(), nil, "archives")
+	if code != cmdutil.ExitOK || !strings.Contains(out, "Available Commands") {
 		t.Errorf("archives alone: exit %d, %q", code, out)
 	}
 }
@@ -47,8 +51,8 @@ func TestUsageErrorsAreMarkedWhereCobraMakesThem(t *testing.T) {
 		{"version", "extra"},
 		{"crawl", "start", "--max-depth", "deep"},
 	} {
-		if _, errs, code := run(t, t.TempDir(), nil, args...); code != ExitUsage {
-			t.Errorf("%v: exit %d, want %d: %s", args, code, ExitUsage, errs)
+		if _, errs, code := clitest.Run(t, t.TempDir(), nil, args...); code != cmdutil.ExitUsage {
+			t.Errorf("%v: exit %d, want %d: %s", args, code, cmdutil.ExitUsage, errs)
 		}
 	}
 }
@@ -69,8 +73,8 @@ func TestMissingArgumentsAreNamed(t *testing.T) {
 		{[]string{"version", "x"}, `ledgerctl version takes no arguments (got "x")`},
 		{[]string{"share", "grant", "a", "b", "c"}, `ledgerctl share grant takes at most 2 argument(s), got 3: "c" is one too many`},
 	} {
-		out, errs, code := run(t, t.TempDir(), nil, tc.args...)
-		if code != ExitUsage || out != "" || !strings.Contains(errs, tc.want) || !strings.Contains(errs, "\nfor example: ledgerctl ") {
+		out, errs, code := clitest.Run(t, t.TempDir(), nil, tc.args...)
+		if code != cmdutil.ExitUsage || out != "" || !strings.Contains(errs, tc.want) || !strings.Contains(errs, "\nfor example: ledgerctl ") {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2 saying %q and an example", tc.args, code, out, errs, tc.want)
 		}
 	}
@@ -88,8 +92,8 @@ func TestMissingArgumentsAreNamed(t *testing.T) {
 			if err == nil {
 				continue
 			}
-			code, msg := classify(err)
-			if code != ExitUsage || strings.Contains(msg, "arg(s)") || !strings.Contains(msg, "usage: "+c.CommandPath()) {
+			code, msg := cmdutil.Classify(err)
+			if code != cmdutil.ExitUsage || strings.Contains(msg, "arg(s)") || !strings.Contains(msg, "usage: "+c.CommandPath()) {
 				t.Errorf("%s with %d argument(s): exit %d: %s", c.CommandPath(), len(args), code, msg)
 			}
 			if len(args) == 0 && !strings.Contains(msg, ": missing ") && c.HasParent() && c.Parent().Name() != "completion" {
@@ -97,5 +101,5 @@ func TestMissingArgumentsAreNamed(t *testing.T) {
 			}
 		}
 	}
-	walk(NewRootCmd(NewFactory(Streams{In: strings.NewReader(""), Out: &buf, Err: &buf})))
+	walk(cli.NewRootCmd(cmdutil.NewFactory(cmdutil.Streams{In: strings.NewReader(""), Out: &buf, Err: &buf})))
 }

@@ -1,25 +1,14 @@
-package cli
+package cli_test
 
 import (
 	"context"
-	"net"
 	"strings"
 	"testing"
 
+	"github.com/capture-ledger/ledgerctl/pkg/cli/clitest"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/testenv"
 )
-
-// closedURL returns an http URL on 127.0.0.1 where nothing listens.
-func closedURL(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	url := "http://" + l.Addr().String()
-	l.Close()
-	return url
-}
 
 // TestExitFourForEveryDependency: whichever dependency does not answer,
 // the command exits 4 with one line naming it (S3's case through reconcile
@@ -42,7 +31,7 @@ func TestExitFourForEveryDependency(t *testing.T) {
 		SELECT id, captured_at, 'organization', 'acme' FROM archives WHERE id = $1`, id); err != nil {
 		t.Fatal(err)
 	}
-	fga := closedURL(t)
+	fga := clitest.ClosedURL(t)
 	for _, tc := range []struct {
 		name string
 		env  func(map[string]string)
@@ -64,11 +53,11 @@ func TestExitFourForEveryDependency(t *testing.T) {
 		}, []string{"reconcile"}, "cannot reach PostgreSQL at 127.0.0.1:1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			env := stackEnv(t, dsn, bucket)
+			env := clitest.StackEnv(t, dsn, bucket)
 			tc.env(env)
-			out, errs, code := run(t, t.TempDir(), env, tc.args...)
-			if code != ExitUnreachable || out != "" || !strings.Contains(errs, "ledgerctl: "+tc.want) || strings.Contains(errs, "secretpw") {
-				t.Errorf("exit %d (want %d), stdout %q, stderr %q", code, ExitUnreachable, out, errs)
+			out, errs, code := clitest.Run(t, t.TempDir(), env, tc.args...)
+			if code != cmdutil.ExitUnreachable || out != "" || !strings.Contains(errs, "ledgerctl: "+tc.want) || strings.Contains(errs, "secretpw") {
+				t.Errorf("exit %d (want %d), stdout %q, stderr %q", code, cmdutil.ExitUnreachable, out, errs)
 			}
 		})
 	}
@@ -78,9 +67,9 @@ func TestExitFourForEveryDependency(t *testing.T) {
 // all is a configuration error (exit 2) naming the variable, not exit 1.
 func TestUnparsableDatabaseURLIsUsage(t *testing.T) {
 	t.Parallel()
-	out, errs, code := run(t, t.TempDir(), map[string]string{"DATABASE_URL": "postgres://u:secretpw@127.0.0.1:notaport/x"}, "migrate", "status")
-	if code != ExitUsage || out != "" || !strings.Contains(errs, "DATABASE_URL") || strings.Contains(errs, "secretpw") {
-		t.Errorf("exit %d (want %d), stdout %q, stderr %q", code, ExitUsage, out, errs)
+	out, errs, code := clitest.Run(t, t.TempDir(), map[string]string{"DATABASE_URL": "postgres://u:secretpw@127.0.0.1:notaport/x"}, "migrate", "status")
+	if code != cmdutil.ExitUsage || out != "" || !strings.Contains(errs, "DATABASE_URL") || strings.Contains(errs, "secretpw") {
+		t.Errorf("exit %d (want %d), stdout %q, stderr %q", code, cmdutil.ExitUsage, out, errs)
 	}
 }
 
@@ -89,7 +78,7 @@ func TestUnparsableDatabaseURLIsUsage(t *testing.T) {
 // that checks and one that writes exit 4 naming the datastore.
 func TestExitFourWhenOpenFGAsDatastoreIsDown(t *testing.T) {
 	t.Parallel()
-	dir, env := deployedStack(t)
+	dir, env := clitest.DeployedStack(t)
 	outage := testenv.NewOutage(t, env["CAPTURE_LEDGER_FGA_DATASTORE_URI"])
 	outage.Stop()
 	for _, args := range [][]string{
@@ -97,9 +86,9 @@ func TestExitFourWhenOpenFGAsDatastoreIsDown(t *testing.T) {
 		{"fga", "grant", "submitter", "zed", "acme"},
 		{"drain"},
 	} {
-		out, errs, code := run(t, dir, env, args...)
-		if code != ExitUnreachable || !strings.Contains(errs, "the OpenFGA datastore (PostgreSQL)") {
-			t.Errorf("%v: exit %d (want %d), stdout %q, stderr %q", args, code, ExitUnreachable, out, errs)
+		out, errs, code := clitest.Run(t, dir, env, args...)
+		if code != cmdutil.ExitUnreachable || !strings.Contains(errs, "the OpenFGA datastore (PostgreSQL)") {
+			t.Errorf("%v: exit %d (want %d), stdout %q, stderr %q", args, code, cmdutil.ExitUnreachable, out, errs)
 		}
 	}
 }

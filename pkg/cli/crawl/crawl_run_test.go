@@ -1,0 +1,102 @@
+package crawl_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/capture-ledger/ledgerctl/pkg/cli/clitest"
+	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
+	crawlcmd "github.com/capture-ledger/ledgerctl/pkg/cli/crawl"
+	"github.com/capture-ledger/ledgerctl/pkg/crawl"
+)
+
+// TestCrawlRunInTerminal: `crawl run` runs a crawl with the embedded runner
+// and the http engine, no server; interrupted, it leaves the crawl running
+// and a second run finishes it; `crawl politeness` then reports the
+// robots.txt delay it was held to.
+func TestCrawlRunInTerminal(t *testing.T) {
+	t.Parallel()
+	dir, env := clitest.DeployedStack(t)
+	if _, errs, code := clitest.Run(t, dir, env, "fga", "grant", "submitter", "alice", "acme"); code != 0 {
+		t.Fatalf("grant: %s", errs)
+	}
+	env["CAPTURE_LEDGER_CAPTURE_ENGINE"] = "http"
+	env["CAPTURE_LEDGER_CAPTURE_ALLOW_PRIVATE"] = "1"
+
+	mux := http.NewServeMux()
+	mux.HandleFunc("/robots.txt", func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprint(w, "User-agent: *\nCrawl-delay: 1\nDisallow: /private\n")
+	})
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, `<html><title>%s</title><a href="/a">a</a> <a href="/b">b</a> <a href="/private">p</a></html>`, r.URL.Path)
+	})
+	site := httptest.NewServer(mux)
+	defer site.Close()
+
+	factory := func() (*cmdutil.Factory, *bytes.Buffer, *bytes.Buffer) {
+		var out, errb bytes.Buffer
+		f := cmdutil.NewFactory(cmdutil.Streams{In: strings.NewReader(""), Out: &out, Err: &errb})
+		f.Dir = dir
+		own := maps.Clone(env)
+		f.Env = func(name string) (string, bool) { v, ok := own[name]; return v, ok }
+		t.Cleanup(f.Close)
+		return f, &out, &errb
+	}
+	alice := crawl.Caller{Subject: "alice", Orgs: []string{"acme"}}
+	f, _, _ := factory()
+	svc, err := crawlcmd.Service(context.Background(), f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	maxDepth, delay := 1, 0
+	id, err := svc.Start(context.Background(), alice, crawl.StartRequest{Seeds: []string{site.URL + "/"}, MaxDepth: &maxDepth, PerHostDelayMs: &delay})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Interrupted: with Crawl-delay 1 the four pages take three seconds.
+	f1, _, errs1 := factory()
+	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	defer cancel()
+	if err := crawlcmd.RunCrawlHere(ctx, crawlcmd.NewCrawlOptions(f1, "alice", []string{"acme"}), alice, ""); err != nil {
+		t.Fatalf("interrupted run: %v", err)
+	}
+	if !strings.Contains(errs1.String(), "is still running") {
+		t.Errorf("the interrupted run did not say how to resume: %s", errs1)
+	}
+	if v, _ := svc.Get(context.Background(), alice, id); v.State != crawl.StateRunning {
+		t.Fatalf("after the interruption the crawl is %s, want running", v.State)
+	}
+
+	f2, out2, _ := factory()
+	if err := crawlcmd.RunCrawlHere(context.Background(), crawlcmd.NewCrawlOptions(f2, "alice", []string{"acme"}), alice, id); err != nil {
+		t.Fatalf("second run: %v", err)
+	}
+	if s := out2.String(); !strings.Contains(s, "succeeded (max_depth)") || !strings.Contains(s, strings.TrimPrefix(site.URL, "http://")) {
+		t.Errorf("the run's last drawing: %s", s)
+	}
+	v, err := svc.Get(context.Background(), alice, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.State != crawl.StateSucceeded || v.PagesCaptured != 3 {
+		t.Errorf("crawl %s with %d captured, want succeeded with 3 (/private kept out)", v.State, v.PagesCaptured)
+	}
+
+	f3, out3, _ := factory()
+	cmd := crawlcmd.NewCmdCrawlPoliteness(crawlcmd.NewCrawlOptions(f3, "alice", []string{"acme"}))
+	cmd.SetContext(context.Background())
+	if err := cmd.RunE(cmd, []string{id}); err != nil {
+		t.Fatalf("politeness: %v", err)
+	}
+	if s := out3.String(); !strings.Contains(s, "1000 (crawl-delay)") || !strings.Contains(s, "1 kept out") {
+		t.Errorf("politeness table: %s", s)
+	}
+}

@@ -1,0 +1,57 @@
+package crawl
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/capture-ledger/ledgerctl/pkg/crawl"
+)
+
+func newCmdCrawlStop(opts *CrawlOptions) *cobra.Command {
+	return &cobra.Command{
+		Use:   "stop CRAWL_ID",
+		Short: "Stop a running crawl: no new page starts, the archives already admitted stay",
+		Long: `Stop a running crawl for a person who may start crawls for its
+organization (can_submit on it, claimed with --org). The crawl ends
+succeeded with the stop reason "stopped"; captures in flight run to their
+end but their level is not admitted. Stopping a crawl that has ended
+changes nothing and exits 0 (with --json, "stopped": false).`,
+		Example: "  ledgerctl crawl stop 3f0c… --as alice --org acme",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := opts.caller()
+			if err != nil {
+				return err
+			}
+			svc, err := opts.service(cmd.Context())
+			if err != nil {
+				return err
+			}
+			res, err := svc.Stop(cmd.Context(), c, args[0])
+			if err != nil {
+				return Error(err, opts.JSON, noStop(c, args[0]))
+			}
+			if opts.JSON {
+				return opts.print(res)
+			}
+			if res.Stopped {
+				fmt.Fprintf(opts.f.Streams.Out, "crawl %s stopped\n", args[0])
+				return nil
+			}
+			reason := ""
+			if res.StopReason != nil {
+				reason = " (" + *res.StopReason + ")"
+			}
+			fmt.Fprintf(opts.f.Streams.Out, "crawl %s had already ended: %s%s; nothing was changed\n", args[0], res.State, reason)
+			return nil
+		},
+	}
+}
+
+// noStop is the message of a crawl the caller may not stop or that is
+// absent (the same answer for both).
+func noStop(c crawl.Caller, id string) string {
+	return fmt.Sprintf("no crawl %s that %s may stop (absent, or not a crawl of %s on which %s may submit)",
+		id, c.Subject, orgList(c.Orgs), c.Subject)
+}

@@ -1,0 +1,3 @@
+// Package fga is `ledgerctl fga`: deploy and test the OpenFGA model, grant
+// and revoke relationships.
+package fga

@@ -1,0 +1,2 @@
+// Package migrate is `ledgerctl migrate`: the ledger's schema migrations.
+package migrate

@@ -1,0 +1,3 @@
+// Package reconcile is `ledgerctl reconcile`: registers captures whose
+// level report never reached the ledger.
+package reconcile

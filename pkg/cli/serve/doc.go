@@ -1,0 +1,3 @@
+// Package serve is `ledgerctl serve`: the HTTP API, the console, the replay
+// origins and the background workers, after a check of the API port.
+package serve

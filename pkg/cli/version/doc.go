@@ -1,0 +1,2 @@
+// Package version is `ledgerctl version`.
+package version
