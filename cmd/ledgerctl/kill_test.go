@@ -100,6 +100,22 @@ func TestKill9OfAServeMidLevel(t *testing.T) {
 		t.Fatalf("level 1 ended (%d results) before the kill", kept)
 	}
 
+	// PostgreSQL ends the killed process's sessions (and so its advisory
+	// locks) once it sees their sockets closed; until then a lock held by a
+	// dead process would look like it still runs the crawl.
+	for end := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		var left int
+		if err := c.db.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE application_name = $1`, victim).Scan(&left); err != nil {
+			t.Fatal(err)
+		}
+		if left == 0 {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatalf("%d sessions of the killed %s still open 10 s after the kill", left, victim)
+		}
+	}
+
 	// The survivor resumes it.
 	var v struct {
 		State         string `json:"state"`

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/capture-ledger/ledgerctl/pkg/testenv"
 )
 
 // hostReport is what the test reads of `ledgerctl hosts politeness --json`.
@@ -79,22 +81,8 @@ func TestFiveCrawlsOfThreeOrganizationsInTwoServes(t *testing.T) {
 	slow.handle("/robots.txt", func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprint(w, "User-agent: *\nCrawl-delay: 0.2\n")
 	})
-	var stormMu sync.Mutex
-	stormed := map[string]bool{}
 	for _, p := range []string{"/", "/p1", "/p2", "/p3"} {
-		inner := storm.pages[p]
-		storm.handle(p, func(w http.ResponseWriter, r *http.Request) {
-			stormMu.Lock()
-			first := !stormed[p]
-			stormed[p] = true
-			stormMu.Unlock()
-			if first {
-				w.Header().Set("Retry-After", "1")
-				http.Error(w, "slow down", http.StatusTooManyRequests)
-				return
-			}
-			inner(w, r)
-		})
+		storm.handle(p, testenv.RefusedOnce(storm.pages[p]))
 	}
 	a.ready(t)
 	b.ready(t)

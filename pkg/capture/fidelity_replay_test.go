@@ -146,27 +146,11 @@ func TestFidelityReplay(t *testing.T) {
 				}
 				return true
 			}
-			// ReplayWeb.page's first load in a fresh profile sometimes never
-			// shows its frame; a reload does (after 12 s, then 30 s).
-			start := time.Now()
-			deadline, reloads := start.Add(90*time.Second), 0
-			for time.Now().Before(deadline) {
-				raw, err := chromedp.Run(tab, chromedp.Evaluate[string](replayProbeJS))
-				if err == nil && raw == "" && ((reloads == 0 && time.Since(start) > 12*time.Second) || (reloads == 1 && time.Since(start) > 30*time.Second)) {
-					reloads++
-					_, _ = chromedp.Run(tab, chromedp.Reload())
-					continue
-				}
-				if err == nil && raw != "" {
-					first, _, _ := strings.Cut(raw, "\n")
-					st = replayState{}
-					_ = json.Unmarshal([]byte(first), &st)
-					if done() {
-						break
-					}
-				}
-				time.Sleep(500 * time.Millisecond)
-			}
+			testenv.PollReplayed(tab, replayProbeJS, 90*time.Second, func(first string) bool {
+				st = replayState{}
+				_ = json.Unmarshal([]byte(first), &st)
+				return done()
+			})
 			// A little longer: a feed that should be empty stays empty.
 			time.Sleep(2 * time.Second)
 			if raw, err := chromedp.Run(tab, chromedp.Evaluate[string](replayProbeJS)); err == nil {

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -94,4 +95,31 @@ func BrowserTab(t testing.TB, timeout time.Duration, extra ...chromedp.ExecAlloc
 	tab, cancelTab := chromedp.NewContext(ctx)
 	t.Cleanup(cancelTab)
 	return tab
+}
+
+// PollReplayed evaluates probe (a ReplayedFramesJS expression) in tab every
+// half second until done accepts the first archived page's answer or
+// timeout passes, and returns the last such answer ("" when no archived
+// page answered). ReplayWeb.page's first load in a fresh profile sometimes
+// never shows its frame; a reload does, so while nothing answers it
+// reloads once after 12 s and again after 30 s.
+func PollReplayed(tab context.Context, probe string, timeout time.Duration, done func(first string) bool) string {
+	start := time.Now()
+	last, reloads := "", 0
+	for time.Since(start) < timeout {
+		raw, err := chromedp.Run(tab, chromedp.Evaluate[string](probe))
+		if err == nil && raw == "" && ((reloads == 0 && time.Since(start) > 12*time.Second) || (reloads == 1 && time.Since(start) > 30*time.Second)) {
+			reloads++
+			_, _ = chromedp.Run(tab, chromedp.Reload())
+			continue
+		}
+		if err == nil && raw != "" {
+			last, _, _ = strings.Cut(raw, "\n")
+			if done(last) {
+				return last
+			}
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	return last
 }

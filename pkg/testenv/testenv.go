@@ -9,8 +9,10 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -135,4 +137,24 @@ func Bucket(t testing.TB) (*blob.Client, string, blob.Config) {
 		}
 	})
 	return c, name, cfg
+}
+
+// RefusedOnce wraps a test site's handler so its first request answers
+// 429 with Retry-After: 1 and later ones reach h: a host under a 429 storm
+// that a page's one retry gets through.
+func RefusedOnce(h http.HandlerFunc) http.HandlerFunc {
+	var mu sync.Mutex
+	refused := false
+	return func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		first := !refused
+		refused = true
+		mu.Unlock()
+		if first {
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, "slow down", http.StatusTooManyRequests)
+			return
+		}
+		h(w, r)
+	}
 }

@@ -180,27 +180,11 @@ func replayShared(t *testing.T, url string, shot string, settle time.Duration, d
 		t.Fatal(err)
 	}
 	var st sharedState
-	start := time.Now()
-	reloads := 0
-	for time.Since(start) < 150*time.Second {
-		raw, err := chromedp.Run(tab, chromedp.Evaluate[string](sharedProbeJS))
-		// ReplayWeb.page's first load in a fresh profile sometimes never
-		// shows its frame; a reload does.
-		if err == nil && raw == "" && ((reloads == 0 && time.Since(start) > 12*time.Second) || (reloads == 1 && time.Since(start) > 30*time.Second)) {
-			reloads++
-			_, _ = chromedp.Run(tab, chromedp.Reload())
-			continue
-		}
-		if err == nil && raw != "" {
-			first, _, _ := strings.Cut(raw, "\n")
-			st = sharedState{}
-			_ = json.Unmarshal([]byte(first), &st)
-			if done(st) {
-				break
-			}
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
+	testenv.PollReplayed(tab, sharedProbeJS, 150*time.Second, func(first string) bool {
+		st = sharedState{}
+		_ = json.Unmarshal([]byte(first), &st)
+		return done(st)
+	})
 	if settle > 0 {
 		// Let what is still loading settle, then look again.
 		time.Sleep(settle)

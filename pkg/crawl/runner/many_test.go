@@ -17,6 +17,7 @@ import (
 	"github.com/capture-ledger/ledgerctl/pkg/crawl/politeness"
 	"github.com/capture-ledger/ledgerctl/pkg/crawl/runner"
 	"github.com/capture-ledger/ledgerctl/pkg/store/postgres"
+	"github.com/capture-ledger/ledgerctl/pkg/testenv"
 )
 
 // TestManyCrawlsOnSharedHosts: three organizations run five crawls at once
@@ -61,22 +62,8 @@ func TestManyCrawlsOnSharedHosts(t *testing.T) {
 	})
 	// The storm: the first request of each of the host's pages answers
 	// 429 (so a page's one retry goes through).
-	var stormMu sync.Mutex
-	stormed := map[string]bool{}
 	for _, p := range []string{"/", "/p1", "/p2", "/p3"} {
-		inner := storm.pages[p]
-		storm.handle(p, func(w http.ResponseWriter, r *http.Request) {
-			stormMu.Lock()
-			first := !stormed[p]
-			stormed[p] = true
-			stormMu.Unlock()
-			if first {
-				w.Header().Set("Retry-After", "1")
-				http.Error(w, "slow down", http.StatusTooManyRequests)
-				return
-			}
-			inner(w, r)
-		})
+		storm.handle(p, testenv.RefusedOnce(storm.pages[p]))
 	}
 
 	// Two processes.
