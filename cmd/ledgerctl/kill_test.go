@@ -102,10 +102,11 @@ func TestKill9OfAServeMidLevel(t *testing.T) {
 
 	// PostgreSQL ends the killed process's sessions (and so its advisory
 	// locks) once it sees their sockets closed; until then a lock held by a
-	// dead process would look like it still runs the crawl.
+	// dead process would look like it still runs the crawl. (Other tests'
+	// serves have the same names in other databases of the server.)
 	for end := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		var left int
-		if err := c.db.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE application_name = $1`, victim).Scan(&left); err != nil {
+		if err := c.db.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE application_name = $1 AND datname = current_database()`, victim).Scan(&left); err != nil {
 			t.Fatal(err)
 		}
 		if left == 0 {

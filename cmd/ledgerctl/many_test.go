@@ -314,7 +314,7 @@ func runnerLockHolders(t *testing.T, c *cluster, crawlIDs []string) []string {
 	t.Helper()
 	rows, err := c.db.Query(context.Background(), `
 		SELECT DISTINCT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
-		WHERE l.locktype = 'advisory' AND l.granted
+		WHERE l.locktype = 'advisory' AND l.granted AND a.datname = current_database()
 		  AND ((l.classid::bigint << 32) | l.objid::bigint) IN (
 		      SELECT hashtextextended('ledgerctl crawl runner ' || id, 0) FROM unnest($1::text[]) id)`, crawlIDs)
 	if err != nil {
