@@ -148,6 +148,13 @@ func printHostPoliteness(f *cmdutil.Factory, rep politeness.HostReport, all bool
 		rep.Host, rep.Captures, rep.Crawls, rep.Direct, len(rep.Organizations), rep.AtOnce)
 	p.Printf("gaps %d (min %s ms, median %s ms), overlaps %d, short gaps %d, running %d, expired leases %d\n",
 		rep.Gaps, ms(rep.MinGapMs), ms(rep.MedianGapMs), rep.Overlaps, rep.ShortGaps, rep.Running, rep.Expired)
+	// Fairness between organizations (round robin per host: at most 1).
+	who := ""
+	if rep.MostTurnsWhileWaiting > 0 {
+		who = fmt.Sprintf(" (%s waited while %s took them)", cmdutil.Printable(rep.TurnsWaiter), cmdutil.Printable(rep.TurnsTaker))
+	}
+	p.Printf("fairness: while an organization waited for its turn, another started at most %d capture(s)%s; longest wait %s ms\n",
+		rep.MostTurnsWhileWaiting, who, ms(rep.LongestWaitMs))
 	var rows [][]string
 	for i, e := range rep.Entries {
 		if !all && !e.Overlap && !e.ShortGap && i < len(rep.Entries)-50 {

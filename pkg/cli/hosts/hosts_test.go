@@ -59,7 +59,7 @@ func TestHostsPoliteness(t *testing.T) {
 		len(rep.Organizations) != 2 || rep.Sources["host"] != 3 {
 		t.Fatalf("polite host: exit %d %s %s", code, out, errs)
 	}
-	if out, _, code := clitest.Run(t, dir, env, "hosts", "politeness", host); code != 0 || !strings.Contains(out, "3 capture(s)") || !strings.Contains(out, "globex") {
+	if out, _, code := clitest.Run(t, dir, env, "hosts", "politeness", host); code != 0 || !strings.Contains(out, "3 capture(s)") || !strings.Contains(out, "globex") || !strings.Contains(out, "fairness: while an organization waited for its turn, another started at most 0 capture(s)") {
 		t.Errorf("table: exit %d %s", code, out)
 	}
 	if out, _, code := clitest.Run(t, dir, env, "hosts", "politeness", host, "--since", "2999-01-01T00:00:00Z", "--json"); code != 0 || !strings.Contains(out, `"captures":0`) {
