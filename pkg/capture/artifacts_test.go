@@ -303,3 +303,39 @@ func TestRunUploadFailure(t *testing.T) {
 		t.Errorf("a failed manifest upload = %v, want the error", err)
 	}
 }
+
+// A job whose links will not be followed (a crawl's last level) writes no
+// links file, and its manifest names none; the WACZ and the manifest are
+// as always.
+func TestRunWithoutLinksFile(t *testing.T) {
+	t.Parallel()
+	s := newSite(t)
+	e := NewHTTP(localConfig())
+	t.Cleanup(func() { _ = e.Close() })
+	up := &Collect{Bucket: "ledger", Prefix: "captures/"}
+	job := Job{TaskID: NewTaskID(), CorrelationID: NewCorrelationID(), URL: s.URL + "/"}
+	out, err := RunWith(context.Background(), e, job, up, Options{Software: "ledgerctl test", NoLinks: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !out.OK() || !out.Complete {
+		t.Fatalf("Failure %v Complete %v", out.Failure, out.Complete)
+	}
+	var names []string
+	for _, o := range up.Objects {
+		names = append(names, o.Name)
+	}
+	if want := job.WACZName() + " " + job.ManifestName(); strings.Join(names, " ") != want {
+		t.Fatalf("objects %v, want %s", names, want)
+	}
+	m, err := manifest.Decode(object(t, up, job.ManifestName()).Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Artifacts.Links != "" || out.Artifacts.Links != "" || m.Artifacts.WACZ != "s3://ledger/captures/"+job.WACZName() {
+		t.Errorf("artifacts = %+v (outcome %+v)", m.Artifacts, out.Artifacts)
+	}
+	if len(out.Result.Links) == 0 {
+		t.Error("the outcome lost the page's links")
+	}
+}

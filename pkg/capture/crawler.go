@@ -71,7 +71,8 @@ func (u uploader) Put(ctx context.Context, name, contentType string, body []byte
 // that took no manifest.
 func (b *CrawlCapturer) Capture(ctx context.Context, req runner.CaptureRequest) (runner.CaptureOutcome, error) {
 	job := Job{TaskID: req.TaskID, CorrelationID: req.CorrelationID, URL: req.URL}
-	out, err := RunWith(ctx, b.Engine, job, uploader{b}, Options{Software: b.Software, Payloads: b.Payloads})
+	// The links file only when the level's links will be followed.
+	out, err := RunWith(ctx, b.Engine, job, uploader{b}, Options{Software: b.Software, Payloads: b.Payloads, NoLinks: !req.Formats.Links})
 	if err != nil {
 		var je *JobError
 		if errors.As(err, &je) {
@@ -99,6 +100,9 @@ func (b *CrawlCapturer) Capture(ctx context.Context, req runner.CaptureRequest) 
 	if out.OK() {
 		o.Captured = true
 		o.LinksLocation = out.Artifacts.Links
+		if !req.Formats.Links {
+			return o, nil // the level's links are not followed
+		}
 		// The links file's content (capture.LinksFile renders these).
 		links := make([]manifest.Link, len(res.Links))
 		for i, l := range res.Links {

@@ -100,6 +100,11 @@ type Options struct {
 	// admitted is never referred to). A job without a CorrelationID is not
 	// deduplicated.
 	Payloads Payloads
+	// NoLinks leaves out the links file (the manifest names none): a crawl
+	// level whose links will not be followed (its last) asks for it, so
+	// that each of its pages is one object fewer to write and to keep. The
+	// links are still in the Outcome's Result.
+	NoLinks bool
 }
 
 // payloadsTimeout bounds one question to, or one addition to, the index.
@@ -155,19 +160,25 @@ func RunWith(ctx context.Context, eng Engine, job Job, up Uploader, opts Options
 	if out.Failure == nil {
 		// The WACZ and the links file go up together (neither names the
 		// other); the manifest, which names both, after them.
-		links, linksErr := LinksFile(job, res)
+		var (
+			links    []byte
+			linksErr error
+		)
+		if !opts.NoLinks {
+			links, linksErr = LinksFile(job, res)
+		}
 		var (
 			waczObj, linksObj = Object{Name: job.WACZName(), ContentType: ContentTypeWACZ, Body: archive.Bytes()}, Object{Name: job.LinksName(), ContentType: ContentTypeJSON, Body: links}
 			waczErr, putErr   error
 			wg                sync.WaitGroup
 		)
-		if linksErr == nil {
+		if !opts.NoLinks && linksErr == nil {
 			wg.Go(func() { linksObj.Location, putErr = up.Put(ctx, linksObj.Name, linksObj.ContentType, linksObj.Body) })
 		}
 		waczObj.Location, waczErr = up.Put(ctx, waczObj.Name, waczObj.ContentType, waczObj.Body)
 		wg.Wait()
 		out.Objects = append(out.Objects, waczObj)
-		if linksErr == nil {
+		if !opts.NoLinks && linksErr == nil {
 			out.Objects = append(out.Objects, linksObj)
 		}
 		switch {

@@ -117,4 +117,26 @@ func TestLevelAdmittedFromWhatTheRunnerHolds(t *testing.T) {
 	if refusedState != "failed" || refusedWhy != "refused: "+crawl.RefuseManifestTask {
 		t.Errorf("the forged page closed %s (%q), want failed with the refusal", refusedState, refusedWhy)
 	}
+	// Links files only where links are followed: the seed's (level 0),
+	// none for the last level's pages, whose manifests and WACZs are all
+	// there.
+	keys, err := e.blob.List(e.ctx, e.bucket, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var linksFiles, manifests int
+	for _, k := range keys {
+		if !strings.Contains(k, id) {
+			continue
+		}
+		switch {
+		case strings.HasSuffix(k, ".links.json"):
+			linksFiles++
+		case strings.HasSuffix(k, ".result.json"):
+			manifests++
+		}
+	}
+	if linksFiles != 1 || manifests != 6 {
+		t.Errorf("the crawl wrote %d links files and %d manifests, want 1 (the seed's) and 6", linksFiles, manifests)
+	}
 }
