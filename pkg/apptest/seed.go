@@ -81,7 +81,7 @@ type Source struct {
 	Kind, Principal   string // "organization" or "owner"
 }
 
-// Copier is a *pgx.Conn or a *pgxpool.Pool.
+// Copier is a *pgx.Conn, a pgx.Tx or a *pgxpool.Pool.
 type Copier interface {
 	CopyFrom(ctx context.Context, table pgx.Identifier, cols []string, src pgx.CopyFromSource) (int64, error)
 }

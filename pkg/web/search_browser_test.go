@@ -41,11 +41,22 @@ func addPageArchive(t *testing.T, env *apptest.Env, org, pageURL, text string, a
 		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, `INSERT INTO archives (id, task_id, bucket, object_key, source_url, captured_at) VALUES ($1, $2, $3, $4, $5, $6)`,
+	// The row and its recorded grantee in one transaction, as an
+	// admission writes them: the indexer, woken by the insert, reads the
+	// grantees with the row (apart, it could index the archive before its
+	// grantee was recorded, and no one would ever see it).
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO archives (id, task_id, bucket, object_key, source_url, captured_at) VALUES ($1, $2, $3, $4, $5, $6)`,
 		id, task, env.Bucket, key, pageURL, at); err != nil {
 		t.Fatal(err)
 	}
-	if err := apptest.CopySources(ctx, conn, []apptest.Source{{ArchiveID: id, TaskID: task, At: at, Kind: ledger.ReasonOrganization, Principal: org}}); err != nil {
+	if err := apptest.CopySources(ctx, tx, []apptest.Source{{ArchiveID: id, TaskID: task, At: at, Kind: ledger.ReasonOrganization, Principal: org}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
 	var tuples []authz.Tuple
