@@ -41,6 +41,7 @@ type CrawlCapturer struct {
 
 var (
 	_ runner.Capturer  = (*CrawlCapturer)(nil)
+	_ runner.Staged    = (*CrawlCapturer)(nil)
 	_ runner.Recoverer = (*CrawlCapturer)(nil)
 )
 
@@ -70,21 +71,82 @@ func (u uploader) Put(ctx context.Context, name, contentType string, body []byte
 // backend: an engine that cannot capture at all (no Chromium) or a bucket
 // that took no manifest.
 func (b *CrawlCapturer) Capture(ctx context.Context, req runner.CaptureRequest) (runner.CaptureOutcome, error) {
+	f, err := b.Fetch(ctx, req)
+	if err != nil {
+		return runner.CaptureOutcome{}, err
+	}
+	return f.Store(ctx)
+}
+
+// Fetch is the first step of Capture: the page captured, nothing written
+// (runner.Staged). Its error is Capture's for an engine that cannot
+// capture; a capture cut off by ctx ending writes its cancelled manifest
+// (as BrowserHive's would) and is ctx's error: not the page's outcome, the
+// page is captured again when the runner resumes.
+func (b *CrawlCapturer) Fetch(ctx context.Context, req runner.CaptureRequest) (runner.Fetched, error) {
 	job := Job{TaskID: req.TaskID, CorrelationID: req.CorrelationID, URL: req.URL}
-	// The links file only when the level's links will be followed.
-	out, err := RunWith(ctx, b.Engine, job, uploader{b}, Options{Software: b.Software, Payloads: b.Payloads, NoLinks: !req.Formats.Links})
+	f, err := Fetch(ctx, b.Engine, job)
 	if err != nil {
 		var je *JobError
 		if errors.As(err, &je) {
-			return runner.CaptureOutcome{Failure: "the page cannot be captured: " + je.Error()}, nil
+			return refused{runner.CaptureOutcome{Failure: "the page cannot be captured: " + je.Error()}}, nil
 		}
-		return runner.CaptureOutcome{}, err
+		return nil, err
 	}
-	if f := out.Failure; f != nil && f.Kind == FailCancelled && ctx.Err() != nil {
-		// Cut off by the runner stopping: not the page's outcome. Its
-		// cancelled manifest stays (as BrowserHive's would); the page is
-		// captured again when the runner resumes.
-		return runner.CaptureOutcome{}, ctx.Err()
+	cf := &crawlFetched{b: b, req: req, f: f}
+	if fl := f.Result.Failure; fl != nil && fl.Kind == FailCancelled && ctx.Err() != nil {
+		_, _ = cf.Store(ctx)
+		return nil, ctx.Err()
+	}
+	return cf, nil
+}
+
+// refused is a job pkg/capture would not run: its outcome, nothing to write.
+type refused struct{ out runner.CaptureOutcome }
+
+func (r refused) Host() runner.CaptureOutcome                          { return r.out }
+func (r refused) Store(context.Context) (runner.CaptureOutcome, error) { return r.out, nil }
+
+// crawlFetched is a page the engine captured, its objects not yet written.
+type crawlFetched struct {
+	b   *CrawlCapturer
+	req runner.CaptureRequest
+	f   *Fetched
+}
+
+// failed fills o's failure fields from the capture's failure.
+func failed(o *runner.CaptureOutcome, f *Failure) {
+	o.Failure = fmt.Sprintf("%s: %s", f.Kind, f.Message)
+	o.RetryAfter = f.RetryAfter
+	switch f.Kind {
+	case FailConnection, FailTimeout, FailInternal, FailArtifactSink:
+		o.Transient = true
+	}
+}
+
+// Host is what the page's host answered: the status, where the page ended,
+// and the capture's failure with its Retry-After and whether it is worth
+// another try. Captured says the capture itself succeeded; writing its
+// objects can still fail.
+func (c *crawlFetched) Host() runner.CaptureOutcome {
+	res := c.f.Result
+	o := runner.CaptureOutcome{TaskID: c.f.Job.TaskID, HTTPStatus: res.Status, FinalURL: res.FinalURL}
+	if res.Failure != nil {
+		failed(&o, res.Failure)
+	} else {
+		o.Captured = true
+	}
+	return o
+}
+
+// Store writes the capture's WACZ, links file (when the level's links are
+// followed) and manifest, and returns Capture's outcome.
+func (c *crawlFetched) Store(ctx context.Context) (runner.CaptureOutcome, error) {
+	b, req, job := c.b, c.req, c.f.Job
+	// The links file only when the level's links will be followed.
+	out, err := c.f.Store(ctx, uploader{b}, Options{Software: b.Software, Payloads: b.Payloads, NoLinks: !req.Formats.Links})
+	if err != nil {
+		return runner.CaptureOutcome{}, err
 	}
 	res := out.Result
 	o := runner.CaptureOutcome{TaskID: out.Job.TaskID, ManifestLocation: out.ManifestLocation, HTTPStatus: res.Status, FinalURL: res.FinalURL}
@@ -97,31 +159,25 @@ func (b *CrawlCapturer) Capture(ctx context.Context, req runner.CaptureRequest) 
 			}
 		}
 	}
-	if out.OK() {
-		o.Captured = true
-		o.LinksLocation = out.Artifacts.Links
-		if !req.Formats.Links {
-			return o, nil // the level's links are not followed
-		}
-		// The links file's content (capture.LinksFile renders these).
-		links := make([]manifest.Link, len(res.Links))
-		for i, l := range res.Links {
-			links[i] = manifest.Link{Href: l.Href}
-			if l.Rel != "" {
-				rel := l.Rel
-				links[i].Rel = &rel
-			}
-		}
-		o.Links = &crawl.PageLinks{FinalURL: res.FinalURL, Links: links}
+	if !out.OK() {
+		failed(&o, out.Failure)
 		return o, nil
 	}
-	f := out.Failure
-	o.Failure = fmt.Sprintf("%s: %s", f.Kind, f.Message)
-	o.RetryAfter = f.RetryAfter
-	switch f.Kind {
-	case FailConnection, FailTimeout, FailInternal, FailArtifactSink:
-		o.Transient = true
+	o.Captured = true
+	o.LinksLocation = out.Artifacts.Links
+	if !req.Formats.Links {
+		return o, nil // the level's links are not followed
 	}
+	// The links file's content (capture.LinksFile renders these).
+	links := make([]manifest.Link, len(res.Links))
+	for i, l := range res.Links {
+		links[i] = manifest.Link{Href: l.Href}
+		if l.Rel != "" {
+			rel := l.Rel
+			links[i].Rel = &rel
+		}
+	}
+	o.Links = &crawl.PageLinks{FinalURL: res.FinalURL, Links: links}
 	return o, nil
 }
 

@@ -112,6 +112,26 @@ const payloadsTimeout = 30 * time.Second
 
 // RunWith is Run with options.
 func RunWith(ctx context.Context, eng Engine, job Job, up Uploader, opts Options) (*Outcome, error) {
+	f, err := Fetch(ctx, eng, job)
+	if err != nil {
+		return nil, err
+	}
+	return f.Store(ctx, up, opts)
+}
+
+// Fetched is a job whose page has been captured and whose objects are not
+// yet written: what Fetch returns and Store finishes. Nothing more is asked
+// of the page's host once it exists, so a crawl can let the host's next
+// capture start while this one's objects are written.
+type Fetched struct {
+	Job    Job
+	Result *Result
+}
+
+// Fetch checks the job and captures its page with eng: the first half of
+// RunWith. Its errors are RunWith's before anything is written (a bad job,
+// an engine that could not attempt the capture).
+func Fetch(ctx context.Context, eng Engine, job Job) (*Fetched, error) {
 	if err := job.Check(); err != nil {
 		return nil, err
 	}
@@ -119,6 +139,14 @@ func RunWith(ctx context.Context, eng Engine, job Job, up Uploader, opts Options
 	if err != nil {
 		return nil, err
 	}
+	return &Fetched{Job: job, Result: res}, nil
+}
+
+// Store writes a fetched job's WACZ, links file and manifest through up:
+// the second half of RunWith, with its outcome and errors. The uploads
+// outlive ctx's end only as far as up lets them.
+func (f *Fetched) Store(ctx context.Context, up Uploader, opts Options) (*Outcome, error) {
+	job, res := f.Job, f.Result
 	res.Capture.Software = opts.Software
 	out := &Outcome{Job: job, Result: res, Failure: res.Failure}
 	var stored []StoredPayload

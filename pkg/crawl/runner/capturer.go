@@ -78,6 +78,31 @@ type CaptureOutcome struct {
 	Links    *crawl.PageLinks
 }
 
+// Staged is a Capturer whose capture comes in two steps: Fetch captures
+// the page and returns once nothing more is asked of its host; the
+// Fetched's Store writes the capture's objects and returns what Capture
+// would have. The runner ends the host's turn after Fetch (the next
+// capture's delay counts from there, as the politeness record shows) and
+// writes the objects while the host's next page is captured.
+//
+// Fetch's error is Capture's for a backend that cannot be used before
+// anything was written; Store's, for one that took no manifest.
+type Staged interface {
+	Capturer
+	Fetch(ctx context.Context, req CaptureRequest) (Fetched, error)
+}
+
+// Fetched is a capture made and not yet written.
+type Fetched interface {
+	// Host is what the page's host answered, for the pacing: HTTPStatus,
+	// RetryAfter, Failure, Transient and Captured of the capture itself
+	// (no locations: nothing is written yet).
+	Host() CaptureOutcome
+	// Store writes the capture's objects and returns its outcome. It is
+	// called once, and may run while the runner fetches another page.
+	Store(ctx context.Context) (CaptureOutcome, error)
+}
+
 // Slotted is a Capturer that can run only so many captures at once
 // (BrowserHive: one per endpoint); the runner works on no more hosts at
 // once than that.

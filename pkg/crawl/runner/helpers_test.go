@@ -191,6 +191,7 @@ type counter struct {
 
 var (
 	_ runner.Capturer  = (*counter)(nil)
+	_ runner.Staged    = (*counter)(nil)
 	_ runner.Recoverer = (*counter)(nil)
 )
 
@@ -232,6 +233,45 @@ func (c *counter) Capture(ctx context.Context, req runner.CaptureRequest) (runne
 			if err := after(ctx, req.URL); err != nil {
 				return runner.CaptureOutcome{}, err
 			}
+		}
+	}
+	return out, err
+}
+
+// Fetch is Capture in the runner's two steps (what the built-in capturer
+// does in production): before runs before the page is fetched, after once
+// its objects are written.
+func (c *counter) Fetch(ctx context.Context, req runner.CaptureRequest) (runner.Fetched, error) {
+	c.mu.Lock()
+	before, after := c.before, c.after
+	c.mu.Unlock()
+	if before != nil {
+		if err := before(ctx, req.URL); err != nil {
+			return nil, err
+		}
+	}
+	f, err := c.inner.Fetch(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	c.captures[req.URL]++
+	c.mu.Unlock()
+	return counted{Fetched: f, ctx: ctx, url: req.URL, after: after}, nil
+}
+
+type counted struct {
+	runner.Fetched
+	ctx   context.Context
+	url   string
+	after func(ctx context.Context, url string) error
+}
+
+func (c counted) Store(ctx context.Context) (runner.CaptureOutcome, error) {
+	out, err := c.Fetched.Store(ctx)
+	if err == nil && c.after != nil {
+		if err := c.after(c.ctx, c.url); err != nil {
+			return runner.CaptureOutcome{}, err
 		}
 	}
 	return out, err

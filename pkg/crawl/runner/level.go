@@ -213,6 +213,39 @@ func (r *Runner) runHost(ctx context.Context, lv *levelRun, h *hostRun) error {
 	if robots.HasDelay {
 		h.crawlDelay = min(ceilMs(robots.CrawlDelay), ceilMs(r.cfg.CrawlDelayMax))
 	}
+	// A staged capturer's objects are written while the host's next page
+	// is captured: at most storesPerHost captures of the host are being
+	// written at once, and their results are kept in the pages' order.
+	var writes []*write
+	defer func() {
+		for _, w := range writes {
+			<-w.done
+		}
+	}()
+	keepCaptured := func(c captured) error {
+		if err := r.keep(ctx, lv, h.host, c.outcome(), c.attempts, c.backoff, c.pace); err != nil {
+			return err
+		}
+		return nil
+	}
+	settle := func() error {
+		w := writes[0]
+		<-w.done
+		writes = writes[1:]
+		if w.err != nil || !w.redo {
+			return w.err
+		}
+		// The capture could not be written: the page is captured again,
+		// written before the next one starts.
+		c, err := r.capturePage(ctx, lv, h, w.page, &pace, false)
+		if err != nil {
+			return err
+		}
+		if err := r.noteBackoff(ctx, &rec, c.backoff); err != nil {
+			return err
+		}
+		return keepCaptured(c)
+	}
 	for _, p := range h.pages {
 		if u, err := url.Parse(p.URL); err == nil && !robots.Allowed(u) {
 			pr := crawl.PageOutcome{PageReport: crawl.PageReport{URL: p.URL, Status: crawl.StatusSkipped, SkipReason: crawl.SkipRobots}}
@@ -221,22 +254,94 @@ func (r *Runner) runHost(ctx context.Context, lv *levelRun, h *hostRun) error {
 			}
 			continue
 		}
-		pr, attempts, backoff, err := r.capturePage(ctx, lv, h, p, &pace)
+		c, err := r.capturePage(ctx, lv, h, p, &pace, true)
 		if err != nil {
 			return err
 		}
-		if err := r.keep(ctx, lv, h.host, pr, attempts, backoff, pace); err != nil {
+		if err := r.noteBackoff(ctx, &rec, c.backoff); err != nil {
 			return err
 		}
-		if backoff > 0 {
-			rec.Backoffs++
-			rec.BackoffMs = max(rec.BackoffMs, int(backoff/time.Millisecond))
-			if err := r.store.RunnerSaveHost(ctx, rec); err != nil {
+		if c.fetched == nil {
+			if err := keepCaptured(c); err != nil {
+				return err
+			}
+			continue
+		}
+		for len(writes) >= storesPerHost {
+			if err := settle(); err != nil {
 				return err
 			}
 		}
+		w := &write{page: p, done: make(chan struct{})}
+		var prev chan struct{}
+		if len(writes) > 0 {
+			prev = writes[len(writes)-1].done
+		}
+		writes = append(writes, w)
+		go func() {
+			defer close(w.done)
+			out, err := c.fetched.Store(ctx)
+			if prev != nil {
+				<-prev
+			}
+			if err != nil || (out.Transient && !c.out.Transient) {
+				reason := out.Failure
+				if err != nil {
+					reason = err.Error()
+				}
+				lv.log.Warn("crawl runner: a capture could not be written; the page will be captured again", "url", p.URL, "error", text(reason))
+				w.redo = true
+				return
+			}
+			c.out = out
+			w.err = keepCaptured(c)
+		}()
+	}
+	for len(writes) > 0 {
+		if err := settle(); err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// storesPerHost bounds the captures of one host being written at once
+// (each holds its page's records in memory until it is).
+const storesPerHost = 2
+
+// write is a staged capture of a page being written.
+type write struct {
+	page crawl.FrontierPage
+	done chan struct{}
+	// err is keeping the result's; redo says the capture could not be
+	// written and the page is to be captured again.
+	err  error
+	redo bool
+}
+
+// noteBackoff records a back-off the host's pages waited.
+func (r *Runner) noteBackoff(ctx context.Context, rec *ledger.RunnerHost, backoff time.Duration) error {
+	if backoff <= 0 {
+		return nil
+	}
+	rec.Backoffs++
+	rec.BackoffMs = max(rec.BackoffMs, int(backoff/time.Millisecond))
+	return r.store.RunnerSaveHost(ctx, *rec)
+}
+
+// captured is a page's last capture: its outcome, or (staged) what its
+// host answered with the objects still to write.
+type captured struct {
+	url, crawlID        string
+	out                 CaptureOutcome
+	fetched             Fetched // nil when out is the written capture's
+	submitted, finished time.Time
+	attempts            int
+	backoff, pace       time.Duration
+}
+
+func (c captured) outcome() crawl.PageOutcome {
+	return pageOutcome(c.url, c.crawlID, c.out, c.submitted, c.finished)
 }
 
 // capturePage captures one page with the host's pacing: it waits until the
@@ -245,9 +350,12 @@ func (r *Runner) runHost(ctx context.Context, lv *levelRun, h *hostRun) error {
 // 429 or 503 backs the host off (Retry-After, capped) and tries once more;
 // a transient failure is tried once more after the delay. A backend that
 // cannot be used is waited for (not counted as an attempt) until
-// GiveUpAfter. It returns the page's result, the attempts made and the
-// back-off waited before the retry (0 when none).
-func (r *Runner) capturePage(ctx context.Context, lv *levelRun, h *hostRun, p crawl.FrontierPage, pace *time.Duration) (crawl.PageOutcome, int, time.Duration, error) {
+// GiveUpAfter. It returns the page's last capture with the attempts made
+// and the back-off waited before the retry (0 when none). With staged
+// (and a Staged capturer) the host's turn ends when the page is fetched:
+// the last capture comes back unwritten (captured.fetched), an earlier
+// attempt's is written before the retry.
+func (r *Runner) capturePage(ctx context.Context, lv *levelRun, h *hostRun, p crawl.FrontierPage, pace *time.Duration, staged bool) (captured, error) {
 	l := lv.l
 	var (
 		wait      = *pace
@@ -257,36 +365,49 @@ func (r *Runner) capturePage(ctx context.Context, lv *levelRun, h *hostRun, p cr
 		retryStep = time.Second
 	)
 	waitSource := h.source
+	stager, _ := r.capturer.(Staged)
+	if !staged {
+		stager = nil
+	}
 	for {
 		if !h.last.IsZero() {
 			if err := sleepUntil(ctx, r.cfg.Now, h.last.Add(wait)); err != nil {
-				return crawl.PageOutcome{}, 0, 0, err
+				return captured{}, err
 			}
 		} else if ctx.Err() != nil {
-			return crawl.PageOutcome{}, 0, 0, ctx.Err()
+			return captured{}, ctx.Err()
 		}
 		release := func() {}
 		if r.cfg.Capacity != nil {
 			var err error
 			if release, err = r.cfg.Capacity.Acquire(ctx, l.OrgID); err != nil {
-				return crawl.PageOutcome{}, 0, 0, err
+				return captured{}, err
 			}
 		}
 		held, err := r.holdHost(ctx, l, h, p.URL, wait, waitSource)
 		if err != nil {
 			release()
-			return crawl.PageOutcome{}, 0, 0, err
+			return captured{}, err
 		}
 		taskID := uuid.NewString()
 		submitted := r.cfg.Now()
 		if err := r.store.RunnerBegin(ctx, l.CrawlID, l.Depth, p.URL, h.host, taskID, submitted); err != nil {
 			r.releaseHost(ctx, lv, held, *pace, h.source)
 			release()
-			return crawl.PageOutcome{}, 0, 0, err
+			return captured{}, err
 		}
-		out, err := r.capturer.Capture(ctx, CaptureRequest{
-			URL: p.URL, CorrelationID: l.CrawlID, TaskID: taskID, Formats: l.CaptureFormats, Signing: l.Signing,
-		})
+		req := CaptureRequest{URL: p.URL, CorrelationID: l.CrawlID, TaskID: taskID, Formats: l.CaptureFormats, Signing: l.Signing}
+		var (
+			out     CaptureOutcome
+			fetched Fetched
+		)
+		if stager != nil {
+			if fetched, err = stager.Fetch(ctx, req); err == nil {
+				out = fetched.Host()
+			}
+		} else {
+			out, err = r.capturer.Capture(ctx, req)
+		}
 		finished := r.cfg.Now()
 		if finished.Before(submitted) {
 			finished = submitted
@@ -304,13 +425,13 @@ func (r *Runner) capturePage(ctx context.Context, lv *levelRun, h *hostRun, p cr
 		release()
 		if err != nil {
 			if ctx.Err() != nil {
-				return crawl.PageOutcome{}, 0, 0, ctx.Err()
+				return captured{}, ctx.Err()
 			}
 			if unusable.IsZero() {
 				unusable = submitted
 			}
 			if down := finished.Sub(unusable); down >= r.cfg.GiveUpAfter {
-				return crawl.PageOutcome{}, 0, 0, &backendError{err: err, since: down}
+				return captured{}, &backendError{err: err, since: down}
 			}
 			lv.log.Warn("crawl runner: the capture backend could not be used; waiting", "url", p.URL, "error", err.Error(), "in", retryStep.String())
 			wait, waitSource = max(*pace, retryStep), h.source
@@ -327,17 +448,32 @@ func (r *Runner) capturePage(ctx context.Context, lv *levelRun, h *hostRun, p cr
 				*pace, h.source = b, ledger.HostSourceBackoff
 			}
 			if attempts == 1 {
+				r.storeAttempt(ctx, lv, p.URL, fetched)
 				backoff, wait, waitSource = b, b, ledger.HostSourceBackoff
 				lv.log.Info("crawl runner: the host answered "+http.StatusText(out.HTTPStatus)+"; backing off and retrying once",
 					"url", p.URL, "backoffMs", b.Milliseconds())
 				continue
 			}
 		} else if attempts == 1 && out.Transient {
+			r.storeAttempt(ctx, lv, p.URL, fetched)
 			wait, waitSource = *pace, h.source
 			lv.log.Info("crawl runner: transient capture failure; retrying once after the delay", "url", p.URL, "failure", text(out.Failure))
 			continue
 		}
-		return pageOutcome(p.URL, l.CrawlID, out, submitted, finished), attempts, backoff, nil
+		return captured{url: p.URL, crawlID: l.CrawlID, out: out, fetched: fetched, submitted: submitted, finished: finished,
+			attempts: attempts, backoff: backoff, pace: *pace}, nil
+	}
+}
+
+// storeAttempt writes a staged capture that is to be made again (a
+// refusal, a transient failure), as an unstaged one is written: its
+// manifest records the attempt.
+func (r *Runner) storeAttempt(ctx context.Context, lv *levelRun, url string, f Fetched) {
+	if f == nil {
+		return
+	}
+	if _, err := f.Store(ctx); err != nil {
+		lv.log.Warn("crawl runner: could not write a capture that will be made again", "url", url, "error", text(err.Error()))
 	}
 }
 
