@@ -431,7 +431,13 @@ func startVersitygw(ctx context.Context, st *Stack, log func(string, ...any)) (s
 		return false, err
 	}
 	defer logf.Close()
-	cmd := exec.Command(st.Versitygw, "--port", fmt.Sprintf("127.0.0.1:%d", port), "posix", root)
+	// versitygw closes every connection after its answer unless told to
+	// keep it (a new TCP connection for every object the capturer puts;
+	// keeping them cut the gateway's CPU in a crawl by a third, see
+	// docs/benchmarks.md), and logs every request to stdout, which this log
+	// would keep without bound (requests refused are answered to their
+	// clients; the gateway's own messages are still logged).
+	cmd := exec.Command(st.Versitygw, "--port", fmt.Sprintf("127.0.0.1:%d", port), "--keep-alive", "--quiet", "posix", root)
 	cmd.Env = append(os.Environ(), "ROOT_ACCESS_KEY="+st.AccessKey, "ROOT_SECRET_KEY="+st.SecretKey)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // outlives this command
