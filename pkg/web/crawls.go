@@ -37,6 +37,7 @@ var crawlTexts = texts{
 	"colLimits":    {"Limits", "上限"},
 	"colRules":     {"Rules", "ルール"},
 	"colError":     {"Error", "エラー"},
+	"colSearch":    {"Search", "検索"},
 	"colDepth":     {"Depth", "深さ"},
 	"colHost":      {"Host", "ホスト"},
 	"colDelay":     {"Delay", "間隔"},
@@ -69,6 +70,10 @@ var crawlTexts = texts{
 	"durS":            {"{s} s", "{s} 秒"},
 	"durSec":          {"{s} s", "{s} 秒"},
 	"msValue":         {"{n} ms", "{n} ミリ秒"},
+	"searchNone":      {"no archives yet", "アーカイブはまだありません"},
+	"searchSome":      {"{indexed} of {n} archives indexed for search", "{n} 件中 {indexed} 件のアーカイブを検索用に索引済み"},
+	"searchAtEnd":     {"all {n} archives searchable (by the time the crawl ended)", "{n} 件のアーカイブすべてを検索できます（クロール終了の時点で）"},
+	"searchAfter":     {"all {n} archives searchable ({d} after the crawl ended)", "{n} 件のアーカイブすべてを検索できます（クロール終了の {d}後から）"},
 
 	// The form.
 	"seedsLegend":      {"Where to start", "開始地点"},

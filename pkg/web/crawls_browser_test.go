@@ -174,6 +174,10 @@ func TestCrawlScreensLive(t *testing.T) {
 	}
 	waitFor(t, ctx, 20*time.Second, "the final tables",
 		`document.querySelectorAll("#pages tbody tr").length === 8 && document.querySelectorAll("svg.timeline g.row").length === 2`)
+	// How far its archives are searchable: the ended crawl's page keeps
+	// looking until serve's indexer has them all.
+	waitFor(t, ctx, 60*time.Second, "the crawl's archives to be searchable",
+		`/^all 6 archives searchable \((by the time the crawl ended|[0-9.]+ (ms|s|min [0-9]+ s) after the crawl ended)\)$/.test((document.querySelector("#crawl-search")||{}).textContent || "")`)
 
 	// Pages: what decided each, and links to archives.
 	rows := evalString(t, ctx, `Array.prototype.map.call(document.querySelectorAll("#pages tbody tr"), function (r) { return Array.prototype.map.call(r.cells, function (c) { return c.textContent; }).join(" | "); }).join("\n")`)
@@ -248,7 +252,7 @@ func TestCrawlScreensLive(t *testing.T) {
 	// Japanese: the same screens, switched by the language link.
 	for _, p := range []struct{ path, ready, name string }{
 		{"/crawls?lang=ja", `document.querySelector("#crawls-body tr") !== null`, "crawls-ja.png"},
-		{"/crawls/" + id + "?lang=ja", `document.querySelectorAll("svg.timeline g.row").length === 2 && document.querySelectorAll("#pages tbody tr").length === 8`, "crawl-ja.png"},
+		{"/crawls/" + id + "?lang=ja", `document.querySelectorAll("svg.timeline g.row").length === 2 && document.querySelectorAll("#pages tbody tr").length === 8 && (document.querySelector("#crawl-search")||{}).textContent.indexOf("6 件のアーカイブすべてを検索できます（クロール終了の") === 0`, "crawl-ja.png"},
 		{"/crawls/new?lang=ja", `document.querySelectorAll("#seeds-check li, #rules li.rule .rule-check span").length > 0`, "crawl-new-ja.png"},
 	} {
 		if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+p.path)); err != nil {

@@ -17,6 +17,20 @@
     return L.t("durS", { s: s });
   }
   function ms(v) { return v === null || v === undefined ? "—" : L.t("msValue", { n: Math.round(v * 10) / 10 }); }
+  // searchFact says how far a crawl's archives are searchable: indexed of
+  // all, or (once every one is and the crawl has ended) how long after its
+  // end the last one was.
+  function searchFact(s) {
+    if (!(s.archives > 0)) { return L.t("searchNone"); }
+    if (!s.searchableAt) { return L.t("searchSome", { indexed: s.indexed, n: s.archives }); }
+    if (!(s.searchableAfterMs > 0)) { return L.t("searchAtEnd", { n: s.archives }); }
+    return L.t("searchAfter", { n: s.archives, d: s.searchableAfterMs < 1000 ? ms(s.searchableAfterMs) : duration(s.searchableAfterMs) });
+  }
+  // indexing says an ended crawl's archives are still being indexed.
+  function indexing(v) {
+    return v.state !== "running" && !!v.search && v.search.archives > 0 && !v.search.searchableAt &&
+      !!(L.config.Features && L.config.Features.Search);
+  }
   function stateChip(state, reason) {
     var key = reason === "stopped" ? "stopped" : state;
     return L.el("span", { className: "chip state-" + key }, L.t("state_" + key));
@@ -121,7 +135,7 @@
     var status = L.$("crawl-status");
     if (!UUID.test(id)) { status.textContent = L.t("gone"); return; }
     var base = "/api/crawls/" + id;
-    var view = null, timer = null, lastKey = "", pagesNext = null, canStop = false;
+    var view = null, timer = null, lastKey = "", pagesNext = null, canStop = false, endedAt = 0;
 
     function facts(v) {
       var dl = L.clear(L.$("crawl-facts"));
@@ -140,6 +154,7 @@
         return L.el("li", null, L.t("action_" + k) + " ", L.el("code", null, String(r[k])));
       })));
       if (v.error) { fact("colError", L.el("span", { className: "error" }, v.error)); }
+      if (v.search && L.config.Features && L.config.Features.Search) { fact("colSearch", L.el("span", { id: "crawl-search" }, searchFact(v.search))); }
       L.$("stop").hidden = !(v.state === "running" && canStop);
       L.$("replay").hidden = !(L.config.Features && L.config.Features.Replay) || v.pagesCaptured === 0;
       L.$("crawl-head").hidden = false;
@@ -265,7 +280,11 @@
         if (key !== lastKey) { lastKey = key; work.push(pages(false), decisions(), politeness()); }
         return Promise.all(work).then(function () {
           document.body.setAttribute("data-crawl-state", view.state);
-          if (running) { timer = setTimeout(tick, 1000); }
+          if (running) { timer = setTimeout(tick, 1000); endedAt = 0; return; }
+          // Ended: the facts are looked at again while its archives are
+          // being indexed (for at most five minutes of this page).
+          if (!endedAt) { endedAt = Date.now(); }
+          if (indexing(view) && Date.now() - endedAt < 5 * 60 * 1000) { timer = setTimeout(tick, 2000); }
         });
       });
     }
