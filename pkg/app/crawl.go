@@ -128,7 +128,7 @@ func (a *App) CrawlRunner(ctx context.Context, software string) (*crawl.Service,
 		a.mu.Unlock()
 		// Within a crawl, a payload already stored is written as a
 		// revisit of it (crawl_payloads).
-		capt = &capture.CrawlCapturer{Engine: eng, Objects: a.Blob(), Bucket: s.S3Bucket, Software: software, Payloads: st}
+		capt = &capture.CrawlCapturer{Engine: eng, Objects: a.Blob(), Bucket: s.S3Bucket, Software: software, Payloads: st, Log: a.Log}
 	}
 	ua := ccfg.UserAgent
 	if ua == "" {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -37,6 +38,10 @@ type CrawlCapturer struct {
 	// earlier capture of the same crawl stored is written as a revisit
 	// record (Options.Payloads).
 	Payloads Payloads
+	// Log, when set, is told when the payload index could not be used (the
+	// capture is whole: it stores every payload, or later captures store
+	// its payloads again).
+	Log *slog.Logger
 }
 
 var (
@@ -147,6 +152,10 @@ func (c *crawlFetched) Store(ctx context.Context) (runner.CaptureOutcome, error)
 	out, err := c.f.Store(ctx, uploader{b}, Options{Software: b.Software, Payloads: b.Payloads, NoLinks: !req.Formats.Links})
 	if err != nil {
 		return runner.CaptureOutcome{}, err
+	}
+	if out.Dedup.Err != "" && b.Log != nil {
+		b.Log.Warn("capture: the crawl's payload index could not be used; the capture is whole, shared files may be stored more than once",
+			"url", job.URL, "crawlId", job.CorrelationID, "taskId", job.TaskID, "error", out.Dedup.Err)
 	}
 	res := out.Result
 	o := runner.CaptureOutcome{TaskID: out.Job.TaskID, ManifestLocation: out.ManifestLocation, HTTPStatus: res.Status, FinalURL: res.FinalURL}
