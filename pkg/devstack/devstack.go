@@ -433,7 +433,7 @@ func startVersitygw(ctx context.Context, st *Stack, log func(string, ...any)) (s
 	defer logf.Close()
 	// versitygw closes every connection after its answer unless told to
 	// keep it (a new TCP connection for every object the capturer puts;
-	// keeping them cut the gateway's CPU in a crawl by a third, see
+	// keeping them cut the gateway's CPU in a crawl by a fifth, see
 	// docs/benchmarks.md), and logs every request to stdout, which this log
 	// would keep without bound (requests refused are answered to their
 	// clients; the gateway's own messages are still logged).

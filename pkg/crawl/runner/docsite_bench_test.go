@@ -281,8 +281,8 @@ func BenchmarkDocSiteVsWget(b *testing.B) {
 	b.ReportMetric(float64(crawlWall)/float64(wgetWall), "crawl/wget")
 	b.ReportMetric(float64(crawlWall)/float64(getsWall), "crawl/GETs")
 	b.ReportMetric(float64(fetches)/float64(crawlWall), "fetches-share")
-	// Summed over the captures being written, up to two at once while the
-	// next page is fetched.
+	// Summed over the captures written (one at a time, while the next page
+	// is fetched).
 	b.ReportMetric(float64(stores)/float64(crawlWall), "stores-share")
 	b.ReportMetric(float64(reports)/float64(crawlWall), "reports-share")
 	// Summed over the puts, which overlap (the WACZ and the links file of a

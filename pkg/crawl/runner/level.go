@@ -214,8 +214,9 @@ func (r *Runner) runHost(ctx context.Context, lv *levelRun, h *hostRun) error {
 		h.crawlDelay = min(ceilMs(robots.CrawlDelay), ceilMs(r.cfg.CrawlDelayMax))
 	}
 	// A staged capturer's objects are written while the host's next page
-	// is captured: at most storesPerHost captures of the host are being
-	// written at once, and their results are kept in the pages' order.
+	// is captured: at most storesPerHost captures of the host wait to be
+	// written or are being written (one at a time), and their results are
+	// kept in the pages' order.
 	var writes []*write
 	defer func() {
 		for _, w := range writes {
@@ -272,17 +273,25 @@ func (r *Runner) runHost(ctx context.Context, lv *levelRun, h *hostRun) error {
 				return err
 			}
 		}
-		w := &write{page: p, done: make(chan struct{})}
-		var prev chan struct{}
+		w := &write{page: p, stored: make(chan struct{}), done: make(chan struct{})}
+		var prev *write
 		if len(writes) > 0 {
-			prev = writes[len(writes)-1].done
+			prev = writes[len(writes)-1]
 		}
 		writes = append(writes, w)
 		go func() {
 			defer close(w.done)
-			out, err := c.fetched.Store(ctx)
+			// One capture of the host written at a time, in order: each
+			// asks the crawl's payload index once the one before has added
+			// its payloads, so that a host's pages share their files as
+			// when they were written one after the other.
 			if prev != nil {
-				<-prev
+				<-prev.stored
+			}
+			out, err := c.fetched.Store(ctx)
+			close(w.stored)
+			if prev != nil {
+				<-prev.done
 			}
 			if err != nil || (out.Transient && !c.out.Transient) {
 				reason := out.Failure
@@ -305,14 +314,15 @@ func (r *Runner) runHost(ctx context.Context, lv *levelRun, h *hostRun) error {
 	return nil
 }
 
-// storesPerHost bounds the captures of one host being written at once
-// (each holds its page's records in memory until it is).
+// storesPerHost bounds the captures of one host waiting to be written or
+// being written (each holds its page's records in memory until it is).
 const storesPerHost = 2
 
-// write is a staged capture of a page being written.
+// write is a staged capture of a page being written: stored once its
+// objects are (or could not be), done once its result is kept.
 type write struct {
-	page crawl.FrontierPage
-	done chan struct{}
+	page         crawl.FrontierPage
+	stored, done chan struct{}
 	// err is keeping the result's; redo says the capture could not be
 	// written and the page is to be captured again.
 	err  error
