@@ -224,10 +224,7 @@ func (r *Runner) runHost(ctx context.Context, lv *levelRun, h *hostRun) error {
 		}
 	}()
 	keepCaptured := func(c captured) error {
-		if err := r.keep(ctx, lv, h.host, c.outcome(), c.attempts, c.backoff, c.pace); err != nil {
-			return err
-		}
-		return nil
+		return r.keep(ctx, lv, h.host, c.outcome(), c.attempts, c.backoff, c.pace)
 	}
 	settle := func() error {
 		w := writes[0]
