@@ -178,7 +178,7 @@ func (a *App) indexCrawl(crawlID string) {
 		a.Log.Warn("could not index the crawl's archives; the indexer will", "crawlId", crawlID, "error", err.Error())
 		return
 	}
-	ix, err := a.archiveIndexer(ctx)
+	ix, done, err := a.indexPass(ctx)
 	var other *OtherIndexError
 	if errors.Is(err, search.ErrIndexBusy) || errors.As(err, &other) {
 		// The process holding the database's index indexes them, woken
@@ -190,6 +190,7 @@ func (a *App) indexCrawl(crawlID string) {
 		a.Log.Warn("could not index the crawl's archives; the indexer will", "crawlId", crawlID, "error", err.Error())
 		return
 	}
+	defer done()
 	ids, err := st.CrawlArchiveIDs(ctx, crawlID)
 	if err == nil {
 		_, err = ix.IndexArchives(ctx, ids)

@@ -25,6 +25,13 @@ type searchState struct {
 	// gives it back.
 	holder  string
 	release func()
+	// closeBackend closes backend once (SearchBackend's closer, or
+	// putIndexBack's, whichever comes first).
+	closeBackend func()
+	// passMu orders the command's index passes (indexPass): passes is how
+	// many run now; the last one to end puts the index back.
+	passMu sync.Mutex
+	passes int
 	// cluster is serve's part in the election (serve with Bleve only).
 	cluster *searchCluster
 }
@@ -80,13 +87,63 @@ func (a *App) SearchBackend(ctx context.Context) (search.Backend, error) {
 		return nil, err
 	}
 	st.backend = b
+	var once sync.Once
+	st.closeBackend = func() { once.Do(func() { _ = b.Close() }) }
+	closeB := st.closeBackend
 	a.mu.Lock()
 	a.closers = append(a.closers, func() {
 		a.searchState = nil // Close holds a.mu
-		_ = b.Close()
+		closeB()
 	})
 	a.mu.Unlock()
 	return b, nil
+}
+
+// indexPass is the indexer for one of a command's index passes (each
+// crawl level's archives, in `crawl run` and `crawl start --wait`), and
+// done ends the pass. With Bleve, when the last pass running ends, the
+// command closes the index and gives its lease back (ReleaseSearchIndexer
+// notifies the serves): a serve started while the crawl runs takes the
+// index at once, instead of answering searches with 503 until the command
+// exits; the next level's pass takes the lease again if no serve did (else
+// that serve indexes it). In serve, and with OpenSearch, done does nothing.
+func (a *App) indexPass(ctx context.Context) (ix ArchiveIndexer, done func(), err error) {
+	ss := a.search()
+	if ss.cluster != nil || a.Settings.OpenSearchURL != "" {
+		ix, err := a.archiveIndexer(ctx)
+		return ix, func() {}, err
+	}
+	ss.passMu.Lock()
+	defer ss.passMu.Unlock()
+	ix, err = a.archiveIndexer(ctx)
+	if err != nil {
+		if ss.passes == 0 {
+			a.putIndexBack()
+		}
+		return nil, nil, err
+	}
+	ss.passes++
+	return ix, func() {
+		ss.passMu.Lock()
+		defer ss.passMu.Unlock()
+		if ss.passes--; ss.passes == 0 {
+			a.putIndexBack()
+		}
+	}, nil
+}
+
+// putIndexBack closes a command's Bleve index and gives its lease back;
+// the next SearchBackend or Indexer opens and takes them again.
+func (a *App) putIndexBack() {
+	ss := a.search()
+	ss.mu.Lock()
+	closeB := ss.closeBackend
+	ss.backend, ss.closeBackend = nil, nil
+	ss.mu.Unlock()
+	if closeB != nil {
+		closeB()
+	}
+	ss.releaseLease()
 }
 
 // SetSearchBackend installs an already-open backend (tests).
