@@ -151,7 +151,9 @@ func (f *Fetched) Store(ctx context.Context, up Uploader, opts Options) (*Outcom
 	out := &Outcome{Job: job, Result: res, Failure: res.Failure}
 	var stored []StoredPayload
 	if opts.Payloads != nil && job.CorrelationID != "" && out.Failure == nil {
-		qctx, cancel := context.WithTimeout(ctx, payloadsTimeout)
+		// Past the capture's own context, as the uploads are: a capture
+		// that was made is written whole, sharing what it can.
+		qctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), payloadsTimeout)
 		var err error
 		stored, out.Dedup, err = dedup(qctx, opts.Payloads, job.CorrelationID, job.WACZName(), &res.Capture)
 		cancel()

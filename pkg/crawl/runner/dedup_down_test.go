@@ -70,3 +70,64 @@ func TestPayloadIndexDownIsLogged(t *testing.T) {
 		t.Errorf("the capturer's log does not say the payload index failed for the page:\n%s", got)
 	}
 }
+
+// TestStoppingRunnerStillShares: a capture fetched before the runner was
+// told to stop is written whole after it, and still asks the crawl's
+// payload index: a stylesheet an earlier capture of the crawl stored is a
+// revisit, not a second copy (and nothing is logged as failing).
+func TestStoppingRunnerStillShares(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	site := newHost(t)
+	// The same stylesheet under two names: a revisit by payload digest
+	// (the same URL within the same second of its original is stored
+	// again, docs/replay.md).
+	for _, p := range []string{"/a.css", "/b.css"} {
+		site.handle(p, func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "text/css")
+			_, _ = w.Write([]byte(strings.Repeat("p { color: #c00; }\n", 200)))
+		})
+	}
+	site.page("/one", "one", `<link rel="stylesheet" href="/a.css"><p>one</p>`)
+	site.page("/two", "two", `<link rel="stylesheet" href="/b.css"><p>two</p>`)
+	var logs lockedBuffer
+	eng := capture.NewHTTP(captureConfig())
+	t.Cleanup(func() { _ = eng.Close() })
+	capt := &capture.CrawlCapturer{Engine: eng, Objects: e.blob, Bucket: e.bucket, Software: "ledgerctl dedup test",
+		Payloads: e.runnerStore(), Log: slog.New(slog.NewTextHandler(&logs, nil))}
+	// A crawl of the ledger (the payload index is kept per crawl); its
+	// runner is not run: the test captures for it.
+	svc, _ := e.service(capt, runner.Config{})
+	depth := 0
+	crawlID, err := svc.Start(e.ctx, alice, crawl.StartRequest{Seeds: []string{site.URL + "/one"}, MaxDepth: &depth})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := func(path string) runner.CaptureRequest {
+		return runner.CaptureRequest{URL: site.URL + path, CorrelationID: crawlID, TaskID: uuid.NewString(), Formats: crawl.Formats{WACZ: true}}
+	}
+	if out, err := capt.Capture(context.Background(), req("/one")); err != nil || !out.Captured {
+		t.Fatalf("the first capture: %v %+v", err, out)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	second := req("/two")
+	f, err := capt.Fetch(ctx, second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop() // the runner is told to stop; the fetched capture is still written
+	out, err := f.Store(ctx)
+	if err != nil || !out.Captured {
+		t.Fatalf("writing the second capture after the stop: %v %+v", err, out)
+	}
+	data, err := e.blob.Get(context.Background(), e.bucket, second.TaskID+"_"+crawlID+".wacz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if types := warcRecordTypes(t, data); types["revisit"] != 1 || types["response"] != 1 {
+		t.Errorf("the second capture holds %v; want its page and a revisit of the stylesheet", types)
+	}
+	if got := logs.String(); got != "" {
+		t.Errorf("the capturer logged: %s", got)
+	}
+}
