@@ -398,7 +398,13 @@ func (r *Runner) capturePage(ctx context.Context, lv *levelRun, h *hostRun, p cr
 		}
 		taskID := uuid.NewString()
 		submitted := r.cfg.Now()
-		if err := r.store.RunnerBegin(ctx, l.CrawlID, l.Depth, p.URL, h.host, taskID, submitted); err != nil {
+		// Recorded only while the crawl runs: a crawl closed meanwhile (its
+		// last result may still be being written) captures nothing more.
+		running, err := r.store.RunnerBegin(ctx, l.CrawlID, l.Depth, p.URL, h.host, taskID, submitted)
+		if err == nil && !running {
+			err = errClosed
+		}
+		if err != nil {
 			r.releaseHost(ctx, lv, held, *pace, h.source)
 			release()
 			return captured{}, err

@@ -37,7 +37,9 @@ type Store interface {
 	RunnerLevelOpen(ctx context.Context, crawlID string, depth int) (bool, error)
 	RunnerLock(ctx context.Context, crawlID string) (unlock func(), ok bool, err error)
 	RunnerResults(ctx context.Context, crawlID string, depth int) ([]ledger.RunnerResult, error)
-	RunnerBegin(ctx context.Context, crawlID string, depth int, url, host, taskID string, submittedAt time.Time) error
+	// RunnerBegin records a capture's start; running is false (and nothing
+	// is recorded) once the crawl was closed.
+	RunnerBegin(ctx context.Context, crawlID string, depth int, url, host, taskID string, submittedAt time.Time) (running bool, err error)
 	RunnerSave(ctx context.Context, crawlID string, r ledger.RunnerPageResult, now time.Time) (bool, error)
 	RunnerSaveHost(ctx context.Context, h ledger.RunnerHost) error
 }

@@ -401,12 +401,27 @@ func TestClosedCrawlStopsTheLevel(t *testing.T) {
 	a.page("/", "home", body.String())
 	capt := newCounter(e)
 	levels := make(chan runner.LevelEvent, 4)
-	svc, r := e.service(capt, runner.Config{OnLevel: func(ev runner.LevelEvent) { levels <- ev }})
+	kept := make(chan struct{}, 8)
+	svc, r := e.service(capt, runner.Config{OnLevel: func(ev runner.LevelEvent) { levels <- ev }, OnPage: func(ev runner.PageEvent) {
+		if ev.Depth == 1 {
+			kept <- struct{}{}
+		}
+	}})
 	var once sync.Once
 	var id string
+	// The crawl is closed as p2 starts, once p0's and p1's results are
+	// kept: the runner must not start p3, though it keeps nothing more that
+	// would tell it (p2's result comes later, refused).
 	capt.before = func(_ context.Context, u string) error {
 		if strings.HasSuffix(u, "/p2") {
 			once.Do(func() {
+				for range 2 {
+					select {
+					case <-kept:
+					case <-time.After(10 * time.Second):
+						t.Error("p0's and p1's results were not kept")
+					}
+				}
 				if _, err := svc.CloseFailed(e.ctx, id, "closed by the test"); err != nil {
 					t.Error(err)
 				}

@@ -132,21 +132,26 @@ func (s *Store) RunnerResults(ctx context.Context, crawlID string, depth int) ([
 // task id the runner gave it ("" when the capture server names its own),
 // unless the page already has a result. A process killed during the
 // capture leaves this behind for the next one to look for.
-func (s *Store) RunnerBegin(ctx context.Context, crawlID string, depth int, url, host, taskID string, submittedAt time.Time) error {
+func (s *Store) RunnerBegin(ctx context.Context, crawlID string, depth int, url, host, taskID string, submittedAt time.Time) (running bool, err error) {
 	var task *string
 	if taskID != "" {
 		task = &taskID
 	}
-	_, err := s.Pool.Exec(ctx, `
-		INSERT INTO crawl_runner_results (crawl_id, url, depth, host, task_id, submitted_at)
-		VALUES ($1, $2, $3, $4, $5, $6)
-		ON CONFLICT (crawl_id, url) DO UPDATE
-		SET task_id = EXCLUDED.task_id, submitted_at = EXCLUDED.submitted_at, finished_at = NULL, updated_at = now()
-		WHERE crawl_runner_results.result IS NULL`, crawlID, url, depth, host, task, submittedAt)
+	err = s.Pool.QueryRow(ctx, `
+		WITH live AS (
+			SELECT id FROM crawls WHERE id = $1 AND state = 'running'
+		), begun AS (
+			INSERT INTO crawl_runner_results (crawl_id, url, depth, host, task_id, submitted_at)
+			SELECT id, $2, $3, $4, $5, $6 FROM live
+			ON CONFLICT (crawl_id, url) DO UPDATE
+			SET task_id = EXCLUDED.task_id, submitted_at = EXCLUDED.submitted_at, finished_at = NULL, updated_at = now()
+			WHERE crawl_runner_results.result IS NULL
+		)
+		SELECT EXISTS (SELECT 1 FROM live)`, crawlID, url, depth, host, task, submittedAt).Scan(&running)
 	if err != nil {
-		return fmt.Errorf("record the capture of %s: %w", url, err)
+		return false, fmt.Errorf("record the capture of %s: %w", url, err)
 	}
-	return nil
+	return running, nil
 }
 
 // progressStep is how stale a running crawl's progressed_at may be.
