@@ -14,7 +14,9 @@ import (
 // TestKill9OfAServeMidLevel: two `ledgerctl serve` processes share the
 // ledger; the one running a crawl gets SIGKILL while the host is answering
 // its fourth page of the second level (the host holds that answer until
-// the kill), so its in-flight capture's host lease is left behind and its
+// the kill, which lands once the three pages before it are kept: their
+// captures are written beside its fetch), so its in-flight capture's host
+// lease is left behind and its
 // runner's lock dropped with its connections. The other process resumes the crawl on
 // its rescan and finishes it: the crawl ends succeeded with every page, no
 // page was fetched twice but the one in flight at the kill, every page is
@@ -73,6 +75,21 @@ func TestKill9OfAServeMidLevel(t *testing.T) {
 	case held = <-inflight:
 	case <-time.After(60 * time.Second):
 		t.Fatal("no process got to the fourth page of level 1 within 60 s")
+	}
+	// The pages before it have been fetched; their captures are written
+	// beside the fourth's fetch, and are kept within moments: the kill
+	// lands once they are, so that only the fourth is in flight.
+	for end := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		var n int
+		if err := c.db.QueryRow(ctx, `SELECT count(*) FROM crawl_runner_results WHERE crawl_id = $1 AND depth = 1 AND result IS NOT NULL`, id).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n >= 3 {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatalf("%d of the 3 pages fetched before the fourth were kept within 20 s", n)
+		}
 	}
 	holders := runnerLockHolders(t, c, []string{id})
 	if len(holders) != 1 {
