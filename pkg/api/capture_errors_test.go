@@ -1,7 +1,6 @@
 package api_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/capture-ledger/ledgerctl/pkg/api"
@@ -21,24 +19,8 @@ import (
 	"github.com/capture-ledger/ledgerctl/pkg/blob"
 	"github.com/capture-ledger/ledgerctl/pkg/capture"
 	"github.com/capture-ledger/ledgerctl/pkg/identity"
+	"github.com/capture-ledger/ledgerctl/pkg/testenv"
 )
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestCaptureFailuresAreCoarse: the caller of POST /api/captures is told a
 // failure in coarse words — a closed port and a service that does not speak
@@ -83,7 +65,7 @@ func TestCaptureFailuresAreCoarse(t *testing.T) {
 	site := httptest.NewServer(http.NotFoundHandler())
 	defer site.Close()
 
-	var logs lockedBuffer
+	var logs testenv.SyncBuffer
 	server := func(allowPrivate bool) string {
 		cfg := capture.Defaults()
 		cfg.AllowPrivate = allowPrivate

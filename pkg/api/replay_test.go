@@ -17,7 +17,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -30,24 +29,12 @@ import (
 	"github.com/capture-ledger/ledgerctl/pkg/authz"
 	"github.com/capture-ledger/ledgerctl/pkg/identity"
 	"github.com/capture-ledger/ledgerctl/pkg/replay"
+	"github.com/capture-ledger/ledgerctl/pkg/testenv"
 	"github.com/capture-ledger/ledgerctl/pkg/web"
 )
 
 // notFoundBody is the answer of every refusal (and of absence).
 const notFoundBody = `{"error":"not found"}`
-
-// syncBuffer is a log sink the server writes to while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 // replayFixture is a served API with replay on, and two archives of acme
 // submitted by carol: alice sees them as a member of acme, nobody else.
@@ -56,7 +43,7 @@ type replayFixture struct {
 	srv   *httptest.Server
 	svc   *replay.Service
 	clock *clock
-	log   *syncBuffer
+	log   *testenv.SyncBuffer
 	obj   []byte
 	ids   []string // the archives
 	tasks []string // their capture jobs
@@ -84,7 +71,7 @@ func newReplayFixture(t testing.TB, o replayOptions) *replayFixture {
 	t.Helper()
 	ctx := context.Background()
 	env := apptest.New(t)
-	f := &replayFixture{env: env, clock: &clock{t: time.Now()}, log: &syncBuffer{}}
+	f := &replayFixture{env: env, clock: &clock{t: time.Now()}, log: &testenv.SyncBuffer{}}
 	if o.objectSize == 0 {
 		o.objectSize = 100_000
 	}

@@ -1,7 +1,6 @@
 package dev_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -13,7 +12,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -26,25 +24,6 @@ import (
 	"github.com/capture-ledger/ledgerctl/pkg/crawl"
 	"github.com/capture-ledger/ledgerctl/pkg/testenv"
 )
-
-// syncBuffer is a bytes.Buffer the command writes from its goroutine while
-// the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestDevDemo: `dev demo` serves the bundled site, grants the dev user,
 // starts the crawl with mixed rules and runs serve, whose embedded runner
@@ -79,7 +58,7 @@ func TestDevDemo(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	out := &syncBuffer{}
+	out := &testenv.SyncBuffer{}
 	done := make(chan int, 1)
 	go func() {
 		_, _, code := clitest.RunCtx(ctx, t, dir, env, func(f *cmdutil.Factory) { f.Streams.Out, f.Streams.Err = out, io.Discard }, "dev", "demo", "--as", "alice")

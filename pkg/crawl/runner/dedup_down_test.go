@@ -1,12 +1,10 @@
 package runner_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/google/uuid"
@@ -15,25 +13,8 @@ import (
 	"github.com/capture-ledger/ledgerctl/pkg/crawl"
 	"github.com/capture-ledger/ledgerctl/pkg/crawl/runner"
 	"github.com/capture-ledger/ledgerctl/pkg/store/postgres"
+	"github.com/capture-ledger/ledgerctl/pkg/testenv"
 )
-
-// lockedBuffer is a log's destination read by the test.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestPayloadIndexDownIsLogged: when the crawl's payload index (in
 // PostgreSQL) cannot be asked, the capture is still made whole, storing
@@ -54,7 +35,7 @@ func TestPayloadIndexDownIsLogged(t *testing.T) {
 		t.Fatal(err)
 	}
 	pool.Close()
-	var logs lockedBuffer
+	var logs testenv.SyncBuffer
 	eng := capture.NewHTTP(captureConfig())
 	t.Cleanup(func() { _ = eng.Close() })
 	capt := &capture.CrawlCapturer{Engine: eng, Objects: e.blob, Bucket: e.bucket, Software: "ledgerctl dedup test",
@@ -90,7 +71,7 @@ func TestStoppingRunnerStillShares(t *testing.T) {
 	}
 	site.page("/one", "one", `<link rel="stylesheet" href="/a.css"><p>one</p>`)
 	site.page("/two", "two", `<link rel="stylesheet" href="/b.css"><p>two</p>`)
-	var logs lockedBuffer
+	var logs testenv.SyncBuffer
 	eng := capture.NewHTTP(captureConfig())
 	t.Cleanup(func() { _ = eng.Close() })
 	capt := &capture.CrawlCapturer{Engine: eng, Objects: e.blob, Bucket: e.bucket, Software: "ledgerctl dedup test",
