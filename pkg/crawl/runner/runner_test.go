@@ -463,11 +463,7 @@ func TestClosedCrawlStopsTheLevel(t *testing.T) {
 func TestRestartRecoversCaptureInFlight(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	a := newHost(t)
-	a.page("/", "home", `<a href="/p0">0</a> <a href="/p1">1</a> <a href="/p2">2</a>`)
-	for i := range 3 {
-		a.page(fmt.Sprintf("/p%d", i), "p", "")
-	}
+	a := threePageHost(t)
 	capt := newCounter(e)
 	stop, stopRun := context.WithCancel(context.Background())
 	capt.after = func(_ context.Context, u string) error {

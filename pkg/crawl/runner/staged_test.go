@@ -20,11 +20,7 @@ import (
 func TestHostFreedOnceFetched(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	a := newHost(t)
-	a.page("/", "home", `<a href="/p0">0</a> <a href="/p1">1</a> <a href="/p2">2</a>`)
-	for i := range 3 {
-		a.page(fmt.Sprintf("/p%d", i), "p", "")
-	}
+	a := threePageHost(t)
 	capt := newCounter(e)
 	var (
 		mu       sync.Mutex
@@ -70,21 +66,7 @@ func TestHostFreedOnceFetched(t *testing.T) {
 			}
 		}
 	}
-	levels := make(chan runner.LevelEvent, 4)
-	svc, r := e.service(capt, runner.Config{OnLevel: func(ev runner.LevelEvent) { levels <- ev }})
-	maxDepth, delay := 1, 0
-	id, err := svc.Start(e.ctx, alice, crawl.StartRequest{Seeds: []string{a.URL + "/"}, MaxDepth: &maxDepth, PerHostDelayMs: &delay})
-	if err != nil {
-		t.Fatal(err)
-	}
-	runUntilDone(t, r, levels, time.Minute)
-	v, err := svc.Get(e.ctx, alice, id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if v.State != crawl.StateSucceeded || v.PagesCaptured != 4 {
-		t.Fatalf("crawl %s with %d pages captured, want succeeded with 4", v.State, v.PagesCaptured)
-	}
+	id := crawlToTheEnd(t, e, a, capt, 4)
 	for i := range 3 {
 		if n := capt.count(fmt.Sprintf("%s/p%d", a.URL, i)); n != 1 {
 			t.Errorf("p%d captured %d times, want once (a page whose writing waited was captured again)", i, n)
@@ -129,11 +111,7 @@ func TestHostFreedOnceFetched(t *testing.T) {
 func TestCaptureNotWrittenIsMadeAgain(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	a := newHost(t)
-	a.page("/", "home", `<a href="/p0">0</a> <a href="/p1">1</a> <a href="/p2">2</a>`)
-	for i := range 3 {
-		a.page(fmt.Sprintf("/p%d", i), "p", "")
-	}
+	a := threePageHost(t)
 	capt := newCounter(e)
 	var once sync.Once
 	capt.after = func(_ context.Context, u string) error {
@@ -143,6 +121,32 @@ func TestCaptureNotWrittenIsMadeAgain(t *testing.T) {
 		}
 		return err
 	}
+	crawlToTheEnd(t, e, a, capt, 4)
+	if n := capt.count(a.URL + "/p1"); n != 2 {
+		t.Errorf("p1 captured %d times, want twice (once more after its objects were not written)", n)
+	}
+	for _, p := range []string{"/p0", "/p2"} {
+		if n := capt.count(a.URL + p); n != 1 {
+			t.Errorf("%s captured %d times, want once", p, n)
+		}
+	}
+}
+
+// threePageHost serves a front page linking /p0, /p1 and /p2.
+func threePageHost(t testing.TB) *host {
+	a := newHost(t)
+	a.page("/", "home", `<a href="/p0">0</a> <a href="/p1">1</a> <a href="/p2">2</a>`)
+	for i := range 3 {
+		a.page(fmt.Sprintf("/p%d", i), "p", "")
+	}
+	return a
+}
+
+// crawlToTheEnd crawls a's front page at depth 1, delay 0, with capt, and
+// checks the crawl succeeded with want pages captured; it returns the
+// crawl's id.
+func crawlToTheEnd(t *testing.T, e *env, a *host, capt runner.Capturer, want int) string {
+	t.Helper()
 	levels := make(chan runner.LevelEvent, 4)
 	svc, r := e.service(capt, runner.Config{OnLevel: func(ev runner.LevelEvent) { levels <- ev }})
 	maxDepth, delay := 1, 0
@@ -155,15 +159,8 @@ func TestCaptureNotWrittenIsMadeAgain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v.State != crawl.StateSucceeded || v.PagesCaptured != 4 {
-		t.Fatalf("crawl %s with %d pages captured, want succeeded with 4", v.State, v.PagesCaptured)
+	if v.State != crawl.StateSucceeded || v.PagesCaptured != want {
+		t.Fatalf("crawl %s with %d pages captured, want succeeded with %d", v.State, v.PagesCaptured, want)
 	}
-	if n := capt.count(a.URL + "/p1"); n != 2 {
-		t.Errorf("p1 captured %d times, want twice (once more after its objects were not written)", n)
-	}
-	for _, p := range []string{"/p0", "/p2"} {
-		if n := capt.count(a.URL + p); n != 1 {
-			t.Errorf("%s captured %d times, want once", p, n)
-		}
-	}
+	return id
 }
