@@ -2,9 +2,6 @@ package app_test
 
 import (
 	"context"
-	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"testing"
@@ -30,18 +27,7 @@ func TestCommandCrawlGivesTheIndexBack(t *testing.T) {
 	if _, err := authz.Grant(ctx, env.FGA, "submitter", "alice", "acme"); err != nil {
 		t.Fatal(err)
 	}
-	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		switch r.URL.Path {
-		case "/":
-			fmt.Fprint(w, `<!doctype html><title>quince home</title><p>quince jelly</p><a href="/a">a</a>`)
-		case "/a":
-			fmt.Fprint(w, `<!doctype html><title>quince a</title><p>quince paste</p>`)
-		default:
-			http.NotFound(w, r)
-		}
-	}))
-	t.Cleanup(site.Close)
+	site := twoPageSite(t, "quince")
 
 	s := env.App.Settings
 	s.CaptureEngine = "http"

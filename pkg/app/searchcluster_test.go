@@ -315,18 +315,7 @@ func TestCrawlSearchableThroughOtherServe(t *testing.T) {
 	if _, err := authz.Grant(ctx, env.FGA, "submitter", "alice", "acme"); err != nil {
 		t.Fatal(err)
 	}
-	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		switch r.URL.Path {
-		case "/":
-			fmt.Fprint(w, `<!doctype html><title>sorbet home</title><p>lemon sorbet</p><a href="/a">a</a>`)
-		case "/a":
-			fmt.Fprint(w, `<!doctype html><title>sorbet a</title><p>mango sorbet</p>`)
-		default:
-			http.NotFound(w, r)
-		}
-	}))
-	t.Cleanup(site.Close)
+	site := twoPageSite(t, "sorbet")
 	startClusterServe(t, env, "a")
 	b := startClusterServe(t, env, "b")
 	api := func(method, path, body string) (int, map[string]any) {
@@ -367,4 +356,24 @@ func TestCrawlSearchableThroughOtherServe(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// twoPageSite serves a front page linking /a, both with word in their
+// title and text: a crawl of depth 1 captures two pages a search for word
+// finds.
+func twoPageSite(t *testing.T, word string) *httptest.Server {
+	t.Helper()
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		switch r.URL.Path {
+		case "/":
+			fmt.Fprintf(w, `<!doctype html><title>%s home</title><p>lemon %s</p><a href="/a">a</a>`, word, word)
+		case "/a":
+			fmt.Fprintf(w, `<!doctype html><title>%s a</title><p>mango %s</p>`, word, word)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(site.Close)
+	return site
 }
