@@ -98,7 +98,7 @@ func (b *CrawlCapturer) Fetch(ctx context.Context, req runner.CaptureRequest) (r
 		}
 		return nil, err
 	}
-	cf := &crawlFetched{b: b, req: req, f: f}
+	cf := &crawlFetched{b: b, req: req, f: f, turn: NewTurn()}
 	if fl := f.Result.Failure; fl != nil && fl.Kind == FailCancelled && ctx.Err() != nil {
 		_, _ = cf.Store(ctx)
 		return nil, ctx.Err()
@@ -114,9 +114,28 @@ func (r refused) Store(context.Context) (runner.CaptureOutcome, error) { return 
 
 // crawlFetched is a page the engine captured, its objects not yet written.
 type crawlFetched struct {
-	b   *CrawlCapturer
-	req runner.CaptureRequest
-	f   *Fetched
+	b    *CrawlCapturer
+	req  runner.CaptureRequest
+	f    *Fetched
+	turn *Turn
+}
+
+var _ runner.Ordered = (*crawlFetched)(nil)
+
+// turnOf is the turn of the crawl capture f is or wraps (a Fetched that
+// wraps another says so with Unwrap), nil for any other.
+func turnOf(f runner.Fetched) *Turn {
+	for f != nil {
+		switch v := f.(type) {
+		case *crawlFetched:
+			return v.turn
+		case interface{ Unwrap() runner.Fetched }:
+			f = v.Unwrap()
+		default:
+			return nil
+		}
+	}
+	return nil
 }
 
 // failed fills o's failure fields from the capture's failure.
@@ -147,9 +166,17 @@ func (c *crawlFetched) Host() runner.CaptureOutcome {
 // Store writes the capture's WACZ, links file (when the level's links are
 // followed) and manifest, and returns Capture's outcome.
 func (c *crawlFetched) Store(ctx context.Context) (runner.CaptureOutcome, error) {
+	return c.StoreAfter(ctx, nil)
+}
+
+// StoreAfter is Store while the capture fetched before it, prev, may
+// still be being written (runner.Ordered): it shares prev's files as if
+// prev were written (Turn).
+func (c *crawlFetched) StoreAfter(ctx context.Context, prev runner.Fetched) (runner.CaptureOutcome, error) {
 	b, req, job := c.b, c.req, c.f.Job
 	// The links file only when the level's links will be followed.
-	out, err := c.f.Store(ctx, uploader{b}, Options{Software: b.Software, Payloads: b.Payloads, NoLinks: !req.Formats.Links})
+	out, err := c.f.Store(ctx, uploader{b}, Options{Software: b.Software, Payloads: b.Payloads, NoLinks: !req.Formats.Links,
+		Turn: c.turn, After: turnOf(prev)})
 	if err != nil {
 		return runner.CaptureOutcome{}, err
 	}

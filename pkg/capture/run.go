@@ -105,6 +105,10 @@ type Options struct {
 	// that each of its pages is one object fewer to write and to keep. The
 	// links are still in the Outcome's Result.
 	NoLinks bool
+	// Turn, when set, is this capture's place among captures of the crawl
+	// written at the same time (see Turn), and After the turn of the one
+	// before it (nil for the first). Store settles Turn, whatever happens.
+	Turn, After *Turn
 }
 
 // payloadsTimeout bounds one question to, or one addition to, the index.
@@ -149,13 +153,27 @@ func (f *Fetched) Store(ctx context.Context, up Uploader, opts Options) (*Outcom
 	job, res := f.Job, f.Result
 	res.Capture.Software = opts.Software
 	out := &Outcome{Job: job, Result: res, Failure: res.Failure}
-	var stored []StoredPayload
+	var (
+		stored  []StoredPayload
+		written bool // the manifest, and with it the archive, is written
+	)
+	if opts.Turn != nil {
+		defer func() { opts.Turn.finish(written && out.Failure == res.Failure) }()
+	}
+	// The captures whose pending payloads this one refers to.
+	var used map[*Turn]bool
 	if opts.Payloads != nil && job.CorrelationID != "" && out.Failure == nil {
+		idx := opts.Payloads
+		if opts.After != nil {
+			<-opts.After.asked
+			used = map[*Turn]bool{}
+			idx = &withPending{Payloads: idx, pending: opts.After.pending, used: used}
+		}
 		// Past the capture's own context, as the uploads are: a capture
 		// that was made is written whole, sharing what it can.
 		qctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), payloadsTimeout)
 		var err error
-		stored, out.Dedup, err = dedup(qctx, opts.Payloads, job.CorrelationID, job.WACZName(), &res.Capture)
+		stored, out.Dedup, err = dedup(qctx, idx, job.CorrelationID, job.WACZName(), &res.Capture)
 		cancel()
 		if err != nil {
 			// Every payload is stored, and none is offered: a revisit
@@ -165,7 +183,11 @@ func (f *Fetched) Store(ctx context.Context, up Uploader, opts Options) (*Outcom
 				res.Capture.Exchanges[i].Revisit = nil
 			}
 			stored = nil
+			clear(used)
 		}
+	}
+	if opts.Turn != nil {
+		opts.Turn.decided(opts.After, stored)
 	}
 	step := ""
 	put := func(name, ct string, body []byte) (string, error) {
@@ -232,11 +254,16 @@ func (f *Fetched) Store(ctx context.Context, up Uploader, opts Options) (*Outcom
 	if out.Failure == nil {
 		_, _, out.Complete = Completeness(res, out.Summary)
 	}
+	// A capture referring to payloads still being written counts only
+	// once they are.
+	if err := waitFor(used); err != nil {
+		return out, err
+	}
 	loc, err := put(job.ManifestName(), ContentTypeJSON, m)
 	if err != nil {
 		return out, fmt.Errorf("capture: uploading %s: %w", job.ManifestName(), err)
 	}
-	out.ManifestLocation = loc
+	out.ManifestLocation, written = loc, true
 	if len(stored) > 0 && out.OK() {
 		// Past the capture's own context, as the uploads are: the archive
 		// exists now.

@@ -103,6 +103,17 @@ type Fetched interface {
 	Store(ctx context.Context) (CaptureOutcome, error)
 }
 
+// Ordered is a Fetched that can be written while the capture fetched
+// before it on the same host is still being written (prev, nil for none):
+// it keeps the order in which the crawl's captures share their files, and
+// its result counts only once the captures it refers to are written (an
+// error otherwise: the page is captured again). A Fetched that is not
+// Ordered is written after the one before it is.
+type Ordered interface {
+	Fetched
+	StoreAfter(ctx context.Context, prev Fetched) (CaptureOutcome, error)
+}
+
 // Slotted is a Capturer that can run only so many captures at once
 // (BrowserHive: one per endpoint); the runner works on no more hosts at
 // once than that.

@@ -61,6 +61,18 @@ func noisyPNG(t testing.TB, w, h int) []byte {
 // warcRecordTypes counts the WARC-Type of each record of a WACZ's WARC.
 func warcRecordTypes(t testing.TB, archive []byte) map[string]int {
 	t.Helper()
+	out := map[string]int{}
+	for _, line := range strings.Split(warcText(t, archive), "\r\n") {
+		if typ, ok := strings.CutPrefix(line, "WARC-Type: "); ok {
+			out[typ]++
+		}
+	}
+	return out
+}
+
+// warcText is a WACZ's whole WARC, uncompressed.
+func warcText(t testing.TB, archive []byte) string {
+	t.Helper()
 	zf, err := zip.NewReader(bytes.NewReader(archive), int64(len(archive)))
 	if err != nil {
 		t.Fatal(err)
@@ -78,13 +90,7 @@ func warcRecordTypes(t testing.TB, archive []byte) map[string]int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[string]int{}
-	for _, line := range strings.Split(string(warc), "\r\n") {
-		if typ, ok := strings.CutPrefix(line, "WARC-Type: "); ok {
-			out[typ]++
-		}
-	}
-	return out
+	return string(warc)
 }
 
 // collectionHarness serves ReplayWeb.page's own files, unmodified, as its

@@ -158,9 +158,15 @@ type timedFetched struct {
 }
 
 func (f timedFetched) Store(ctx context.Context) (runner.CaptureOutcome, error) {
+	return f.StoreAfter(ctx, nil)
+}
+
+func (f timedFetched) Unwrap() runner.Fetched { return f.Fetched }
+
+func (f timedFetched) StoreAfter(ctx context.Context, prev runner.Fetched) (runner.CaptureOutcome, error) {
 	start := time.Now()
 	defer f.t.add(&f.t.storing, start)
-	return f.Fetched.Store(ctx)
+	return storeAfter(ctx, f.Fetched, prev)
 }
 
 // timedObjects adds up the time spent putting objects.

@@ -268,13 +268,29 @@ type counted struct {
 }
 
 func (c counted) Store(ctx context.Context) (runner.CaptureOutcome, error) {
-	out, err := c.Fetched.Store(ctx)
+	return c.StoreAfter(ctx, nil)
+}
+
+func (c counted) Unwrap() runner.Fetched { return c.Fetched }
+
+func (c counted) StoreAfter(ctx context.Context, prev runner.Fetched) (runner.CaptureOutcome, error) {
+	out, err := storeAfter(ctx, c.Fetched, prev)
 	if err == nil && c.after != nil {
 		if err := c.after(c.ctx, c.url); err != nil {
 			return runner.CaptureOutcome{}, err
 		}
 	}
 	return out, err
+}
+
+// storeAfter writes f after prev as the runner does: beside it when f is
+// Ordered (the built-in capturer's), else now (prev is written already or
+// shares nothing with f).
+func storeAfter(ctx context.Context, f, prev runner.Fetched) (runner.CaptureOutcome, error) {
+	if o, ok := f.(runner.Ordered); ok {
+		return o.StoreAfter(ctx, prev)
+	}
+	return f.Store(ctx)
 }
 
 func (c *counter) Recover(ctx context.Context, taskID, correlationID, url string) (runner.CaptureOutcome, bool, error) {

@@ -214,9 +214,9 @@ func (r *Runner) runHost(ctx context.Context, lv *levelRun, h *hostRun) error {
 		h.crawlDelay = min(ceilMs(robots.CrawlDelay), ceilMs(r.cfg.CrawlDelayMax))
 	}
 	// A staged capturer's objects are written while the host's next page
-	// is captured: at most storesPerHost captures of the host wait to be
-	// written or are being written (one at a time), and their results are
-	// kept in the pages' order.
+	// is captured: at most storesPerHost captures of the host are being
+	// written (at once when the capturer's are Ordered, one at a time
+	// otherwise), and their results are kept in the pages' order.
 	var writes []*write
 	defer func() {
 		for _, w := range writes {
@@ -270,7 +270,7 @@ func (r *Runner) runHost(ctx context.Context, lv *levelRun, h *hostRun) error {
 				return err
 			}
 		}
-		w := &write{page: p, stored: make(chan struct{}), done: make(chan struct{})}
+		w := &write{page: p, fetched: c.fetched, stored: make(chan struct{}), done: make(chan struct{})}
 		var prev *write
 		if len(writes) > 0 {
 			prev = writes[len(writes)-1]
@@ -278,14 +278,26 @@ func (r *Runner) runHost(ctx context.Context, lv *levelRun, h *hostRun) error {
 		writes = append(writes, w)
 		go func() {
 			defer close(w.done)
-			// One capture of the host written at a time, in order: each
-			// asks the crawl's payload index once the one before has added
-			// its payloads, so that a host's pages share their files as
-			// when they were written one after the other.
-			if prev != nil {
-				<-prev.stored
+			// A host's pages share their files as when they were written
+			// one after the other: an Ordered capture keeps that order
+			// itself while it is written beside the one before; any other
+			// is written once the one before is.
+			var (
+				out CaptureOutcome
+				err error
+			)
+			if o, ok := c.fetched.(Ordered); ok {
+				var before Fetched
+				if prev != nil {
+					before = prev.fetched
+				}
+				out, err = o.StoreAfter(ctx, before)
+			} else {
+				if prev != nil {
+					<-prev.stored
+				}
+				out, err = c.fetched.Store(ctx)
 			}
-			out, err := c.fetched.Store(ctx)
 			close(w.stored)
 			if prev != nil {
 				<-prev.done
@@ -313,12 +325,13 @@ func (r *Runner) runHost(ctx context.Context, lv *levelRun, h *hostRun) error {
 
 // storesPerHost bounds the captures of one host waiting to be written or
 // being written (each holds its page's records in memory until it is).
-const storesPerHost = 2
+const storesPerHost = 3
 
 // write is a staged capture of a page being written: stored once its
 // objects are (or could not be), done once its result is kept.
 type write struct {
 	page         crawl.FrontierPage
+	fetched      Fetched
 	stored, done chan struct{}
 	// err is keeping the result's; redo says the capture could not be
 	// written and the page is to be captured again.

@@ -4,10 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/capture-ledger/ledgerctl/pkg/capture"
 	"github.com/capture-ledger/ledgerctl/pkg/crawl"
 	"github.com/capture-ledger/ledgerctl/pkg/crawl/runner"
 )
@@ -163,4 +167,110 @@ func crawlToTheEnd(t *testing.T, e *env, a *host, capt runner.Capturer, want int
 		t.Fatalf("crawl %s with %d pages captured, want succeeded with %d", v.State, v.PagesCaptured, want)
 	}
 	return id
+}
+
+// refuseHeldWACZ is a bucket whose second WACZ put (the first page of the
+// level after the seed's) waits for the next WACZ put and is then refused,
+// once: a capture fails while a later one of the host, written at the same
+// time, refers to its files.
+type refuseHeldWACZ struct {
+	capture.Objects
+	mu             sync.Mutex
+	puts           int
+	arrived, later chan struct{}
+}
+
+func (o *refuseHeldWACZ) Put(ctx context.Context, bucket, key, ct string, body []byte) error {
+	if strings.HasSuffix(key, ".wacz") {
+		o.mu.Lock()
+		o.puts++
+		n := o.puts
+		o.mu.Unlock()
+		switch n {
+		case 2:
+			close(o.arrived)
+			select {
+			case <-o.later:
+			case <-time.After(20 * time.Second):
+			}
+			return errors.New("the bucket refused the WACZ")
+		case 3:
+			close(o.later)
+		}
+	}
+	return o.Objects.Put(ctx, bucket, key, ct, body)
+}
+
+// TestWrittenTogetherRefersOnlyToWrittenArchives: a host's captures are
+// written at the same time and share a stylesheet. The first page's WACZ
+// is refused after the second page, written beside it, decided to refer to
+// its stylesheet: both pages are captured again, the crawl ends with every
+// page, and every revisit in the crawl's archives names one of them.
+func TestWrittenTogetherRefersOnlyToWrittenArchives(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	a := newHost(t)
+	a.handle("/style.css", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/css")
+		_, _ = io.WriteString(w, sharedStyle)
+	})
+	a.page("/", "home", `<a href="/p0">0</a> <a href="/p1">1</a> <a href="/p2">2</a>`)
+	for i := range 3 {
+		a.page(fmt.Sprintf("/p%d", i), "p", `<link rel="stylesheet" href="/style.css">`)
+	}
+	capt := newCounter(e)
+	objs := &refuseHeldWACZ{Objects: e.blob, arrived: make(chan struct{}), later: make(chan struct{})}
+	capt.inner.Objects, capt.inner.Payloads = objs, e.runnerStore()
+	capt.before = func(ctx context.Context, u string) error {
+		if u == a.URL+"/p1" && capt.count(u) == 0 {
+			// p1 is fetched once p0's WACZ is being put: it is written
+			// beside p0 and refers to p0's stylesheet.
+			select {
+			case <-objs.arrived:
+			case <-time.After(20 * time.Second):
+				return errors.New("p0's WACZ was never put")
+			}
+		}
+		return nil
+	}
+	id := crawlToTheEnd(t, e, a, capt, 4)
+	for _, p := range []string{"/p0", "/p1"} {
+		if n := capt.count(a.URL + p); n != 2 {
+			t.Errorf("%s captured %d times, want twice (its capture, or one it referred to, was not written)", p, n)
+		}
+	}
+	ids, err := e.store.CrawlArchives(e.ctx, id, 10)
+	if err != nil || len(ids) != 4 {
+		t.Fatalf("the crawl's archives: %v %v", ids, err)
+	}
+	names, err := e.store.ArchiveObjectNames(e.ctx, ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admitted := map[string]bool{}
+	for _, n := range names {
+		admitted[n] = true
+	}
+	revisits := 0
+	for _, aid := range ids {
+		bucket, key, err := e.store.ArchiveLocation(e.ctx, aid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := e.blob.Get(e.ctx, bucket, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(warcText(t, data), "\r\n") {
+			if c, ok := strings.CutPrefix(line, "WARC-Refers-To-Container: "); ok {
+				revisits++
+				if !admitted[c] {
+					t.Errorf("archive %s has a revisit of %s, which is not one of the crawl's archives %v", aid, c, names)
+				}
+			}
+		}
+	}
+	if revisits == 0 {
+		t.Error("no archive refers to another's stylesheet: the test proves nothing")
+	}
 }
