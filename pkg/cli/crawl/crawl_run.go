@@ -26,9 +26,10 @@ func newCmdCrawlRun(opts *CrawlOptions) *cobra.Command {
 		Short: "Run a crawl in this terminal with the embedded runner, showing per-host progress",
 		Long: `Runs the running crawl (CRAWL_ID, or the one running now) with the same
 embedded runner serve uses, without a server: robots.txt, per-host pacing and
-capture, level by level, until the crawl ends. The current level is drawn host
-by host (captured, failed, skipped, pending, delay, robots.txt), redrawn in
-place on a terminal. Ctrl-C stops cleanly: the pages captured so far are kept,
+capture, level by level, until the crawl ends. Every level's pages are drawn
+by state, and every host of the crawl (captured, failed, skipped, pending over
+all levels; its delay and robots.txt), with why pages failed, redrawn in place
+on a terminal. Ctrl-C stops cleanly: the pages captured so far are kept,
 and serve or another crawl run resumes the crawl where it stopped. Exits 1 when
 the crawl ends failed. Not for crawls run by the Windmill flow
 (CAPTURE_LEDGER_CRAWL_WEBHOOK_URL set).`,
@@ -190,7 +191,7 @@ func jsonLine(v any) (string, error) {
 }
 
 // renderProgress is one drawing: a summary line, every level's pages by
-// state, the current level's hosts, and why pages failed.
+// state, every host of the crawl, and why pages failed.
 func renderProgress(p politeness.Progress) string {
 	var b strings.Builder
 	head := fmt.Sprintf("crawl %s · %s", p.CrawlID, p.State)

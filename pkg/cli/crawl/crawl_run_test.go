@@ -3,6 +3,7 @@ package crawl_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"net/http"
@@ -99,4 +100,77 @@ func TestCrawlRunInTerminal(t *testing.T) {
 	if s := out3.String(); !strings.Contains(s, "1000 (crawl-delay)") || !strings.Contains(s, "1 kept out") {
 		t.Errorf("politeness table: %s", s)
 	}
+}
+
+// TestCrawlStatusWatchShowsEveryHost: a crawl whose last level is on
+// another host than its first is drawn, once ended, with both hosts and
+// their pages (not only the last level's host), as text and as JSON.
+func TestCrawlStatusWatchShowsEveryHost(t *testing.T) {
+	t.Parallel()
+	dir, env := clitest.DeployedStack(t)
+	if _, errs, code := clitest.Run(t, dir, env, "fga", "grant", "submitter", "alice", "acme"); code != 0 {
+		t.Fatalf("grant: %s", errs)
+	}
+	env["CAPTURE_LEDGER_CAPTURE_ENGINE"] = "http"
+	env["CAPTURE_LEDGER_CAPTURE_ALLOW_PRIVATE"] = "1"
+	page := func(body string) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/robots.txt" {
+				http.NotFound(w, r)
+				return
+			}
+			fmt.Fprintf(w, `<html><title>%s</title>%s</html>`, r.URL.Path, body)
+		}
+	}
+	blog := httptest.NewServer(page(""))
+	defer blog.Close()
+	www := httptest.NewServer(page(`<a href="` + blog.URL + `/post">post</a>`))
+	defer www.Close()
+
+	as := []string{"--as", "alice", "--org", "acme"}
+	out, errs, code := clitest.Run(t, dir, env, append([]string{"crawl", "start", "--seed", www.URL + "/", "--rule", "follow:any",
+		"--max-depth", "1", "--per-host-delay-ms", "0", "--wait"}, as...)...)
+	id := strings.TrimSpace(strings.SplitN(out, "\n", 2)[0])
+	if code != 0 || len(id) != 36 {
+		t.Fatalf("crawl start --wait: exit %d %q %s", code, out, errs)
+	}
+	wwwHost, blogHost := strings.TrimPrefix(www.URL, "http://"), strings.TrimPrefix(blog.URL, "http://")
+	out, errs, code = clitest.Run(t, dir, env, append([]string{"crawl", "status", id, "--watch"}, as...)...)
+	if code != 0 {
+		t.Fatalf("status --watch: exit %d %s", code, errs)
+	}
+	for _, h := range []string{wwwHost, blogHost} {
+		if !hostRow(out, h, "1") {
+			t.Errorf("the drawing lacks %s with 1 page captured:\n%s", h, out)
+		}
+	}
+	out, _, _ = clitest.Run(t, dir, env, append([]string{"crawl", "status", id, "--watch", "--json"}, as...)...)
+	var p struct {
+		Depth int `json:"depth"`
+		Hosts []struct {
+			Host     string `json:"host"`
+			Captured int    `json:"captured"`
+		} `json:"hosts"`
+	}
+	if err := json.Unmarshal([]byte(out), &p); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	got := map[string]int{}
+	for _, h := range p.Hosts {
+		got[h.Host] = h.Captured
+	}
+	if p.Depth != 1 || len(got) != 2 || got[wwwHost] != 1 || got[blogHost] != 1 {
+		t.Errorf("--json: depth %d, hosts %v; want depth 1 and both hosts with a page each", p.Depth, got)
+	}
+}
+
+// hostRow reports whether the drawing has a row for host whose captured
+// column is captured.
+func hostRow(drawing, host, captured string) bool {
+	for _, line := range strings.Split(drawing, "\n") {
+		if f := strings.Fields(line); len(f) > 1 && f[0] == host && f[1] == captured {
+			return true
+		}
+	}
+	return false
 }

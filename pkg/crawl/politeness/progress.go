@@ -7,15 +7,16 @@ import (
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 )
 
-// ProgressStore reads a crawl's current level host by host; *postgres.Store
-// implements it.
+// ProgressStore reads a crawl's progress host by host and level by level;
+// *postgres.Store implements it.
 type ProgressStore interface {
 	RunnerProgress(ctx context.Context, crawlID string) ([]ledger.HostProgress, error)
 	CrawlLevels(ctx context.Context, crawlID string) ([]ledger.LevelProgress, []ledger.FailureCount, error)
 }
 
-// Progress is a crawl's state and its current level, host by host (what
-// `ledgerctl crawl run` and `crawl status --watch` draw).
+// Progress is a crawl's state, its levels and its hosts over the whole
+// crawl (what `ledgerctl crawl run` and `crawl status --watch` draw). Depth
+// is the deepest level so far.
 type Progress struct {
 	CrawlID         string         `json:"crawlId"`
 	State           string         `json:"state"`
@@ -47,17 +48,19 @@ type Failure struct {
 	Pages  int    `json:"pages"`
 }
 
-// HostProgress is one host of the current level. A page whose capture the
-// runner kept counts as its result before the level is reported.
+// HostProgress is one host of the crawl: its pages at every level by
+// state. A page whose capture the runner kept counts as its result before
+// the level is reported.
 type HostProgress struct {
 	Host     string `json:"host"`
 	Captured int    `json:"captured"`
 	Failed   int    `json:"failed"`
 	Skipped  int    `json:"skipped"`
 	Pending  int    `json:"pending"`
-	// DelayMs and DelaySource are the runner's delay for the host at this
-	// level (nil before it reached the host, or for the Windmill flow);
-	// BackoffMs is the longest 429/503 back-off there (0 when none).
+	// DelayMs and DelaySource are the runner's delay for the host at the
+	// deepest level it paced the host at (nil before it reached the host,
+	// or for the Windmill flow); BackoffMs is the longest 429/503 back-off
+	// there (0 when none).
 	DelayMs     *int    `json:"delayMs"`
 	DelaySource *string `json:"delaySource"`
 	BackoffMs   int     `json:"backoffMs"`
@@ -83,7 +86,7 @@ func (p *ProgressService) Progress(ctx context.Context, c crawl.Caller, crawlID 
 	out := Progress{CrawlID: v.CrawlID, State: v.State, StopReason: v.StopReason, Error: v.Error,
 		PagesCaptured: v.PagesCaptured, PagesDiscovered: v.PagesDiscovered, Hosts: make([]HostProgress, len(rows)), View: v}
 	for i, r := range rows {
-		out.Depth = r.Depth
+		out.Depth = max(out.Depth, r.Depth)
 		h := HostProgress{Host: r.Host, Captured: r.Captured, Failed: r.Failed, Skipped: r.Skipped, Pending: r.Pending,
 			DelayMs: r.DelayMs, DelaySource: r.DelaySource, Robots: r.Robots}
 		if r.BackoffMs != nil {

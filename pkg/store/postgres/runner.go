@@ -292,25 +292,31 @@ func (s *Store) Politeness(ctx context.Context, crawlID string) ([]ledger.Polite
 	return out, nil
 }
 
-// RunnerProgress reads, per host, the progress of a crawl's deepest level.
+// RunnerProgress reads, per host, the progress of the whole crawl: the
+// host's pages at every level by state (a page whose result the runner kept
+// counts as that result), the deepest level it has pages at, and the
+// runner's pacing of it at the deepest level it was paced.
 func (s *Store) RunnerProgress(ctx context.Context, crawlID string) ([]ledger.HostProgress, error) {
 	rows, err := s.Pool.Query(ctx, `
-		WITH d AS (SELECT max(depth) AS depth FROM crawl_pages WHERE crawl_id = $1),
-		p AS (
-			SELECT cp.host, d.depth,
+		WITH p AS (
+			SELECT cp.host, cp.depth,
 			       CASE WHEN cp.state <> 'pending' THEN cp.state ELSE coalesce(r.result->>'status', 'pending') END AS st
 			FROM crawl_pages cp
-			JOIN d ON cp.depth = d.depth
 			LEFT JOIN crawl_runner_results r ON r.crawl_id = cp.crawl_id AND r.url = cp.url
 			WHERE cp.crawl_id = $1
+		),
+		h AS (
+			SELECT DISTINCT ON (host) host, robots, delay_source, delay_ms, backoffs, backoff_ms
+			FROM crawl_runner_hosts WHERE crawl_id = $1
+			ORDER BY host, depth DESC
 		)
-		SELECT p.host, p.depth,
+		SELECT p.host, max(p.depth),
 		       count(*) FILTER (WHERE st = 'captured'), count(*) FILTER (WHERE st = 'failed'),
 		       count(*) FILTER (WHERE st = 'skipped'), count(*) FILTER (WHERE st = 'pending'),
 		       h.robots, h.delay_source, h.delay_ms, h.backoffs, h.backoff_ms
 		FROM p
-		LEFT JOIN crawl_runner_hosts h ON h.crawl_id = $1 AND h.depth = p.depth AND h.host = p.host
-		GROUP BY p.host, p.depth, h.robots, h.delay_source, h.delay_ms, h.backoffs, h.backoff_ms
+		LEFT JOIN h ON h.host = p.host
+		GROUP BY p.host, h.robots, h.delay_source, h.delay_ms, h.backoffs, h.backoff_ms
 		ORDER BY p.host`, crawlID)
 	if err != nil {
 		return nil, fmt.Errorf("read the crawl's progress: %w", err)
