@@ -67,7 +67,8 @@ func Usagef(format string, a ...any) error { return UsageError{fmt.Errorf(format
 
 // AsFlags renders a use-case's *ledger.FieldError as a usage error naming
 // the flag that set the field: flags maps a field's first segment to its
-// flag, and a position in a repeated field reads "#N" (rule/1 → --rule #1).
+// flag, and a position in a repeated field reads "#N", counted from 1 as a
+// person counts the flags given (rule/1, the second → --rule #2).
 // The API renders the same error as querystring/rule/1 or body/…; any other
 // error passes unchanged.
 func AsFlags(err error, flags map[string]string) error {
@@ -81,8 +82,8 @@ func AsFlags(err error, flags map[string]string) error {
 		name = segs[0]
 	}
 	for _, seg := range segs[1:] {
-		if _, err := strconv.Atoi(seg); err == nil {
-			name += " #" + seg
+		if n, err := strconv.Atoi(seg); err == nil {
+			name += " #" + strconv.Itoa(n+1)
 		} else {
 			name += "/" + seg
 		}

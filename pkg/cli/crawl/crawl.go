@@ -108,7 +108,7 @@ func newCmdCrawlStart(opts *CrawlOptions) *cobra.Command {
 			for i, spec := range ruleSpecs {
 				r, err := rules.ParseSpec(spec)
 				if err != nil {
-					return cmdutil.Usagef("--rule #%d: %v", i, err)
+					return cmdutil.Usagef("--rule #%d: %v", i+1, err)
 				}
 				req.Rules = append(req.Rules, r)
 			}
@@ -184,8 +184,9 @@ var crawlFlags = map[string]string{
 }
 
 // flagOf names a field of a *ledger.FieldError as the flag or argument that
-// set it: "maxDepth" is --max-depth, "seeds/2" the --seed at #2 and
-// "rules/1/follow" the --rule at #1 (counted from 0, as --rule errors are).
+// set it: "maxDepth" is --max-depth, "seeds/2" the third --seed (#3) and
+// "rules/1/follow" the second --rule (#2): counted from 1, as every
+// command's errors count repeated flags.
 func flagOf(field string) string {
 	head, rest, _ := strings.Cut(field, "/")
 	if f, ok := crawlFlags[field]; ok {
@@ -193,8 +194,8 @@ func flagOf(field string) string {
 	}
 	if f, ok := crawlFlags[head]; ok {
 		if i, _, _ := strings.Cut(rest, "/"); i != "" {
-			if _, err := strconv.Atoi(i); err == nil {
-				return f + " #" + i
+			if n, err := strconv.Atoi(i); err == nil {
+				return f + " #" + strconv.Itoa(n+1)
 			}
 		}
 		return f

@@ -200,11 +200,11 @@ func TestCrawlFlagErrors(t *testing.T) {
 		{[]string{"crawl", "start", "--seed", "https://e.com/", "--per-host-delay-ms", "-1"}, "--per-host-delay-ms must be >= 0"},
 		{[]string{"crawl", "start", "--seed", "https://e.com/", "--host-parallelism", "33"}, "--host-parallelism must be <= 32"},
 		{[]string{"crawl", "start", "--from-targets", "--limit", "0"}, "--limit must be >= 1"},
-		{[]string{"crawl", "start", "--seed", "https://e.com/", "--seed", ""}, "--seed #1 must NOT have fewer than 1 characters"},
-		{[]string{"crawl", "start", "--seed", "https://e.com/\x00"}, "--seed #0 must NOT contain U+0000 (NUL)"},
-		{[]string{"crawl", "start", "--seed", "https://e.com/", "--rule", "follow:same-site", "--rule", "skip:\xff"}, "--rule #1 must be valid UTF-8"},
-		{[]string{"crawl", "start", "--seed", "https://e.com/", "--rule", "fetch:any"}, "--rule #0: "},
-		{append([]string{"crawl", "start", "--seed", "https://e.com/"}, many...), "--rule #32 too many rules"},
+		{[]string{"crawl", "start", "--seed", "https://e.com/", "--seed", ""}, "--seed #2 must NOT have fewer than 1 characters"},
+		{[]string{"crawl", "start", "--seed", "https://e.com/\x00"}, "--seed #1 must NOT contain U+0000 (NUL)"},
+		{[]string{"crawl", "start", "--seed", "https://e.com/", "--rule", "follow:same-site", "--rule", "skip:\xff"}, "--rule #2 must be valid UTF-8"},
+		{[]string{"crawl", "start", "--seed", "https://e.com/", "--rule", "fetch:any"}, "--rule #1: "},
+		{append([]string{"crawl", "start", "--seed", "https://e.com/"}, many...), "--rule #33 too many rules"},
 		{[]string{"crawl", "fail", "5b0a3c1e-0000-4000-8000-000000000000", "--reason", "a\x00"}, "--reason must NOT contain U+0000 (NUL)"},
 		{[]string{"crawl", "fail", "5b0a3c1e-0000-4000-8000-000000000000", "--reason", strings.Repeat("é", 2001)}, "--reason must NOT have more than 2000 characters"},
 		{[]string{"crawl", "decisions", "--domain", "Example.COM"}, "--domain must be a lowercase hostname"},
@@ -229,8 +229,8 @@ func TestCrawlFlagErrors(t *testing.T) {
 func TestFlagOf(t *testing.T) {
 	t.Parallel()
 	for field, want := range map[string]string{
-		"maxDepth": "--max-depth", "fromTargets/limit": "--limit", "seeds": "--seed", "seeds/2": "--seed #2",
-		"rules": "--rule", "rules/1": "--rule #1", "rules/1/follow": "--rule #1", "id": "CRAWL_ID", "reason": "--reason",
+		"maxDepth": "--max-depth", "fromTargets/limit": "--limit", "seeds": "--seed", "seeds/2": "--seed #3",
+		"rules": "--rule", "rules/1": "--rule #2", "rules/1/follow": "--rule #2", "id": "CRAWL_ID", "reason": "--reason",
 		"domain": "--domain", "something/else": "something/else",
 	} {
 		if got := crawl.FlagOf(field); got != want {

@@ -64,7 +64,7 @@ func TestRulesCheckCLIAndEndpointAgree(t *testing.T) {
 	// A rule that is not ACTION:PATTERN is the same field error: a usage
 	// error naming the flag, and a 400 naming the query parameter.
 	_, errs, code := clitest.Run(t, t.TempDir(), nil, "rules", "check", "--seed", "https://e/", "--rule", "follow:any", "--rule", "fetch:any")
-	_, cliReason, ok := strings.Cut(errs, "ledgerctl: --rule #1 ")
+	_, cliReason, ok := strings.Cut(errs, "ledgerctl: --rule #2 ")
 	cliReason, _, _ = strings.Cut(cliReason, "\n")
 	if code != cmdutil.ExitUsage || !ok || cliReason == "" {
 		t.Errorf("bad rule: exit %d %s", code, errs)
