@@ -114,6 +114,9 @@ func markArgErrors(c *cobra.Command) {
 // example.
 func argsError(cmd *cobra.Command, args []string) error {
 	required, most := operands(cmd.Use)
+	// The command's path without "ledgerctl": every error is already
+	// printed after "ledgerctl: ".
+	path := strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")
 	var msg string
 	switch {
 	case len(args) < len(required):
@@ -121,13 +124,13 @@ func argsError(cmd *cobra.Command, args []string) error {
 		for i, m := range missing {
 			missing[i] = strings.TrimSuffix(m, "...")
 		}
-		msg = fmt.Sprintf("%s: missing %s", cmd.CommandPath(), strings.Join(missing, ", "))
+		msg = fmt.Sprintf("%s: missing %s", path, strings.Join(missing, ", "))
 	case most == 0:
-		msg = fmt.Sprintf("%s takes no arguments (got %q)", cmd.CommandPath(), args[0])
+		msg = fmt.Sprintf("%s takes no arguments (got %q)", path, args[0])
 	case most > 0 && len(args) > most:
-		msg = fmt.Sprintf("%s takes at most %d argument(s), got %d: %q is one too many", cmd.CommandPath(), most, len(args), args[most])
+		msg = fmt.Sprintf("%s takes at most %d argument(s), got %d: %q is one too many", path, most, len(args), args[most])
 	default:
-		msg = fmt.Sprintf("%s: %d argument(s) are not what it takes", cmd.CommandPath(), len(args))
+		msg = fmt.Sprintf("%s: %d argument(s) are not what it takes", path, len(args))
 	}
 	msg += "\nusage: " + cmd.UseLine()
 	for _, line := range strings.Split(cmd.Example, "\n") {
