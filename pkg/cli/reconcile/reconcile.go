@@ -39,6 +39,12 @@ segment or over 1,024 bytes, a key S3 refuses, a manifest that is not a report,
 a WACZ location the ledger does not read) is counted and listed as an error, and
 the other rows go on.
 
+The table counts the rows it read (pending) by what became of each:
+registered (its archive admitted now), skipped (a capture with no archive to
+admit — failed, cancelled, no WACZ — or one already in the ledger), missing (no
+manifest where the capture said it wrote one), refused (the manifest is not
+this row's capture) and errors.
+
 Exit status 3 when some manifests were missing, refused or in error; 4 when S3
 or PostgreSQL did not answer (the run stops).`,
 		Example: "  ledgerctl reconcile\n  ledgerctl reconcile --since-days 30\n  ledgerctl reconcile --json",
