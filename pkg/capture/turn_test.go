@@ -65,17 +65,39 @@ type stored struct {
 	err error
 }
 
-// storeTogether writes first and second at the same time, second after
-// first in the series.
-func storeTogether(up Uploader, idx Payloads, first, second *Fetched) (a, b stored) {
+// together is two captures of the shared site's pages written at once,
+// the second after the first in the series.
+type together struct {
+	first, second *Fetched
+	a, b          stored
+	idx           *memPayloads
+	up            *putLog
+}
+
+// writtenTogether fetches the two pages and writes them at once; hold is
+// asked before each put, with secondWACZ closed once the second capture's
+// WACZ is being put.
+func writtenTogether(t *testing.T, hold func(w *together, secondWACZ <-chan struct{}, name string) error) *together {
+	t.Helper()
+	w := &together{idx: &memPayloads{}, up: &putLog{}}
+	w.first, w.second = fetchTwo(t)
+	secondWACZ := make(chan struct{})
+	w.up.hold = func(name string) error {
+		if name == w.second.Job.WACZName() {
+			close(secondWACZ)
+		}
+		return hold(w, secondWACZ, name)
+	}
 	t1, t2 := NewTurn(), NewTurn()
 	var wg sync.WaitGroup
-	wg.Go(func() { a.out, a.err = first.Store(context.Background(), up, Options{Payloads: idx, Turn: t1}) })
 	wg.Go(func() {
-		b.out, b.err = second.Store(context.Background(), up, Options{Payloads: idx, Turn: t2, After: t1})
+		w.a.out, w.a.err = w.first.Store(context.Background(), w.up, Options{Payloads: w.idx, Turn: t1})
+	})
+	wg.Go(func() {
+		w.b.out, w.b.err = w.second.Store(context.Background(), w.up, Options{Payloads: w.idx, Turn: t2, After: t1})
 	})
 	wg.Wait()
-	return a, b
+	return w
 }
 
 // TestTurnsWrittenTogether: two captures of a crawl written at the same
@@ -85,15 +107,8 @@ func storeTogether(up Uploader, idx Payloads, first, second *Fetched) (a, b stor
 // after the first's.
 func TestTurnsWrittenTogether(t *testing.T) {
 	t.Parallel()
-	first, second := fetchTwo(t)
-	idx := &memPayloads{}
-	secondWACZ := make(chan struct{})
-	up := &putLog{}
-	up.hold = func(name string) error {
-		switch name {
-		case second.Job.WACZName():
-			close(secondWACZ)
-		case first.Job.ManifestName():
+	w := writtenTogether(t, func(w *together, secondWACZ <-chan struct{}, name string) error {
+		if name == w.first.Job.ManifestName() {
 			// The first capture counts only once the second's WACZ is
 			// on its way: both are written at once.
 			select {
@@ -103,16 +118,16 @@ func TestTurnsWrittenTogether(t *testing.T) {
 			}
 		}
 		return nil
-	}
-	a, b := storeTogether(up, idx, first, second)
+	})
+	first, second, a, b, idx, up := w.first, w.second, w.a, w.b, w.idx, w.up
 	if a.err != nil || !a.out.OK() || b.err != nil || !b.out.OK() {
 		t.Fatalf("first: %v %+v; second: %v %+v", a.err, a.out.Failure, b.err, b.out.Failure)
 	}
-	w := warcOf(t, b.out)
-	if b.out.Dedup.Revisits != 3 || !strings.Contains(w, "WARC-Refers-To-Container: "+first.Job.WACZName()+"\r\n") {
+	warc := warcOf(t, b.out)
+	if b.out.Dedup.Revisits != 3 || !strings.Contains(warc, "WARC-Refers-To-Container: "+first.Job.WACZName()+"\r\n") {
 		t.Errorf("the second capture: %+v; want 3 revisits, of the first WACZ's stylesheet and logo", b.out.Dedup)
 	}
-	if strings.Contains(w, strings.Repeat("p { margin: 0; }\n", 200)) {
+	if strings.Contains(warc, strings.Repeat("p { margin: 0; }\n", 200)) {
 		t.Error("the second WACZ stores the stylesheet again")
 	}
 	if m1, m2 := up.index(first.Job.ManifestName()), up.index(second.Job.ManifestName()); m1 < 0 || m2 < m1 {
@@ -129,21 +144,14 @@ func TestTurnsWrittenTogether(t *testing.T) {
 // offered to the index.
 func TestTurnAfterAFailedWriteCountsNothing(t *testing.T) {
 	t.Parallel()
-	first, second := fetchTwo(t)
-	idx := &memPayloads{}
-	secondWACZ := make(chan struct{})
-	up := &putLog{}
-	up.hold = func(name string) error {
-		switch name {
-		case second.Job.WACZName():
-			close(secondWACZ)
-		case first.Job.WACZName():
+	w := writtenTogether(t, func(w *together, secondWACZ <-chan struct{}, name string) error {
+		if name == w.first.Job.WACZName() {
 			<-secondWACZ // the second has decided to refer to it
 			return errors.New("bucket said no")
 		}
 		return nil
-	}
-	a, b := storeTogether(up, idx, first, second)
+	})
+	second, a, b, idx, up := w.second, w.a, w.b, w.idx, w.up
 	if a.err != nil || a.out.OK() {
 		t.Fatalf("first: %v %+v; want its failed upload in its manifest", a.err, a.out.Failure)
 	}

@@ -126,6 +126,20 @@ func DeployedStack(t *testing.T) (dir string, env map[string]string) {
 	return s.Dir, s.Env
 }
 
+// LocalCaptureStack is DeployedStack where alice may submit for acme and
+// captures use the http engine, private addresses allowed (the test sites
+// are on loopback).
+func LocalCaptureStack(t *testing.T) (dir string, env map[string]string) {
+	t.Helper()
+	dir, env = DeployedStack(t)
+	if _, errs, code := Run(t, dir, env, "fga", "grant", "submitter", "alice", "acme"); code != 0 {
+		t.Fatalf("grant: %s", errs)
+	}
+	env["CAPTURE_LEDGER_CAPTURE_ENGINE"] = "http"
+	env["CAPTURE_LEDGER_CAPTURE_ALLOW_PRIVATE"] = "1"
+	return dir, env
+}
+
 // Run runs ledgerctl with args in the stack's directory and env.
 func (s Stack) Run(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()

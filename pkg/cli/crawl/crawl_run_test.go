@@ -24,12 +24,7 @@ import (
 // robots.txt delay it was held to.
 func TestCrawlRunInTerminal(t *testing.T) {
 	t.Parallel()
-	dir, env := clitest.DeployedStack(t)
-	if _, errs, code := clitest.Run(t, dir, env, "fga", "grant", "submitter", "alice", "acme"); code != 0 {
-		t.Fatalf("grant: %s", errs)
-	}
-	env["CAPTURE_LEDGER_CAPTURE_ENGINE"] = "http"
-	env["CAPTURE_LEDGER_CAPTURE_ALLOW_PRIVATE"] = "1"
+	dir, env := clitest.LocalCaptureStack(t)
 
 	mux := http.NewServeMux()
 	mux.HandleFunc("/robots.txt", func(w http.ResponseWriter, _ *http.Request) {
@@ -107,12 +102,7 @@ func TestCrawlRunInTerminal(t *testing.T) {
 // their pages (not only the last level's host), as text and as JSON.
 func TestCrawlStatusWatchShowsEveryHost(t *testing.T) {
 	t.Parallel()
-	dir, env := clitest.DeployedStack(t)
-	if _, errs, code := clitest.Run(t, dir, env, "fga", "grant", "submitter", "alice", "acme"); code != 0 {
-		t.Fatalf("grant: %s", errs)
-	}
-	env["CAPTURE_LEDGER_CAPTURE_ENGINE"] = "http"
-	env["CAPTURE_LEDGER_CAPTURE_ALLOW_PRIVATE"] = "1"
+	dir, env := clitest.LocalCaptureStack(t)
 	page := func(body string) http.HandlerFunc {
 		return func(w http.ResponseWriter, r *http.Request) {
 			if r.URL.Path == "/robots.txt" {

@@ -243,12 +243,7 @@ func TestFlagOf(t *testing.T) {
 // crawl and runs it here with the embedded runner until it ends.
 func TestCrawlStartWait(t *testing.T) {
 	t.Parallel()
-	dir, env := clitest.DeployedStack(t)
-	if _, errs, code := clitest.Run(t, dir, env, "fga", "grant", "submitter", "alice", "acme"); code != 0 {
-		t.Fatalf("grant: %s", errs)
-	}
-	env["CAPTURE_LEDGER_CAPTURE_ENGINE"] = "http"
-	env["CAPTURE_LEDGER_CAPTURE_ALLOW_PRIVATE"] = "1"
+	dir, env := clitest.LocalCaptureStack(t)
 	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/robots.txt" {
 			http.NotFound(w, r)

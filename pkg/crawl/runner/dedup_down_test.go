@@ -3,7 +3,6 @@ package runner_test
 import (
 	"context"
 	"log/slog"
-	"net/http"
 	"strings"
 	"testing"
 
@@ -24,10 +23,7 @@ func TestPayloadIndexDownIsLogged(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	site := newHost(t)
-	site.handle("/style.css", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/css")
-		_, _ = w.Write([]byte(strings.Repeat("p { color: #c00; }\n", 200)))
-	})
+	site.file("/style.css", "text/css", []byte(strings.Repeat("p { color: #c00; }\n", 200)))
 	site.page("/", "home", `<link rel="stylesheet" href="/style.css"><p>home</p>`)
 	// A payload index whose database connections are gone.
 	pool, err := postgres.Open(e.ctx, e.app.DSN, 2)
@@ -64,10 +60,7 @@ func TestStoppingRunnerStillShares(t *testing.T) {
 	// (the same URL within the same second of its original is stored
 	// again, docs/replay.md).
 	for _, p := range []string{"/a.css", "/b.css"} {
-		site.handle(p, func(w http.ResponseWriter, _ *http.Request) {
-			w.Header().Set("Content-Type", "text/css")
-			_, _ = w.Write([]byte(strings.Repeat("p { color: #c00; }\n", 200)))
-		})
+		site.file(p, "text/css", []byte(strings.Repeat("p { color: #c00; }\n", 200)))
 	}
 	site.page("/one", "one", `<link rel="stylesheet" href="/a.css"><p>one</p>`)
 	site.page("/two", "two", `<link rel="stylesheet" href="/b.css"><p>two</p>`)

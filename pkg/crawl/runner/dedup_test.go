@@ -58,6 +58,39 @@ func noisyPNG(t testing.TB, w, h int) []byte {
 	return buf.Bytes()
 }
 
+// crawlWACZs reads the crawl's want archives from the bucket: each WACZ
+// by the name the crawl's collection gives it (its object's name, which
+// revisits use), and those names in the ledger's order.
+func (e *env) crawlWACZs(id string, want int) (names []string, files map[string][]byte) {
+	e.t.Helper()
+	ids, err := e.store.CrawlArchives(e.ctx, id, 2*want+10)
+	if err != nil || len(ids) != want {
+		e.t.Fatalf("the crawl's archives: %v %v; want %d", ids, err, want)
+	}
+	byID, err := e.store.ArchiveObjectNames(e.ctx, ids)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	files = map[string][]byte{}
+	for _, aid := range ids {
+		bucket, key, err := e.store.ArchiveLocation(e.ctx, aid)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		data, err := e.blob.Get(e.ctx, bucket, key)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		name := byID[aid]
+		if name != filepath.Base(key) || !wacz.ValidContainer(name) {
+			e.t.Fatalf("archive %s is named %q in a collection; its object is %s", aid, name, key)
+		}
+		files[name] = data
+		names = append(names, name)
+	}
+	return names, files
+}
+
 // warcRecordTypes counts the WARC-Type of each record of a WACZ's WARC.
 func warcRecordTypes(t testing.TB, archive []byte) map[string]int {
 	t.Helper()
@@ -226,14 +259,8 @@ func TestCrawlRevisitsReplay(t *testing.T) {
 	// capture's copies can only replay through its revisits (a viewer
 	// finding the original's URL in another WACZ proves nothing).
 	for _, p := range []string{"first", "second"} {
-		site.handle("/"+p+"/style.css", func(w http.ResponseWriter, _ *http.Request) {
-			w.Header().Set("Content-Type", "text/css")
-			_, _ = io.WriteString(w, sharedStyle)
-		})
-		site.handle("/"+p+"/logo.png", func(w http.ResponseWriter, _ *http.Request) {
-			w.Header().Set("Content-Type", "image/png")
-			_, _ = w.Write(logo)
-		})
+		site.file("/"+p+"/style.css", "text/css", []byte(sharedStyle))
+		site.file("/"+p+"/logo.png", "image/png", logo)
 		site.handle("/"+p, func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
 			fmt.Fprintf(w, `<!doctype html><html><head><title>%s</title><link rel="stylesheet" href="/%s/style.css"></head>
@@ -259,32 +286,10 @@ func TestCrawlRevisitsReplay(t *testing.T) {
 		}
 	}
 
-	ids, err := e.store.CrawlArchives(e.ctx, id, 10)
-	if err != nil || len(ids) != 2 {
-		t.Fatalf("the crawl's archives: %v %v", ids, err)
-	}
-	names, err := e.store.ArchiveObjectNames(e.ctx, ids)
-	if err != nil {
-		t.Fatal(err)
-	}
-	files := map[string][]byte{}
-	var listed []string
+	listed, files := e.crawlWACZs(id, 2)
 	var withRevisits, withOriginals string // names
-	for _, aid := range ids {
-		bucket, key, err := e.store.ArchiveLocation(e.ctx, aid)
-		if err != nil {
-			t.Fatal(err)
-		}
-		data, err := e.blob.Get(e.ctx, bucket, key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		name := names[aid]
-		if name != filepath.Base(key) || !wacz.ValidContainer(name) {
-			t.Fatalf("archive %s is named %q in a collection; its object is %s", aid, name, key)
-		}
-		files[name] = data
-		listed = append(listed, name)
+	for _, name := range listed {
+		data := files[name]
 		types := warcRecordTypes(t, data)
 		switch {
 		case types["revisit"] == 2 && types["response"] == 1:

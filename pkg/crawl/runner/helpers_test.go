@@ -163,6 +163,14 @@ func (h *host) page(path, title, body string) {
 	})
 }
 
+// file serves body at path as contentType.
+func (h *host) file(path, contentType string, body []byte) {
+	h.handle(path, func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", contentType)
+		_, _ = w.Write(body)
+	})
+}
+
 func (h *host) handle(path string, fn http.HandlerFunc) {
 	h.mu.Lock()
 	defer h.mu.Unlock()

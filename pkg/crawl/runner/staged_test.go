@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -210,10 +208,7 @@ func TestWrittenTogetherRefersOnlyToWrittenArchives(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	a := newHost(t)
-	a.handle("/style.css", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/css")
-		_, _ = io.WriteString(w, sharedStyle)
-	})
+	a.file("/style.css", "text/css", []byte(sharedStyle))
 	a.page("/", "home", `<a href="/p0">0</a> <a href="/p1">1</a> <a href="/p2">2</a>`)
 	for i := range 3 {
 		a.page(fmt.Sprintf("/p%d", i), "p", `<link rel="stylesheet" href="/style.css">`)
@@ -239,33 +234,18 @@ func TestWrittenTogetherRefersOnlyToWrittenArchives(t *testing.T) {
 			t.Errorf("%s captured %d times, want twice (its capture, or one it referred to, was not written)", p, n)
 		}
 	}
-	ids, err := e.store.CrawlArchives(e.ctx, id, 10)
-	if err != nil || len(ids) != 4 {
-		t.Fatalf("the crawl's archives: %v %v", ids, err)
-	}
-	names, err := e.store.ArchiveObjectNames(e.ctx, ids)
-	if err != nil {
-		t.Fatal(err)
-	}
+	names, files := e.crawlWACZs(id, 4)
 	admitted := map[string]bool{}
 	for _, n := range names {
 		admitted[n] = true
 	}
 	revisits := 0
-	for _, aid := range ids {
-		bucket, key, err := e.store.ArchiveLocation(e.ctx, aid)
-		if err != nil {
-			t.Fatal(err)
-		}
-		data, err := e.blob.Get(e.ctx, bucket, key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, line := range strings.Split(warcText(t, data), "\r\n") {
+	for _, name := range names {
+		for _, line := range strings.Split(warcText(t, files[name]), "\r\n") {
 			if c, ok := strings.CutPrefix(line, "WARC-Refers-To-Container: "); ok {
 				revisits++
 				if !admitted[c] {
-					t.Errorf("archive %s has a revisit of %s, which is not one of the crawl's archives %v", aid, c, names)
+					t.Errorf("%s has a revisit of %s, which is not one of the crawl's archives %v", name, c, names)
 				}
 			}
 		}
