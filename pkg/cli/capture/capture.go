@@ -99,6 +99,7 @@ func captureRun(cmd *cobra.Command, opts *CaptureOptions, urls []string) error {
 	p := ui.New(opts.f.Streams.Err)
 	enc := json.NewEncoder(opts.f.Streams.Out)
 	svc.Progress = func(pg archive.CapturedPage) {
+		pg.Error = operatorReason(pg)
 		if opts.JSON {
 			_ = enc.Encode(pg)
 			return
@@ -138,6 +139,23 @@ func captureRun(cmd *cobra.Command, opts *CaptureOptions, urls []string) error {
 		return &cmdutil.ExitError{Code: cmdutil.ExitIncomplete, Err: fmt.Errorf("%d of %d page(s) were not captured", n, len(res.Pages))}
 	}
 	return nil
+}
+
+// refusedHint is what `ledgerctl capture` adds to the coarse "refused by
+// policy": the address policy refuses only addresses that are not public,
+// and only while CAPTURE_LEDGER_CAPTURE_ALLOW_PRIVATE is not 1 (pkg/capture,
+// ssrf.go). The API tells its callers the coarse words alone; this command is
+// run by whoever sets the configuration, so it names the setting. It still
+// names no address: the detail stays in the log and the manifest.
+var refusedHint = fmt.Sprintf("the page's address (or a redirect hop's) is not public — loopback, private, link-local or reserved; set %s=1 to capture such addresses", capture.EnvAllowPrivate)
+
+// operatorReason is the reason the command prints for pg: the coarse one,
+// with refusedHint after a refusal by the address policy.
+func operatorReason(pg archive.CapturedPage) string {
+	if pg.Status == archive.CaptureFailed && pg.Error == capture.CoarseRefused {
+		return pg.Error + ": " + refusedHint
+	}
+	return pg.Error
 }
 
 // captureFieldError names the argument or flag a request field came from.

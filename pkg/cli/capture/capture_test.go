@@ -50,12 +50,28 @@ func captureSite(t *testing.T) (*httptest.Server, *atomic.Int64) {
 	return srv, &hits
 }
 
+// textReason is the reason on the one "failed" line of a text-mode run
+// that exits 3.
+func textReason(t *testing.T, out, errs string, code int) string {
+	t.Helper()
+	if code != cmdutil.ExitIncomplete {
+		t.Fatalf("exit %d, want %d: %s %s", code, cmdutil.ExitIncomplete, out, errs)
+	}
+	rest, failed := strings.CutPrefix(strings.TrimSpace(out), "failed ")
+	_, reason, ok := strings.Cut(strings.TrimLeft(rest, " "), "  ")
+	if !failed || !ok || strings.Contains(reason, "\n") {
+		t.Fatalf("want one line: failed  URL  REASON; got %q", out)
+	}
+	return reason
+}
+
 // TestCapture: `ledgerctl capture` captures a local page with the http
 // engine, writes it in BrowserHive's layout, registers it for the
 // organization (listed for its members once drained; its minted URL
 // downloads the exact bytes written; an outsider gets not found), marks a
 // capture cut by the body cap incomplete, refuses private addresses
-// unless allowed (nothing fetched, a failed submission recorded, exit 3),
+// unless allowed (nothing fetched, a failed submission recorded, exit 3,
+// the reason naming the setting that allows them),
 // and refuses bad input with exit 2 and nothing written.
 func TestCapture(t *testing.T) {
 	t.Parallel()
@@ -81,6 +97,21 @@ func TestCapture(t *testing.T) {
 	var subs int
 	if err := conn.QueryRow(ctx, `SELECT count(*) FROM capture_submissions WHERE task_id = $1 AND org_id = 'acme' AND manifest_key IS NOT NULL`, refused.TaskID).Scan(&subs); err != nil || subs != 1 {
 		t.Fatalf("the refused capture's submission: %d (%v)", subs, err)
+	}
+	// The operator running the command is told why and what allows it, as
+	// text and as JSON; the coarse words come first, as the API says them.
+	out, errs, code = clitest.Run(t, dir, env, "capture", site.URL+"/", "--org", "acme", "--as", "alice", "--engine", "http")
+	for _, reason := range []string{refused.Error, textReason(t, out, errs, code)} {
+		if !strings.HasPrefix(reason, "refused by policy: ") || !strings.Contains(reason, "not public") ||
+			!strings.Contains(reason, "loopback") || !strings.Contains(reason, "CAPTURE_LEDGER_CAPTURE_ALLOW_PRIVATE=1") {
+			t.Errorf("a refused capture's reason does not say the address is not public nor name CAPTURE_LEDGER_CAPTURE_ALLOW_PRIVATE=1: %q", reason)
+		}
+		if strings.Contains(reason, "127.0.0.1") {
+			t.Errorf("a refused capture's reason names the address: %q", reason)
+		}
+	}
+	if hits.Load() != 0 {
+		t.Fatalf("%d requests reached the site without ALLOW_PRIVATE", hits.Load())
 	}
 
 	// Allowed, a page and a page past the body cap.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -36,6 +37,9 @@ type DevStackOptions struct {
 	EnvLocal  bool
 	Database  string
 	Bucket    string
+	// apiPort is CAPTURE_LEDGER_API_PORT from the environment, checked,
+	// written to .env.local with --env-local; "" when unset.
+	apiPort string
 }
 
 func newCmdDevStack(f *cmdutil.Factory) *cobra.Command {
@@ -50,6 +54,11 @@ picks free ports and records them in <dir>/stack.env; every later start of the
 same folder reuses them, so settings written once (.env.local) stay right. A
 service gets a new port only when its recorded one is taken by something else;
 up says so, and --env-local rewrites .env.local.
+
+--env-local also writes CAPTURE_LEDGER_API_PORT to .env.local when it is set
+in the environment (make run CAPTURE_LEDGER_API_PORT=7071), replacing the one
+there: the port serve is started on is then the one every later command (say
+archives open, whose links name it) reads. Unset, .env.local keeps its own.
 
 up on a running stack starts nothing and prints the same settings. A failed up
 stops whatever it had started.`,
@@ -67,7 +76,7 @@ stops whatever it had started.`,
 	up.Flags().StringVar(&opts.PGBin, "pg-bin", "", "folder of initdb and pg_ctl (default: found)")
 	up.Flags().StringVar(&opts.Versitygw, "versitygw", "", "versitygw binary (default: found on PATH or in ~/.cache/ledgerctl/bin)")
 	up.Flags().BoolVar(&opts.Shell, "shell", false, "print export lines for the test harness instead of a summary")
-	up.Flags().BoolVar(&opts.EnvLocal, "env-local", false, "create the ledger database and bucket and write their settings to .env.local")
+	up.Flags().BoolVar(&opts.EnvLocal, "env-local", false, "create the ledger database and bucket and write their settings (and CAPTURE_LEDGER_API_PORT when set) to .env.local")
 	up.Flags().StringVar(&opts.Database, "database", "capture_ledger", "database created with --env-local")
 	up.Flags().StringVar(&opts.Bucket, "bucket", "browserhive", "bucket created with --env-local")
 	down := &cobra.Command{
@@ -93,6 +102,11 @@ func devStackUp(ctx context.Context, opts *DevStackOptions) error {
 	var readyErr error
 	var ready func(context.Context, devstack.Stack) error
 	if opts.EnvLocal {
+		port, err := envAPIPort(opts.f)
+		if err != nil {
+			return err // before anything starts
+		}
+		opts.apiPort = port
 		// Inside Up, so that a failure here stops what Up started.
 		ready = func(ctx context.Context, st devstack.Stack) error {
 			readyErr = writeEnvLocal(ctx, opts, st, &envPath)
@@ -116,11 +130,15 @@ func devStackUp(ctx context.Context, opts *DevStackOptions) error {
 	if st.AlreadyUp {
 		fmt.Fprintf(errw, "stack already up (%s)\n", st.Dir)
 	}
+	written := "DATABASE_URL and CAPTURE_LEDGER_S3_*"
+	if opts.apiPort != "" {
+		written = "DATABASE_URL, CAPTURE_LEDGER_S3_* and CAPTURE_LEDGER_API_PORT=" + opts.apiPort
+	}
 	switch {
 	case opts.EnvLocal && len(st.Moved) > 0:
-		fmt.Fprintf(errw, "ports changed: rewrote DATABASE_URL and CAPTURE_LEDGER_S3_* in %s for the new ports\n", envPath)
+		fmt.Fprintf(errw, "ports changed: rewrote %s in %s for the new ports\n", written, envPath)
 	case opts.EnvLocal:
-		fmt.Fprintf(errw, "wrote DATABASE_URL and CAPTURE_LEDGER_S3_* to %s\n", envPath)
+		fmt.Fprintf(errw, "wrote %s to %s\n", written, envPath)
 	case len(st.Moved) > 0:
 		fmt.Fprintln(errw, "ports changed: settings written for the old ports (.env.local) are stale; rerun with --env-local to rewrite them")
 	}
@@ -147,19 +165,43 @@ func writeEnvLocal(ctx context.Context, opts *DevStackOptions, st devstack.Stack
 	if err := provision(ctx, st, opts.Database, opts.Bucket); err != nil {
 		return err
 	}
-	p, err := config.UpsertEnvLocal(opts.f.Dir, map[string]string{
+	values := map[string]string{
 		"DATABASE_URL":                        st.DatabaseURL(opts.Database),
 		"CAPTURE_LEDGER_S3_ENDPOINT":          st.S3Endpoint(),
 		"CAPTURE_LEDGER_S3_BUCKET":            opts.Bucket,
 		"CAPTURE_LEDGER_S3_ACCESS_KEY_ID":     st.AccessKey,
 		"CAPTURE_LEDGER_S3_SECRET_ACCESS_KEY": st.SecretKey,
 		"CAPTURE_LEDGER_S3_FORCE_PATH_STYLE":  "true",
-	})
+	}
+	if opts.apiPort != "" {
+		values["CAPTURE_LEDGER_API_PORT"] = opts.apiPort
+	}
+	p, err := config.UpsertEnvLocal(opts.f.Dir, values)
 	*path = p
 	if err != nil {
 		return fmt.Errorf("write %s: %w", p, err)
 	}
 	return nil
+}
+
+// envAPIPort is CAPTURE_LEDGER_API_PORT as the environment sets it (the
+// shell, or make's command line: make run CAPTURE_LEDGER_API_PORT=7071),
+// "" when unset or empty. That is the port serve will listen on whatever
+// .env.local says (the shell beats the files), so --env-local writes it
+// there for the commands run later from another shell. A value serve would
+// refuse is refused here, named.
+func envAPIPort(f *cmdutil.Factory) (string, error) {
+	const name = "CAPTURE_LEDGER_API_PORT"
+	raw, _ := f.LookupEnv(name)
+	raw = strings.TrimSpace(raw)
+	if raw == "" {
+		return "", nil
+	}
+	n, err := strconv.Atoi(raw)
+	if err != nil || n < 1 || n > 65535 {
+		return "", &config.InvalidError{Name: name, Value: raw, Reason: "must be an integer between 1 and 65535"}
+	}
+	return strconv.Itoa(n), nil
 }
 
 // provision creates the ledger database and bucket `make run` uses.

@@ -20,6 +20,7 @@ import (
 	"github.com/capture-ledger/ledgerctl/pkg/blob"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/clitest"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
+	"github.com/capture-ledger/ledgerctl/pkg/config"
 	"github.com/capture-ledger/ledgerctl/pkg/devstack"
 )
 
@@ -167,6 +168,88 @@ func TestDevStackKeepsPortsAcrossRestarts(t *testing.T) {
 	if moved["DATABASE_URL"] == env["DATABASE_URL"] || moved["CAPTURE_LEDGER_S3_ENDPOINT"] != env["CAPTURE_LEDGER_S3_ENDPOINT"] {
 		t.Errorf("DATABASE_URL %s → %s, S3 %s → %s: only PostgreSQL should have moved",
 			env["DATABASE_URL"], moved["DATABASE_URL"], env["CAPTURE_LEDGER_S3_ENDPOINT"], moved["CAPTURE_LEDGER_S3_ENDPOINT"])
+	}
+}
+
+// TestDevStackEnvLocalWritesAPIPort: `make run CAPTURE_LEDGER_API_PORT=N`
+// serves on N, so `dev stack up --env-local` writes N to .env.local, where
+// the commands run later from another shell (archives open, whose links name
+// the port) read it; a port given again replaces the one written, none given
+// keeps it, and a port serve would refuse stops up before anything starts.
+// --shell (make test's form) writes nothing.
+func TestDevStackEnvLocalWritesAPIPort(t *testing.T) {
+	t.Parallel()
+	pgBin, vgw := stackBinaries(t)
+	dir, state := t.TempDir(), stackDir(t)
+	envLocal := filepath.Join(dir, ".env.local")
+	up := func(port string, extra ...string) (string, int) {
+		t.Helper()
+		var env map[string]string
+		if port != "" {
+			env = map[string]string{"CAPTURE_LEDGER_API_PORT": port}
+		}
+		args := append([]string{"dev", "stack", "up", "--dir", state, "--pg-bin", pgBin, "--versitygw", vgw}, extra...)
+		_, errs, code := clitest.Run(t, dir, env, args...)
+		return errs, code
+	}
+	// The port every later command resolves, with nothing set in its shell.
+	resolved := func() int {
+		t.Helper()
+		c, err := config.LoadEnv(dir, nil, func(string) (string, bool) { return "", false })
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := c.Settings()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.APIPort
+	}
+
+	errs, code := up("70x", "--env-local")
+	if code != cmdutil.ExitUsage || !strings.Contains(errs, "CAPTURE_LEDGER_API_PORT") || strings.Contains(errs, "postgres: up") {
+		t.Fatalf("an unusable port: exit %d, want %d before anything starts, naming the setting\n%s", code, cmdutil.ExitUsage, errs)
+	}
+	if _, err := os.Stat(envLocal); err == nil {
+		t.Fatal(".env.local was written for an unusable port")
+	}
+
+	// Nothing listens on these: up only writes them down.
+	free, other := 7171, 7272
+	if errs, code := up(strconv.Itoa(free), "--shell"); code != 0 {
+		t.Fatalf("--shell: exit %d\n%s", code, errs)
+	}
+	if _, err := os.Stat(envLocal); err == nil {
+		t.Fatal("up --shell wrote .env.local")
+	}
+
+	// A port written by an earlier run; the one given now wins.
+	if err := os.WriteFile(envLocal, []byte("# mine\nCAPTURE_LEDGER_API_PORT=7070\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	errs, code = up(strconv.Itoa(free), "--env-local")
+	if code != 0 {
+		t.Fatalf("up --env-local: exit %d\n%s", code, errs)
+	}
+	if got := resolved(); got != free {
+		t.Errorf("after up --env-local with CAPTURE_LEDGER_API_PORT=%d, later commands read port %d\n%s", free, got, errs)
+	}
+	if want := fmt.Sprintf("CAPTURE_LEDGER_API_PORT=%d", free); !strings.Contains(errs, want) {
+		t.Errorf("up does not say it wrote %s:\n%s", want, errs)
+	}
+	if data, _ := os.ReadFile(envLocal); !strings.HasPrefix(string(data), "# mine\n") {
+		t.Errorf(".env.local lost its other lines:\n%s", data)
+	}
+	checkSettings(t, dir)
+
+	// None given: the written one stays.
+	if errs, code := up("", "--env-local"); code != 0 || resolved() != free {
+		t.Errorf("up --env-local without a port: exit %d, port %d, want %d kept\n%s", code, resolved(), free, errs)
+	}
+
+	// Another given: it replaces the written one.
+	if errs, code := up(strconv.Itoa(other), "--env-local"); code != 0 || resolved() != other {
+		t.Errorf("up --env-local with CAPTURE_LEDGER_API_PORT=%d: exit %d, port %d\n%s", other, code, resolved(), errs)
 	}
 }
 

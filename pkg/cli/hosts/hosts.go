@@ -1,8 +1,10 @@
 package hosts
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"strconv"
 	"strings"
 	"time"
@@ -47,7 +49,9 @@ started sooner than that least gap. Reads the database directly and asks no
 one's permission: it is for operators.
 
 --since takes a duration back from now (90m, 24h) or an RFC 3339 time.
-Exits 1 on any overlap or short gap.`,
+Exits 1 on any overlap or short gap. A HOST given without a port that has
+no capture, while that name with a port has some, gets a line on stderr
+naming those hosts (the exit status stays 0).`,
 		Example: "  ledgerctl hosts politeness www.example.com\n  ledgerctl hosts politeness 127.0.0.1:8081 --since 1h --json",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -78,6 +82,9 @@ Exits 1 on any overlap or short gap.`,
 				}
 			} else {
 				printHostPoliteness(f, rep, opts.All)
+			}
+			if rep.Captures == 0 && !hasPort(host) {
+				portHint(cmd.Context(), f, svc, host, since)
 			}
 			if !rep.OK {
 				return &cmdutil.ExitError{Code: cmdutil.ExitFailure, Err: fmt.Errorf("host %s was not treated politely: %d overlap(s), %d short gap(s)", host, rep.Overlaps, rep.ShortGaps)}
@@ -116,6 +123,46 @@ func hostArg(raw string) (string, error) {
 		host += ":80"
 	}
 	return host, nil
+}
+
+// portHintMax is how many hosts with a port portHint names.
+const portHintMax = 10
+
+// hasPort says whether host (as hostArg gives it) names a port.
+func hasPort(host string) bool {
+	_, _, err := net.SplitHostPort(host)
+	return err == nil
+}
+
+// portHint tells, on stderr, that name (given without a port) has no
+// capture since since, and which hosts of that name with a port have some:
+// hosts are recorded with their port when it is not the scheme's default,
+// so www.example.com finds nothing of www.example.com:8080. Nothing is
+// printed when no such host has a capture either. The report is already
+// out, so a failure to look says so on stderr and leaves the exit status to
+// the report.
+func portHint(ctx context.Context, f *cmdutil.Factory, svc *politeness.HostService, name string, since time.Time) {
+	others, err := svc.WithPort(ctx, name, since, portHintMax+1)
+	if err != nil {
+		fmt.Fprintf(f.Streams.Err, "could not look for captures of %s with a port: %v\n", cmdutil.Printable(name), err)
+		return
+	}
+	if len(others) == 0 {
+		return
+	}
+	more := ""
+	if len(others) > portHintMax {
+		others, more = others[:portHintMax], ", …"
+	}
+	when := ""
+	if !since.IsZero() {
+		when = " since " + since.UTC().Format(time.RFC3339)
+	}
+	for i, h := range others {
+		others[i] = cmdutil.Printable(h)
+	}
+	fmt.Fprintf(f.Streams.Err, "no capture of %s%s; captures exist of %s%s — hosts are named with their port (ledgerctl hosts politeness %s)\n",
+		cmdutil.Printable(name), when, strings.Join(others, ", "), more, others[0])
 }
 
 // sinceFlag reads --since: empty (everything), a duration back from now,

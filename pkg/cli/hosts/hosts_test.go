@@ -22,7 +22,8 @@ import (
 // TestHostsPoliteness: `hosts politeness` lists the captures of a host made
 // through the leases by two organizations (exit 0, JSON and table), exits 1
 // once a capture started sooner than the delay its predecessor asked for,
-// and refuses a bad HOST or --since with exit 2 naming it.
+// names on stderr the host with its port when given it without, and
+// refuses a bad HOST or --since with exit 2 naming it.
 func TestHostsPoliteness(t *testing.T) {
 	t.Parallel()
 	dsn := testenv.Database(t)
@@ -64,6 +65,28 @@ func TestHostsPoliteness(t *testing.T) {
 	}
 	if out, _, code := clitest.Run(t, dir, env, "hosts", "politeness", host, "--since", "2999-01-01T00:00:00Z", "--json"); code != 0 || !strings.Contains(out, `"captures":0`) {
 		t.Errorf("--since in the future: exit %d %s", code, out)
+	}
+
+	// The host named without its port: nothing of that name alone (exit 0,
+	// as for any host without captures), and stderr names the host with
+	// its port, as text and with --json (whose stdout stays the report).
+	for _, extra := range [][]string{nil, {"--json"}} {
+		out, errs, code := clitest.Run(t, dir, env, append([]string{"hosts", "politeness", "polite.example"}, extra...)...)
+		if code != 0 || !strings.Contains(errs, "no capture of polite.example;") || !strings.Contains(errs, "captures exist of "+host+" ") {
+			t.Errorf("HOST without its port %v: exit %d, stderr does not name %s: %s %s", extra, code, host, out, errs)
+		}
+		if extra != nil && (json.Unmarshal([]byte(out), &rep) != nil || rep.Captures != 0) {
+			t.Errorf("HOST without its port --json: %s", out)
+		}
+	}
+	for _, args := range [][]string{
+		{"polite.exampl"},       // another name, a prefix of it
+		{"polite.example:8080"}, // a port given
+		{"polite.example", "--since", "2999-01-01T00:00:00Z"}, // no capture since then
+	} {
+		if _, errs, code := clitest.Run(t, dir, env, append([]string{"hosts", "politeness"}, args...)...); code != 0 || strings.Contains(errs, "captures exist") {
+			t.Errorf("%v: exit %d, stderr %s", args, code, errs)
+		}
 	}
 
 	// A capture that started 5 ms after an end held for 20 ms.

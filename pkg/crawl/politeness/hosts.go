@@ -17,6 +17,9 @@ import (
 // HostStore reads a host's captures; *postgres.Store implements it.
 type HostStore interface {
 	HostCaptures(ctx context.Context, host string, since time.Time) ([]ledger.HostCapture, error)
+	// HostsWithPort lists, in order, at most limit hosts recorded as name
+	// with a port that have a capture started at or after since.
+	HostsWithPort(ctx context.Context, name string, since time.Time, limit int) ([]string, error)
 }
 
 // HostReport answers, for one host, whether every party kept its promises:
@@ -111,6 +114,16 @@ func (s *HostService) Report(ctx context.Context, host string, since time.Time) 
 		rep.Since = &t
 	}
 	return rep, nil
+}
+
+// WithPort lists, in order, at most limit hosts with captures since since
+// that are name with a port: what a HOST given without its port may have
+// meant, since hosts are recorded with theirs (www.example.com:8080).
+func (s *HostService) WithPort(ctx context.Context, name string, since time.Time, limit int) ([]string, error) {
+	if name == "" {
+		return nil, ErrNoHost
+	}
+	return s.Store.HostsWithPort(ctx, name, since, limit)
 }
 
 // CheckHost checks captures (in start order) with no more than atOnce at

@@ -113,3 +113,29 @@ func (s *Store) HostCaptures(ctx context.Context, host string, since time.Time) 
 	}
 	return out, nil
 }
+
+// HostsWithPort returns, in order, the hosts recorded as name with a port
+// (name:8080, [::1]:8080) that have a capture started at or after since; at
+// most limit of them.
+func (s *Store) HostsWithPort(ctx context.Context, name string, since time.Time, limit int) ([]string, error) {
+	rows, err := s.Pool.Query(ctx, `
+		SELECT DISTINCT host FROM host_captures
+		WHERE left(host, length($1) + 1) = $1 || ':' AND started_at >= $2
+		ORDER BY host LIMIT $3`, name, since, limit)
+	if err != nil {
+		return nil, fmt.Errorf("read the hosts named %s with a port: %w", name, err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var h string
+		if err := rows.Scan(&h); err != nil {
+			return nil, fmt.Errorf("read the hosts named %s with a port: %w", name, err)
+		}
+		out = append(out, h)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read the hosts named %s with a port: %w", name, err)
+	}
+	return out, nil
+}
