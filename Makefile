@@ -167,13 +167,13 @@ run: build tools postgres chromium replay-viewer
 		./$(BIN) dev issuer & issuer_pid=$$!; trap 'kill $$issuer_pid 2>/dev/null' EXIT INT TERM; \
 		export CAPTURE_LEDGER_DEV_IDENTITY= CAPTURE_LEDGER_OIDC_ISSUER=$$issuer CAPTURE_LEDGER_OIDC_CLIENT_ID=capture-ledger-console; \
 		if [ "$(DEMO)" = 0 ]; then \
-			echo "Console: http://$${CAPTURE_LEDGER_API_HOST:-127.0.0.1}:$${CAPTURE_LEDGER_API_PORT:-7070}/  (Sign in, then type any subject and organization at the dev issuer)"; echo; \
+			echo "Console: $$(./$(BIN) serve --print-url)  (Sign in, then type any subject and organization at the dev issuer)"; echo; \
 			./$(BIN) serve; \
 		else \
 			CAPTURE_LEDGER_CAPTURE_ALLOW_PRIVATE=1 ./$(BIN) dev demo; \
 		fi; \
 	elif [ "$(DEMO)" = 0 ]; then \
-		echo "Console: http://$${CAPTURE_LEDGER_API_HOST:-127.0.0.1}:$${CAPTURE_LEDGER_API_PORT:-7070}/  (dev identity: type any subject and organization)"; echo; \
+		echo "Console: $$(./$(BIN) serve --print-url)  (dev identity: type any subject and organization)"; echo; \
 		echo "CAPTURE_LEDGER_DEV_IDENTITY=$${CAPTURE_LEDGER_DEV_IDENTITY:-1} ./$(BIN) serve"; \
 		CAPTURE_LEDGER_DEV_IDENTITY=$${CAPTURE_LEDGER_DEV_IDENTITY:-1} exec ./$(BIN) serve; \
 	else \

@@ -76,6 +76,30 @@ func TestTakenPortFailsFirst(t *testing.T) {
 	}
 }
 
+// TestPrintURL: serve --print-url prints the console's URL from the
+// settings, .env.local's port included (make run shows it), and nothing
+// else; a port from the shell wins over .env.local's.
+func TestPrintURL(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, ".env.local"), []byte("CAPTURE_LEDGER_API_PORT=7171\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		env  map[string]string
+		want string
+	}{
+		{nil, "http://127.0.0.1:7171/\n"},
+		{map[string]string{"CAPTURE_LEDGER_API_PORT": "7172"}, "http://127.0.0.1:7172/\n"},
+		{map[string]string{"CAPTURE_LEDGER_API_HOST": "::1"}, "http://[::1]:7171/\n"},
+	} {
+		out, errs, code := clitest.Run(t, dir, tc.env, "serve", "--print-url")
+		if code != 0 || out != tc.want {
+			t.Errorf("%v: exit %d, %q (%s); want %q", tc.env, code, out, errs, tc.want)
+		}
+	}
+}
+
 // TestMakeRunChecksThePortFirst: make run's recipe checks the API port
 // before it starts the stack.
 func TestMakeRunChecksThePortFirst(t *testing.T) {

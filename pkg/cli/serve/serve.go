@@ -2,8 +2,10 @@ package serve
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net"
+	"strconv"
 
 	"github.com/spf13/cobra"
 
@@ -21,6 +23,8 @@ type ServeOptions struct {
 	DevIdentityOnNetwork bool
 	// CheckPort is --check-port: only check that the API port is free.
 	CheckPort bool
+	// PrintURL is --print-url: only print the console's URL.
+	PrintURL bool
 }
 
 func NewCmdServe(f *cmdutil.Factory) *cobra.Command {
@@ -57,7 +61,9 @@ address but 127.0.0.1, localhost or ::1 (exit 2) unless
 The API port is checked before any dependency is opened: a port another
 program holds is exit 2, naming CAPTURE_LEDGER_API_PORT and a free port.
 --check-port does only that check (make run runs it before it starts the
-stack).
+stack); --print-url only prints the console's URL as serve would listen
+(http://HOST:PORT/ from the settings: flags, shell, .env.local, .env), which
+make run shows.
 
 Logs go to stderr: one readable line each on a terminal (coloured unless
 NO_COLOR is set), JSON otherwise; --log-format (CAPTURE_LEDGER_LOG_FORMAT)
@@ -69,6 +75,7 @@ picks one.`,
 	config.BindFlags(cmd.Flags(), "CAPTURE_LEDGER_API_HOST", "CAPTURE_LEDGER_API_PORT", "CAPTURE_LEDGER_DRAIN_INTERVAL_MS", "CAPTURE_LEDGER_LOG_FORMAT")
 	cmd.Flags().BoolVar(&opts.DevIdentityOnNetwork, identity.DevNetworkFlag, false, "with the dev header identity, listen on a non-loopback address anyway (anyone who reaches it can act as any user)")
 	cmd.Flags().BoolVar(&opts.CheckPort, "check-port", false, "only check that the API port is free (exit 2 naming a free one when it is taken), needing no other setting")
+	cmd.Flags().BoolVar(&opts.PrintURL, "print-url", false, "only print the console's URL as serve would listen (http://HOST:PORT/), needing no other setting")
 	return cmd
 }
 
@@ -76,6 +83,14 @@ func serveRun(ctx context.Context, opts *ServeOptions) error {
 	f := opts.f
 	if opts.CheckPort {
 		return checkPortOnly(f)
+	}
+	if opts.PrintURL {
+		s, err := f.Settings()
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(f.Streams.Out, "http://%s/\n", net.JoinHostPort(s.APIHost, strconv.Itoa(s.APIPort)))
+		return err
 	}
 	f.Verbose = true // the startup notes say where the configuration came from
 	a, err := f.App(config.Required()...)
