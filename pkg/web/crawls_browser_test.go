@@ -191,6 +191,17 @@ func TestCrawlScreensLive(t *testing.T) {
 			t.Errorf("pages table lacks %q:\n%s", want, rows)
 		}
 	}
+	// The hosts table counts each host's pages over every level: its seed
+	// and its two pages of level 1, and the page robots.txt kept out.
+	for _, h := range []string{one.URL, two.URL} {
+		h = strings.TrimPrefix(h, "http://")
+		if got := evalString(t, ctx, `Array.prototype.map.call(document.querySelectorAll("#hosts tr[data-host='`+h+`'] td"), function (td) { return td.textContent; }).slice(0, 4).join(" ")`); got != "3 0 1 0" {
+			t.Errorf("hosts table, %s: captured, failed, skipped, pending %q; want 3 0 1 0 (both levels)", h, got)
+		}
+	}
+	if got := evalString(t, ctx, `document.querySelector("#hosts h3").textContent`); got != "Hosts" {
+		t.Errorf("hosts table's title %q", got)
+	}
 	if n := evalString(t, ctx, `String(document.querySelectorAll("#pages a[href^='/archives/']").length)`); n != "6" {
 		t.Errorf("%s archive links, want 6 (6 pages captured)", n)
 	}
@@ -252,7 +263,7 @@ func TestCrawlScreensLive(t *testing.T) {
 	// Japanese: the same screens, switched by the language link.
 	for _, p := range []struct{ path, ready, name string }{
 		{"/crawls?lang=ja", `document.querySelector("#crawls-body tr") !== null`, "crawls-ja.png"},
-		{"/crawls/" + id + "?lang=ja", `document.querySelectorAll("svg.timeline g.row").length === 2 && document.querySelectorAll("#pages tbody tr").length === 8 && (document.querySelector("#crawl-search")||{}).textContent.indexOf("6 件のアーカイブすべてを検索できます（クロール終了の") === 0`, "crawl-ja.png"},
+		{"/crawls/" + id + "?lang=ja", `document.querySelectorAll("svg.timeline g.row").length === 2 && document.querySelectorAll("#pages tbody tr").length === 8 && (document.querySelector("#crawl-search")||{}).textContent.indexOf("6 件のアーカイブすべてを検索できます（クロール終了の") === 0 && (document.querySelector("#hosts h3")||{}).textContent === "ホスト"`, "crawl-ja.png"},
 		{"/crawls/new?lang=ja", `document.querySelectorAll("#seeds-check li, #rules li.rule .rule-check span").length > 0`, "crawl-new-ja.png"},
 	} {
 		if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+p.path)); err != nil {

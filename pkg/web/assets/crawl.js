@@ -170,7 +170,7 @@
         }), [false, true, true, true, true]));
       var hs = L.clear(L.$("hosts"));
       if ((p.hosts || []).length) {
-        hs.appendChild(L.el("h3", null, L.t("hostsOfLevel", { n: p.depth })));
+        hs.appendChild(L.el("h3", null, L.t("hostsTitle")));
         hs.appendChild(table(L.t("hostsCaption"), [L.t("colHost"), L.t("colCaptured"), L.t("colFailed"), L.t("colSkipped"), L.t("colPending"), L.t("colDelay")],
           p.hosts.map(function (h) {
             return L.el("tr", { "data-host": h.host }, L.el("th", { scope: "row", className: "url" }, h.host),
