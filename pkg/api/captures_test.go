@@ -77,6 +77,7 @@ func TestPostCaptures(t *testing.T) {
 		{"invalid UTF-8", "alice", "{\"urls\":[\"http://x.example/\xff\"],\"organization\":\"acme\"}", 400, "body/urls/0 must be valid UTF-8"},
 		{"lone surrogate in a URL", "alice", `{"urls":["http://x.example/\ud800"],"organization":"acme"}`, 400, "body/urls/0 must be valid UTF-8"},
 		{"lone surrogate in the organization", "alice", `{"urls":["http://x.example/"],"organization":"a\udfffb"}`, 400, "body/organization must be valid UTF-8"},
+		{"urls twice, the last valid", "alice", `{"urls":null,"urls":["http://x.example/"],"organization":"acme"}`, 400, "body/urls must NOT appear more than once"},
 		{"unknown key", "alice", `{"urls":["http://x.example/"],"organization":"acme","priority":"x"}`, 400, "body must be"},
 		{"unknown engine", "alice", `{"urls":["http://x.example/"],"organization":"acme","engine":"x"}`, 400, "body/engine must be one of http, browser"},
 		{"engine not a string", "alice", `{"urls":["http://x.example/"],"organization":"acme","engine":1}`, 400, "body/engine must be a string"},

@@ -142,6 +142,8 @@ func TestHostileStrings(t *testing.T) {
 		{"bad property name", report, `{"depth":0,"results":[{"url":"https://a.example/","status":"skipped","a` + "\xff" + `":1}]}`, "body/results/0", "property name must be valid UTF-8"},
 		{"bad property name inside compiled", report, `{"depth":0,"results":[],"compiled":{"` + "\xff" + `":1}}`, "body/compiled", "property name must be valid UTF-8"},
 		{"a slash in a key is escaped", report, `{"depth":0,"results":[],"compiled":{"a/b~c":"\u0000"}}`, "body/compiled/a~1b~0c", "must NOT contain U+0000 (NUL)"},
+		{"seeds twice, the last valid", start, `{"seeds":null,"seeds":["https://a.example/"]}`, "body/seeds", "must NOT appear more than once"},
+		{"a result's key twice", report, page(`,"status":"captured"`), "body/results/0/status", "must NOT appear more than once"},
 		{"a surrogate pair is fine", report, page(`,"skipReason":"\ud83d\ude00 😀 \u00e9 \ufffd �"`), "", ""},
 		{"other control characters are fine", report, page(`,"skipReason":"\u0001\t\n"`), "", ""},
 		{"NUL in the fail reason", fail, `{"reason":"[step] \u0000"}`, "body/reason", "must NOT contain U+0000 (NUL)"},

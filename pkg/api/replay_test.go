@@ -269,6 +269,7 @@ func TestReplayLink(t *testing.T) {
 		{"not a uuid", "nope", "alice", "acme", "", 400, `params/id must match format`},
 		{"too short", id, "alice", "acme", `{"expiresIn":59}`, 400, `body/expiresIn must be between 60 and 43200`},
 		{"too long", id, "alice", "acme", `{"expiresIn":43201}`, 400, `body/expiresIn must be between 60 and 43200`},
+		{"expiresIn twice", id, "alice", "acme", `{"expiresIn":60,"expiresIn":120}`, 400, `body/expiresIn must NOT appear more than once`},
 		{"not an integer", id, "alice", "acme", `{"expiresIn":60.5}`, 400, `"body/expiresIn must be int64"`},
 		{"unknown key", id, "alice", "acme", `{"ttl":60}`, 400, `must NOT have additional properties`},
 		{"page not a URL", id, "alice", "acme", `{"page":"garden"}`, 400, `body/page must be an absolute http(s) URL`},

@@ -283,6 +283,7 @@ func TestShareBadInputAnswers400(t *testing.T) {
 		{"invalid UTF-8", shares, "{\"user\":\"car\xffol\",\"duration\":\"1h\"}", "body/user must be valid UTF-8"},
 		{"lone surrogate in user", shares, `{"user":"car\ud800ol","duration":"1h"}`, "body/user must be valid UTF-8"},
 		{"lone surrogate in organization", shares, `{"organization":"\udc00","duration":"1h"}`, "body/organization must be valid UTF-8"},
+		{"user twice, the last valid", shares, `{"user":null,"user":"carol","duration":"1h"}`, "body/user must NOT appear more than once"},
 		{"nobody", shares, `{"duration":"1h"}`, "body/user is required"},
 		{"both", shares, `{"user":"carol","organization":"partner","duration":"1h"}`, "body/user and organization are both given"},
 		{"bad organization", shares, `{"organization":"partner#member","duration":"1h"}`, `body/organization contains '#'`},

@@ -2,8 +2,9 @@
 // that takes one: the body must be one JSON value, and no string in it —
 // values and property names — may hold U+0000 (raw or escaped), bytes that
 // are not UTF-8, or an escaped lone surrogate ("\ud800", which
-// encoding/json would silently turn into U+FFFD); decoding into a struct
-// also refuses unknown keys, wrong types and trailing data.
+// encoding/json would silently turn into U+FFFD), and no object may hold a
+// property twice (encoding/json would keep the last); decoding into a
+// struct also refuses unknown keys, wrong types and trailing data.
 //
 // A refusal is a *ledger.FieldError whose Field is the place inside the
 // body ("" for the body itself, "urls/0", a property name as a JSON Pointer

@@ -81,10 +81,14 @@ func hex4(data []byte, i int) (rune, bool) {
 	return r, true
 }
 
+// reasonTwice is the refusal of a property given twice in one object.
+const reasonTwice = "must NOT appear more than once"
+
 // CheckStrings refuses the JSON value raw (valid JSON) when any string in
-// it, property names included, holds U+0000 or is not valid UTF-8. The
-// *ledger.FieldError names the first such place ("results/3/skipReason"); a
-// bad property name is named at its object.
+// it, property names included, holds U+0000 or is not valid UTF-8, or when
+// an object holds a property twice. The *ledger.FieldError names the first
+// such place ("results/3/skipReason"); a bad property name is named at its
+// object, a property given twice at itself.
 func CheckStrings(raw []byte) error {
 	w := stringWalker{data: raw}
 	return w.value("")
@@ -122,6 +126,7 @@ func (w *stringWalker) value(field string) error {
 		return nil
 	case '{':
 		w.i++
+		var seen map[string]bool
 		for {
 			w.space()
 			if w.i >= len(w.data) || w.data[w.i] == '}' {
@@ -140,6 +145,16 @@ func (w *stringWalker) value(field string) error {
 			}
 			var key string
 			_ = json.Unmarshal(w.data[start:end], &key)
+			// encoding/json keeps the last of a key given twice (and
+			// "a" and "\u0061" are one key): a body is refused rather
+			// than read differently by different readers.
+			if seen[key] {
+				return refuse(Join(field, pointerEscape(key)), reasonTwice)
+			}
+			if seen == nil {
+				seen = map[string]bool{}
+			}
+			seen[key] = true
 			w.space()
 			w.i++ // ':'
 			if err := w.value(Join(field, pointerEscape(key))); err != nil {
