@@ -1,11 +1,6 @@
 package crawl
 
-import (
-	"strings"
-	"unicode/utf8"
-
-	"github.com/capture-ledger/ledgerctl/pkg/ledger"
-)
+import "github.com/capture-ledger/ledgerctl/pkg/ledger"
 
 // Strings the ledger refuses in a request. PostgreSQL text cannot hold
 // U+0000 (it fails the write with SQLSTATE 22021, an internal error the
@@ -21,12 +16,4 @@ const (
 
 // TextProblem returns why the ledger may not keep s (ReasonNUL or
 // ReasonNotUTF8), or "" when it may.
-func TextProblem(s string) string {
-	switch {
-	case strings.IndexByte(s, 0) >= 0:
-		return ReasonNUL
-	case !utf8.ValidString(s):
-		return ReasonNotUTF8
-	}
-	return ""
-}
+func TextProblem(s string) string { return ledger.TextProblem(s) }

@@ -57,7 +57,7 @@ func rulesCheckRun(opts *RulesCheckOptions) error {
 	}
 	ans, err := rules.Try(rules.CheckRequest{Seeds: opts.Seeds, Rules: opts.Rules, URLs: opts.URLs})
 	if err != nil {
-		return cmdutil.AsFlags(err, map[string]string{rules.FieldRule: "--rule"})
+		return cmdutil.AsFlags(err, map[string]string{rules.FieldRule: "--rule", rules.FieldSeed: "--seed", rules.FieldURL: "--url"})
 	}
 	if opts.JSON {
 		if err := json.NewEncoder(opts.f.Streams.Out).Encode(ans); err != nil {

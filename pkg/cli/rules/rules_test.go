@@ -2,6 +2,7 @@ package rules_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http/httptest"
 	"net/url"
 	"strings"
@@ -75,6 +76,31 @@ func TestRulesCheckCLIAndEndpointAgree(t *testing.T) {
 	_ = json.Unmarshal(rec.Body.Bytes(), &bad)
 	if rec.Code != 400 || bad.Message != "querystring/rule/1 "+cliReason {
 		t.Errorf("endpoint bad rule: %d %s, want 400 querystring/rule/1 %s", rec.Code, rec.Body, cliReason)
+	}
+	// A seed, rule or URL the ledger would not keep as sent (NUL, bytes
+	// that are not UTF-8, an encoded lone surrogate) is refused naming it,
+	// never echoed back rewritten: the CLI counts from 1, the query from 0.
+	for _, tc := range []struct{ param, flag, value, reason string }{
+		{"seed", "--seed", "https://e/\x00", "must NOT contain U+0000 (NUL)"},
+		{"seed", "--seed", "https://e/\xff", "must be valid UTF-8"},
+		{"url", "--url", "https://e/\xed\xa0\x80", "must be valid UTF-8"},
+		{"rule", "--rule", "skip:\xc3\x28", "must be valid UTF-8"},
+	} {
+		args := []string{"rules", "check", "--seed", "https://e/", "--" + tc.param, tc.value}
+		at := 0 // the value's place among its parameter's values
+		if tc.param == "seed" {
+			at = 1
+		}
+		if _, errs, code := clitest.Run(t, t.TempDir(), nil, args...); code != cmdutil.ExitUsage || !strings.Contains(errs, fmt.Sprintf("ledgerctl: %s #%d %s", tc.flag, at+1, tc.reason)) {
+			t.Errorf("%s %q: exit %d %s", tc.flag, tc.value, code, errs)
+		}
+		rec = httptest.NewRecorder()
+		srv.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/api/crawl-rules/check?seed=https://e/&"+tc.param+"="+url.QueryEscape(tc.value), nil))
+		_ = json.Unmarshal(rec.Body.Bytes(), &bad)
+		want := fmt.Sprintf("querystring/%s/%d %s", tc.param, at, tc.reason)
+		if rec.Code != 400 || bad.Message != want {
+			t.Errorf("endpoint %s=%q: %d %s, want 400 %s", tc.param, tc.value, rec.Code, rec.Body, want)
+		}
 	}
 	// Too many rules name the list.
 	args = []string{"rules", "check", "--seed", "https://e/"}

@@ -33,8 +33,13 @@ type CheckRequest struct {
 }
 
 // FieldRule names the rules in a *ledger.FieldError: "rule" for the list,
-// "rule/N" for the rule at N (from 0).
-const FieldRule = "rule"
+// "rule/N" for the rule at N (from 0); FieldSeed and FieldURL name a seed
+// and a URL to decide the same way ("seed/N", "url/N").
+const (
+	FieldRule = "rule"
+	FieldSeed = "seed"
+	FieldURL  = "url"
+)
 
 // TooManyRulesError is a rule list longer than MaxRules.
 type TooManyRulesError struct{ N int }
@@ -47,11 +52,24 @@ func (e *TooManyRulesError) Error() string {
 // check`, the one function behind both: it runs the checks of a crawl start
 // on the seeds and rules, and decides each URL with the rules whose patterns
 // are valid, in their places. A rule that is not ACTION:PATTERN, or more than
-// MaxRules, is a *ledger.FieldError (on "rule/N", or "rule" holding a
-// *TooManyRulesError) that each edge names its own way; everything else is
-// reported in the answer.
+// MaxRules, or a seed, rule or URL holding U+0000 or bytes that are not
+// UTF-8, is a *ledger.FieldError (on "rule/N", "seed/N", "url/N", or "rule"
+// holding a *TooManyRulesError) that each edge names its own way;
+// everything else is reported in the answer.
 func Try(req CheckRequest) (DryRun, error) {
 	seeds, specs, urls := req.Seeds, req.Rules, req.URLs
+	// What the ledger would not keep as it was sent is refused, never
+	// reported back rewritten.
+	for _, f := range []struct {
+		field string
+		texts []string
+	}{{FieldSeed, seeds}, {FieldRule, specs}, {FieldURL, urls}} {
+		for i, t := range f.texts {
+			if reason := ledger.TextProblem(t); reason != "" {
+				return DryRun{}, &ledger.FieldError{Field: fmt.Sprintf("%s/%d", f.field, i), Reason: reason}
+			}
+		}
+	}
 	var rs []Rule
 	for i, spec := range specs {
 		r, err := ParseSpec(spec)

@@ -2,6 +2,8 @@ package rules
 
 import (
 	"errors"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -72,10 +74,26 @@ func FuzzTry(f *testing.F) {
 		ans, err := Try(req)
 		if err != nil {
 			var fe *ledger.FieldError
-			if !errors.As(err, &fe) || !strings.HasPrefix(fe.Field, FieldRule) {
-				t.Fatalf("%+v: not a field error on a rule: %T %v", req, err, err)
+			if !errors.As(err, &fe) {
+				t.Fatalf("%+v: not a field error: %T %v", req, err, err)
+			}
+			// A seed or URL is refused only for what the ledger would not
+			// keep as sent, and then the value named is that one.
+			name, at, _ := strings.Cut(fe.Field, "/")
+			texts := map[string][]string{FieldSeed: req.Seeds, FieldURL: req.URLs, FieldRule: req.Rules}[name]
+			i, convErr := strconv.Atoi(at)
+			switch {
+			case name == FieldRule && (at == "" || convErr == nil):
+			case (name == FieldSeed || name == FieldURL) && convErr == nil && i < len(texts) && ledger.TextProblem(texts[i]) == fe.Reason:
+			default:
+				t.Fatalf("%+v: refused at %q (%s)", req, fe.Field, fe.Reason)
 			}
 			return
+		}
+		for _, text := range slices.Concat(req.Seeds, req.Rules, req.URLs) {
+			if ledger.TextProblem(text) != "" {
+				t.Fatalf("%+v: %q answered, not refused", req, text)
+			}
 		}
 		wantRules := len(req.Rules)
 		if wantRules == 0 {
