@@ -111,10 +111,14 @@ func TestSignInInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// Sign out.
-	if err := chromedp.Do(tab, chromedp.Click("#sign-out"), chromedp.WaitVisible("#auth-message")); err != nil {
+	// Sign out: the form posts and the browser lands on the signed-out
+	// page, which has no sign-out button (polled, so that the navigation
+	// cannot strand a query on the page it replaced; the page signed out
+	// from shows a message too).
+	if err := chromedp.Do(tab, chromedp.Click("#sign-out")); err != nil {
 		t.Fatal(err)
 	}
+	waitFor(t, tab, 60*time.Second, "the signed-out page", `document.readyState === "complete" && !document.querySelector("#sign-out") && (function (e) { return !!e && e.offsetParent !== null; })(document.querySelector("#auth-message"))`)
 	shot(t, tab, "signin-signed-out-after-en.png")
 	if err := chromedp.Do(tab, chromedp.Navigate(srv.URL+"/auth/sign-in"), chromedp.WaitVisible("#sign-in")); err != nil {
 		t.Fatal(err)

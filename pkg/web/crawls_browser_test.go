@@ -80,11 +80,14 @@ func evalString(t *testing.T, ctx context.Context, js string) string {
 }
 
 // waitFor evaluates js (a boolean) until it is true, or fails the test
-// after limit saying what.
+// after limit saying what. Each evaluation has its own short deadline, so a
+// page being replaced (a form's navigation) cannot hold the wait.
 func waitFor(t *testing.T, ctx context.Context, limit time.Duration, what, js string) {
 	t.Helper()
 	for deadline := time.Now().Add(limit); ; time.Sleep(100 * time.Millisecond) {
-		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](js))
+		ectx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		ok, err := chromedp.Run(ectx, chromedp.Evaluate[bool](js))
+		cancel()
 		if err == nil && ok {
 			return
 		}
