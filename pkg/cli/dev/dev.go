@@ -188,20 +188,17 @@ func writeEnvLocal(ctx context.Context, opts *DevStackOptions, st devstack.Stack
 // shell, or make's command line: make run CAPTURE_LEDGER_API_PORT=7071),
 // "" when unset or empty. That is the port serve will listen on whatever
 // .env.local says (the shell beats the files), so --env-local writes it
-// there for the commands run later from another shell. A value serve would
-// refuse is refused here, named.
+// there for the commands run later from another shell. The settings read it
+// as serve does, so a value serve would refuse is refused here, named.
 func envAPIPort(f *cmdutil.Factory) (string, error) {
-	const name = "CAPTURE_LEDGER_API_PORT"
-	raw, _ := f.LookupEnv(name)
-	raw = strings.TrimSpace(raw)
-	if raw == "" {
+	if raw, _ := f.LookupEnv("CAPTURE_LEDGER_API_PORT"); strings.TrimSpace(raw) == "" {
 		return "", nil
 	}
-	n, err := strconv.Atoi(raw)
-	if err != nil || n < 1 || n > 65535 {
-		return "", &config.InvalidError{Name: name, Value: raw, Reason: "must be an integer between 1 and 65535"}
+	s, err := f.Settings()
+	if err != nil {
+		return "", err
 	}
-	return strconv.Itoa(n), nil
+	return strconv.Itoa(s.APIPort), nil
 }
 
 // provision creates the ledger database and bucket `make run` uses.
