@@ -17,6 +17,10 @@ type Store struct {
 	Pool *pgxpool.Pool
 
 	cursorKey cursorKeyCache
+	// The embedded runner's begins and saves of the same moment, each
+	// batch written in one statement (runner.go).
+	begins batcher[runnerBegin]
+	saves  batcher[runnerSave]
 }
 
 // InsertArchive inserts the row and, only when it was inserted, the outbox

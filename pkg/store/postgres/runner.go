@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
@@ -131,27 +132,78 @@ func (s *Store) RunnerResults(ctx context.Context, crawlID string, depth int) ([
 // RunnerBegin records that a capture of url is about to start, with the
 // task id the runner gave it ("" when the capture server names its own),
 // unless the page already has a result. A process killed during the
-// capture leaves this behind for the next one to look for.
+// capture leaves this behind for the next one to look for. running is
+// false (and nothing is recorded) once the crawl was closed. The begins of
+// the same moment (a crawl's hosts, other crawls) share one statement
+// (batcher).
 func (s *Store) RunnerBegin(ctx context.Context, crawlID string, depth int, url, host, taskID string, submittedAt time.Time) (running bool, err error) {
-	var task *string
-	if taskID != "" {
-		task = &taskID
+	id, err := uuid.Parse(crawlID)
+	if err != nil {
+		return false, fmt.Errorf("record the capture of %s: crawl id %q is not a UUID", url, crawlID)
 	}
-	err = s.Pool.QueryRow(ctx, `
-		WITH live AS (
-			SELECT id FROM crawls WHERE id = $1 AND state = 'running'
-		), begun AS (
-			INSERT INTO crawl_runner_results (crawl_id, url, depth, host, task_id, submitted_at)
-			SELECT id, $2, $3, $4, $5, $6 FROM live
-			ON CONFLICT (crawl_id, url) DO UPDATE
-			SET task_id = EXCLUDED.task_id, submitted_at = EXCLUDED.submitted_at, finished_at = NULL, updated_at = now()
-			WHERE crawl_runner_results.result IS NULL
-		)
-		SELECT EXISTS (SELECT 1 FROM live)`, crawlID, url, depth, host, task, submittedAt).Scan(&running)
+	b := runnerBegin{crawl: id, url: url, depth: depth, host: host, submitted: submittedAt}
+	if taskID != "" {
+		b.task = &taskID
+	}
+	running, err = s.begins.do(ctx, b, 0, func(b runnerBegin) string { return b.crawl.String() + " " + b.url }, s.runnerBegins)
 	if err != nil {
 		return false, fmt.Errorf("record the capture of %s: %w", url, err)
 	}
 	return running, nil
+}
+
+type runnerBegin struct {
+	crawl     uuid.UUID
+	url, host string
+	depth     int
+	task      *string
+	submitted time.Time
+}
+
+// runnerBegins writes a batch of begins in one statement; each is answered
+// with whether its crawl runs.
+func (s *Store) runnerBegins(ctx context.Context, bs []runnerBegin) ([]bool, error) {
+	crawls := make([]uuid.UUID, len(bs))
+	urls, hosts := make([]string, len(bs)), make([]string, len(bs))
+	depths := make([]int32, len(bs))
+	tasks := make([]*string, len(bs))
+	subs := make([]time.Time, len(bs))
+	for i, b := range bs {
+		crawls[i], urls[i], hosts[i], depths[i], tasks[i], subs[i] = b.crawl, b.url, b.host, int32(b.depth), b.task, b.submitted
+	}
+	var live []uuid.UUID
+	err := s.Pool.QueryRow(ctx, `
+		WITH x AS (
+			SELECT * FROM unnest($1::uuid[], $2::text[], $3::int[], $4::text[], $5::text[], $6::timestamptz[])
+				AS x (crawl_id, url, depth, host, task_id, submitted_at)
+		), live AS (
+			SELECT id FROM crawls WHERE id IN (SELECT crawl_id FROM x) AND state = 'running'
+		), begun AS (
+			INSERT INTO crawl_runner_results (crawl_id, url, depth, host, task_id, submitted_at)
+			SELECT x.crawl_id, x.url, x.depth, x.host, x.task_id, x.submitted_at FROM x JOIN live ON live.id = x.crawl_id
+			ON CONFLICT (crawl_id, url) DO UPDATE
+			SET task_id = EXCLUDED.task_id, submitted_at = EXCLUDED.submitted_at, finished_at = NULL, updated_at = now()
+			WHERE crawl_runner_results.result IS NULL
+		)
+		SELECT coalesce(array_agg(id), '{}') FROM live`, crawls, urls, depths, hosts, tasks, subs).Scan(&live)
+	if err != nil {
+		return nil, err
+	}
+	return liveOf(crawls, live), nil
+}
+
+// liveOf answers each of crawls with whether it is among live.
+func liveOf(crawls, live []uuid.UUID) []bool {
+	out := make([]bool, len(crawls))
+	for i, c := range crawls {
+		for _, l := range live {
+			if c == l {
+				out[i] = true
+				break
+			}
+		}
+	}
+	return out
 }
 
 // progressStep is how stale a running crawl's progressed_at may be.
@@ -163,41 +215,92 @@ const progressStep = time.Second
 // nothing is kept) once it was closed. The crawl's row is written at most
 // once per progressStep, not once per page: with ten hosts at once, a write
 // of that one row per page made every save wait for the others' (and the
-// stall timeout, minutes, needs no finer clock).
+// stall timeout, minutes, needs no finer clock). The saves of the same
+// moment share one statement (batcher).
 func (s *Store) RunnerSave(ctx context.Context, crawlID string, r ledger.RunnerPageResult, now time.Time) (running bool, err error) {
-	var task *string
-	if r.TaskID != "" {
-		task = &r.TaskID
+	id, err := uuid.Parse(crawlID)
+	if err != nil {
+		return false, fmt.Errorf("keep the result of %s: crawl id %q is not a UUID", r.URL, crawlID)
 	}
-	var sub, fin *time.Time
-	if !r.SubmittedAt.IsZero() {
-		sub = &r.SubmittedAt
+	running, err = s.saves.do(ctx, runnerSave{crawl: id, r: r, now: now}, saveLinger, func(x runnerSave) string { return x.crawl.String() + " " + x.r.URL }, s.runnerSaves)
+	if err != nil {
+		return false, fmt.Errorf("keep the result of %s: %w", r.URL, err)
 	}
-	if !r.FinishedAt.IsZero() {
-		fin = &r.FinishedAt
+	return running, nil
+}
+
+// saveLinger is how long a batch of saves waits for company: a result is
+// kept after its capture was written, off the path of the host's next
+// capture, so the saves of the moment can share a statement.
+const saveLinger = 2 * time.Millisecond
+
+type runnerSave struct {
+	crawl uuid.UUID
+	r     ledger.RunnerPageResult
+	now   time.Time
+}
+
+// runnerSaves keeps a batch of results in one statement; each is answered
+// with whether its crawl runs (and so was kept). The crawls' progress is
+// the latest of the batch's times.
+func (s *Store) runnerSaves(ctx context.Context, xs []runnerSave) ([]bool, error) {
+	n := len(xs)
+	crawls := make([]uuid.UUID, n)
+	urls, hosts := make([]string, n), make([]string, n)
+	depths, attempts, backoffs := make([]int32, n), make([]int32, n), make([]int32, n)
+	tasks, results := make([]*string, n), make([]*string, n)
+	subs, fins := make([]*time.Time, n), make([]*time.Time, n)
+	var now time.Time
+	for i, x := range xs {
+		r := x.r
+		crawls[i], urls[i], hosts[i], depths[i] = x.crawl, r.URL, r.Host, int32(r.Depth)
+		attempts[i], backoffs[i] = int32(r.Attempts), int32(r.BackoffMs)
+		if r.TaskID != "" {
+			tasks[i] = &r.TaskID
+		}
+		if r.Result != nil {
+			res := string(r.Result)
+			results[i] = &res
+		}
+		if !r.SubmittedAt.IsZero() {
+			subs[i] = &r.SubmittedAt
+		}
+		if !r.FinishedAt.IsZero() {
+			fins[i] = &r.FinishedAt
+		}
+		if x.now.After(now) {
+			now = x.now
+		}
 	}
-	err = s.Pool.QueryRow(ctx, `
-		WITH live AS (
-			SELECT id, progressed_at FROM crawls WHERE id = $1 AND state = 'running'
+	var live []uuid.UUID
+	err := s.Pool.QueryRow(ctx, `
+		WITH x AS (
+			SELECT * FROM unnest($1::uuid[], $2::text[], $3::int[], $4::text[], $5::text[], $6::timestamptz[],
+				$7::timestamptz[], $8::text[], $9::int[], $10::int[])
+				AS x (crawl_id, url, depth, host, task_id, submitted_at, finished_at, result, attempts, backoff_ms)
+		), live AS (
+			SELECT id, progressed_at FROM crawls WHERE id IN (SELECT crawl_id FROM x) AND state = 'running'
 		), progressed AS (
 			UPDATE crawls c SET progressed_at = $11
 			FROM live WHERE c.id = live.id AND c.state = 'running' AND live.progressed_at < $11::timestamptz - $12::interval
 		), kept AS (
 			INSERT INTO crawl_runner_results
 				(crawl_id, url, depth, host, task_id, submitted_at, finished_at, result, attempts, backoff_ms)
-			SELECT id, $2, $3, $4, $5, $6, $7, $8, $9, $10 FROM live
+			SELECT x.crawl_id, x.url, x.depth, x.host, x.task_id, x.submitted_at, x.finished_at, x.result::jsonb,
+				x.attempts, x.backoff_ms
+			FROM x JOIN live ON live.id = x.crawl_id
 			ON CONFLICT (crawl_id, url) DO UPDATE
 			SET depth = EXCLUDED.depth, host = EXCLUDED.host, task_id = EXCLUDED.task_id,
 			    submitted_at = EXCLUDED.submitted_at, finished_at = EXCLUDED.finished_at, result = EXCLUDED.result,
 			    attempts = EXCLUDED.attempts, backoff_ms = EXCLUDED.backoff_ms, updated_at = now()
-			RETURNING 1
+			RETURNING crawl_id
 		)
-		SELECT EXISTS (SELECT 1 FROM kept)`,
-		crawlID, r.URL, r.Depth, r.Host, task, sub, fin, r.Result, r.Attempts, r.BackoffMs, now, progressStep).Scan(&running)
+		SELECT coalesce(array_agg(DISTINCT crawl_id), '{}') FROM kept`,
+		crawls, urls, depths, hosts, tasks, subs, fins, results, attempts, backoffs, now, progressStep).Scan(&live)
 	if err != nil {
-		return false, fmt.Errorf("keep the result of %s: %w", r.URL, err)
+		return nil, err
 	}
-	return running, nil
+	return liveOf(crawls, live), nil
 }
 
 // RunnerSaveHost keeps (or updates) a host's pacing at a level.

@@ -2,6 +2,8 @@ package postgres_test
 
 import (
 	"context"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -70,5 +72,102 @@ func TestRunnerLockAndSave(t *testing.T) {
 	}
 	if levels, err := st.RunnerOpenLevels(ctx); err != nil || len(levels) != 0 {
 		t.Errorf("a closed crawl still has open levels: %+v %v", levels, err)
+	}
+}
+
+// TestRunnerBeginsAndSavesTogether: many begins and saves at once, of a
+// running crawl and of a closed one, written in shared statements: each
+// is answered for its own crawl, a result the table refuses fails only its
+// own save, and two saves of one page at once both succeed.
+func TestRunnerBeginsAndSavesTogether(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool, err := postgres.Open(ctx, testenv.Database(t), 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	st := &postgres.Store{Pool: pool}
+	t0 := time.Date(2026, 10, 1, 9, 0, 0, 0, time.UTC)
+	newCrawl := func() string {
+		id, _, err := st.InsertCrawl(ctx, ledger.NewCrawl{
+			Seeds: []string{"https://example.com/"}, Hosts: []string{"example.com"}, Rules: []byte(`[{"follow":"same-origin"}]`),
+			MaxDepth: 1, MaxPages: 100, HostParallelism: 1, OrgID: "acme", RequestedBy: "alice", Now: t0,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	live, closed := newCrawl(), newCrawl()
+	if _, err := st.FailCrawl(ctx, closed, "closed", t0.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	const pages = 40
+	var wg sync.WaitGroup
+	errs := make(chan error, 4*pages)
+	for _, id := range []string{live, closed} {
+		for i := range pages {
+			wg.Go(func() {
+				u := fmt.Sprintf("https://example.com/p%d", i)
+				sub := t0.Add(2 * time.Minute)
+				running, err := st.RunnerBegin(ctx, id, 0, u, "example.com", fmt.Sprintf("task-%d", i), sub)
+				if err != nil || running != (id == live) {
+					errs <- fmt.Errorf("begin %s of crawl %s: running %v, %v", u, id, running, err)
+					return
+				}
+				res := ledger.RunnerPageResult{URL: u, Host: "example.com", Result: []byte(`{"url":"` + u + `","status":"captured"}`),
+					SubmittedAt: sub, FinishedAt: sub.Add(time.Second), Attempts: 1, TaskID: fmt.Sprintf("task-%d", i)}
+				if i == 7 {
+					res.Result = []byte(`[]`) // not an object: the table refuses it
+				}
+				running, err = st.RunnerSave(ctx, id, res, sub.Add(time.Second))
+				switch {
+				case i == 7 && id == live && err == nil:
+					errs <- fmt.Errorf("save of a result that is not an object: no error")
+				case i != 7 && (err != nil || running != (id == live)):
+					errs <- fmt.Errorf("save %s of crawl %s: running %v, %v", u, id, running, err)
+				}
+			})
+		}
+	}
+	// Two saves of one page at the same moment.
+	for k := range 2 {
+		wg.Go(func() {
+			u := "https://example.com/twice"
+			res := ledger.RunnerPageResult{URL: u, Host: "example.com", Result: []byte(fmt.Sprintf(`{"url":"%s","k":%d}`, u, k))}
+			if running, err := st.RunnerSave(ctx, live, res, t0.Add(3*time.Minute)); err != nil || !running {
+				errs <- fmt.Errorf("save %d of one page: running %v, %v", k, running, err)
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	kept, err := st.RunnerResults(ctx, live, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	withResult, begun := 0, 0
+	for _, k := range kept {
+		if k.Result != nil {
+			withResult++
+		} else if k.URL == "https://example.com/p7" && k.TaskID != nil && *k.TaskID == "task-7" {
+			begun++
+		}
+	}
+	if len(kept) != pages+1 || withResult != pages || begun != 1 {
+		t.Errorf("running crawl: %d rows, %d with a result, p7 begun %d; want %d rows, %d results (p7 begun only)", len(kept), withResult, begun, pages+1, pages)
+	}
+	if kept, err := st.RunnerResults(ctx, closed, 0); err != nil || len(kept) != 0 {
+		t.Errorf("closed crawl: %d rows kept (%v), want none", len(kept), err)
+	}
+	if c, err := st.Crawl(ctx, live); err != nil || !c.ProgressedAt.Equal(t0.Add(3*time.Minute)) {
+		t.Errorf("progressed_at %v (%v), want the latest save's time", c.ProgressedAt, err)
+	}
+	if _, err := st.RunnerBegin(ctx, "not-a-uuid", 0, "https://example.com/", "example.com", "", t0); err == nil {
+		t.Error("a begin for a crawl id that is not a UUID: no error")
 	}
 }
