@@ -38,19 +38,18 @@ const maxBatch = 256
 // context.
 const batchTimeout = 30 * time.Second
 
-// do queues item and waits for its answer. A batch started by item waits
-// linger for company first (0 for a call on a capture's path). key names the row the call
+// do queues item and waits for its answer. key names the row the call
 // writes: two calls of one key never share a statement (a statement cannot
 // write one row twice), the later waits for the next batch. write writes a
 // batch and answers each call, in order; a call whose context ended before
 // its batch was written is left out of it.
-func (b *batcher[T]) do(ctx context.Context, item T, linger time.Duration, key func(T) string, write func(context.Context, []T) ([]bool, error)) (bool, error) {
+func (b *batcher[T]) do(ctx context.Context, item T, key func(T) string, write func(context.Context, []T) ([]bool, error)) (bool, error) {
 	c := &batchCall[T]{ctx: ctx, item: item, done: make(chan struct{})}
 	b.mu.Lock()
 	b.queue = append(b.queue, c)
 	if !b.writing {
 		b.writing = true
-		go b.run(linger, key, write)
+		go b.run(key, write)
 	}
 	b.mu.Unlock()
 	select {
@@ -62,11 +61,8 @@ func (b *batcher[T]) do(ctx context.Context, item T, linger time.Duration, key f
 }
 
 // run writes batches until the queue is empty.
-func (b *batcher[T]) run(linger time.Duration, key func(T) string, write func(context.Context, []T) ([]bool, error)) {
+func (b *batcher[T]) run(key func(T) string, write func(context.Context, []T) ([]bool, error)) {
 	for {
-		if linger > 0 {
-			time.Sleep(linger)
-		}
 		batch := b.take(key)
 		if batch == nil {
 			return

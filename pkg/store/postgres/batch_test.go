@@ -55,7 +55,7 @@ func TestBatcherSharesStatements(t *testing.T) {
 	var wg sync.WaitGroup
 	call := func(ctx context.Context, item string) {
 		defer wg.Done()
-		ok, err := b.do(ctx, item, 0, key, write)
+		ok, err := b.do(ctx, item, key, write)
 		amu.Lock()
 		answers[item] = answer{ok, err}
 		amu.Unlock()

@@ -145,7 +145,7 @@ func (s *Store) RunnerBegin(ctx context.Context, crawlID string, depth int, url,
 	if taskID != "" {
 		b.task = &taskID
 	}
-	running, err = s.begins.do(ctx, b, 0, func(b runnerBegin) string { return b.crawl.String() + " " + b.url }, s.runnerBegins)
+	running, err = s.begins.do(ctx, b, func(b runnerBegin) string { return b.crawl.String() + " " + b.url }, s.runnerBegins)
 	if err != nil {
 		return false, fmt.Errorf("record the capture of %s: %w", url, err)
 	}
@@ -222,17 +222,12 @@ func (s *Store) RunnerSave(ctx context.Context, crawlID string, r ledger.RunnerP
 	if err != nil {
 		return false, fmt.Errorf("keep the result of %s: crawl id %q is not a UUID", r.URL, crawlID)
 	}
-	running, err = s.saves.do(ctx, runnerSave{crawl: id, r: r, now: now}, saveLinger, func(x runnerSave) string { return x.crawl.String() + " " + x.r.URL }, s.runnerSaves)
+	running, err = s.saves.do(ctx, runnerSave{crawl: id, r: r, now: now}, func(x runnerSave) string { return x.crawl.String() + " " + x.r.URL }, s.runnerSaves)
 	if err != nil {
 		return false, fmt.Errorf("keep the result of %s: %w", r.URL, err)
 	}
 	return running, nil
 }
-
-// saveLinger is how long a batch of saves waits for company: a result is
-// kept after its capture was written, off the path of the host's next
-// capture, so the saves of the moment can share a statement.
-const saveLinger = 2 * time.Millisecond
 
 type runnerSave struct {
 	crawl uuid.UUID
