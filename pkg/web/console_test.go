@@ -272,3 +272,20 @@ func TestSearchScreenHasTheForm(t *testing.T) {
 		t.Error("the navigation offers search on a server without it")
 	}
 }
+
+// TestConsoleJapaneseTerms: every screen's Japanese texts name a replay
+// リプレイ (as the hints and buttons beside them do), never 再生, which
+// reads as playing media.
+func TestConsoleJapaneseTerms(t *testing.T) {
+	t.Parallel()
+	cfg := web.Config{Who: web.WhoNames, Features: allFeatures}
+	for _, path := range []string{"/", "/search", "/crawls", "/crawls/new", "/crawls/00000000-0000-0000-0000-000000000001", "/capture", "/archives/00000000-0000-0000-0000-000000000001"} {
+		_, body := consolePage(t, cfg, path, "ja")
+		if i := strings.Index(body, "再生"); i >= 0 {
+			t.Errorf("%s says 再生: …%s…", path, body[max(0, i-60):min(len(body), i+30)])
+		}
+		if !strings.Contains(body, "リプレイ") && path != "/capture" && path != "/crawls/new" {
+			t.Errorf("%s names no リプレイ", path)
+		}
+	}
+}

@@ -112,8 +112,8 @@ var crawlTexts = texts{
 
 	// One crawl.
 	"stopCrawl":          {"Stop crawl", "クロールを停止"},
-	"replayCrawl":        {"Replay this crawl", "このクロールを再生"},
-	"openReplay":         {"Open the replay in a new tab", "新しいタブで再生を開く"},
+	"replayCrawl":        {"Replay this crawl", "このクロールをリプレイ"},
+	"openReplay":         {"Open the replay in a new tab", "新しいタブでリプレイを開く"},
 	"replayExpires":      {"(link valid until {at})", "（{at} まで有効）"},
 	"stopped":            {"Stopped: no new page starts; what was admitted stays.", "停止しました。新しいページは開始されず、取り込み済みのものは残ります。"},
 	"alreadyEnded":       {"The crawl had already ended; nothing changed.", "クロールはすでに終了していました。変更はありません。"},
