@@ -72,6 +72,19 @@ func newCrawl(seeds ...string) ledger.NewCrawl {
 	}
 }
 
+// runningCrawl inserts a crawl of https://example.com/ started at t0 and
+// returns its id.
+func runningCrawl(t *testing.T, ctx context.Context, s *postgres.Store, t0 time.Time) string {
+	t.Helper()
+	nc := newCrawl("https://example.com/")
+	nc.Now = t0
+	id, _, err := s.InsertCrawl(ctx, nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
 func TestInsertCrawl(t *testing.T) {
 	t.Parallel()
 	s, _, ctx := crawlStore(t)

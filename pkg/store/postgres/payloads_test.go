@@ -28,17 +28,7 @@ func TestCrawlPayloads(t *testing.T) {
 	t.Cleanup(pool.Close)
 	st := &postgres.Store{Pool: pool}
 	t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
-	newCrawl := func() string {
-		id, _, err := st.InsertCrawl(ctx, ledger.NewCrawl{
-			Seeds: []string{"https://example.com/"}, Hosts: []string{"example.com"}, Rules: []byte(`[{"follow":"same-origin"}]`),
-			MaxDepth: 1, MaxPages: 10, HostParallelism: 1, OrgID: "acme", RequestedBy: "alice", Now: t0,
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return id
-	}
-	a, b := newCrawl(), newCrawl()
+	a, b := runningCrawl(t, ctx, st, t0), runningCrawl(t, ctx, st, t0)
 	d1, d2 := "sha256:"+strings.Repeat("1", 64), "sha256:"+strings.Repeat("2", 64)
 	p1 := ledger.StoredPayload{Digest: d1, URL: "https://example.com/s.css", Date: t0, Container: "t1_" + a + ".wacz"}
 	if err := st.RememberPayloads(ctx, a, []ledger.StoredPayload{p1}); err != nil {

@@ -1,36 +1,21 @@
 package postgres_test
 
 import (
-	"context"
 	"fmt"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
-	"github.com/capture-ledger/ledgerctl/pkg/store/postgres"
-	"github.com/capture-ledger/ledgerctl/pkg/testenv"
 )
 
 // TestRunnerLockAndSave: one runner at a time holds a crawl; a result is
 // kept (and counted as progress) only while the crawl runs.
 func TestRunnerLockAndSave(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	pool, err := postgres.Open(ctx, testenv.Database(t), 4)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	st := &postgres.Store{Pool: pool}
+	st, _, ctx := crawlStore(t)
 	t0 := time.Date(2026, 10, 1, 9, 0, 0, 0, time.UTC)
-	id, _, err := st.InsertCrawl(ctx, ledger.NewCrawl{
-		Seeds: []string{"https://example.com/"}, Hosts: []string{"example.com"}, Rules: []byte(`[{"follow":"same-origin"}]`),
-		MaxDepth: 1, MaxPages: 10, PerHostDelayMs: 0, HostParallelism: 1, OrgID: "acme", RequestedBy: "alice", Now: t0,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	id := runningCrawl(t, ctx, st, t0)
 
 	unlock, ok, err := st.RunnerLock(ctx, id)
 	if err != nil || !ok {
@@ -81,25 +66,9 @@ func TestRunnerLockAndSave(t *testing.T) {
 // own save, and two saves of one page at once both succeed.
 func TestRunnerBeginsAndSavesTogether(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	pool, err := postgres.Open(ctx, testenv.Database(t), 8)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	st := &postgres.Store{Pool: pool}
+	st, _, ctx := crawlStore(t)
 	t0 := time.Date(2026, 10, 1, 9, 0, 0, 0, time.UTC)
-	newCrawl := func() string {
-		id, _, err := st.InsertCrawl(ctx, ledger.NewCrawl{
-			Seeds: []string{"https://example.com/"}, Hosts: []string{"example.com"}, Rules: []byte(`[{"follow":"same-origin"}]`),
-			MaxDepth: 1, MaxPages: 100, HostParallelism: 1, OrgID: "acme", RequestedBy: "alice", Now: t0,
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return id
-	}
-	live, closed := newCrawl(), newCrawl()
+	live, closed := runningCrawl(t, ctx, st, t0), runningCrawl(t, ctx, st, t0)
 	if _, err := st.FailCrawl(ctx, closed, "closed", t0.Add(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
