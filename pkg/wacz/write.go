@@ -511,34 +511,41 @@ func hexSHA256(b []byte) string {
 	return hex.EncodeToString(s[:])
 }
 
-// writeZip writes the entries in order, dated modified. STORED entries are
-// written raw with their sizes in the local header (no data descriptor), so
-// a range reader can find the data from the local header alone.
+// writeZip writes the entries in order, dated modified. Every entry is
+// written raw with its CRC-32 and sizes in the local header: no data
+// descriptor, so a range reader finds an entry's data from its local header
+// alone, and no extra field (archive/zip's extended timestamp would add 9
+// bytes to each header; the MS-DOS date of the headers stays, and
+// datapackage.json's created says the time exactly). An entry to compress
+// is deflated here and STORED instead when that does not make it smaller.
 func writeZip(w io.Writer, files []zipFile, modified time.Time) error {
 	zw := zip.NewWriter(w)
-	zw.RegisterCompressor(zip.Deflate, pooledDeflate)
+	date, tm := msDosTime(modified.UTC())
+	var deflated bytes.Buffer
 	for _, f := range files {
-		hdr := &zip.FileHeader{Name: f.path, Modified: modified.UTC()}
+		// Version 2.0 (what archive/zip's CreateHeader writes; CreateRaw
+		// leaves it to the caller): DEFLATE, and the least a reader needs.
+		hdr := &zip.FileHeader{Name: f.path, Method: zip.Store, ModifiedDate: date, ModifiedTime: tm,
+			CreatorVersion: zipVersion20, ReaderVersion: zipVersion20}
 		hdr.SetMode(0o644)
-		var dst io.Writer
-		var err error
-		if f.store {
-			hdr.Method = zip.Store
-			hdr.CRC32 = crc32.ChecksumIEEE(f.data)
-			hdr.CompressedSize64 = uint64(len(f.data))
-			hdr.UncompressedSize64 = uint64(len(f.data))
-			// CreateRaw, unlike CreateHeader, leaves the MS-DOS date
-			// to the caller.
-			hdr.ModifiedDate, hdr.ModifiedTime = msDosTime(modified.UTC())
-			dst, err = zw.CreateRaw(hdr)
-		} else {
-			hdr.Method = zip.Deflate
-			dst, err = zw.CreateHeader(hdr)
+		data := f.data
+		if !f.store {
+			deflated.Reset()
+			if err := deflate(&deflated, f.data); err != nil {
+				return fmt.Errorf("%s: %w", f.path, err)
+			}
+			if deflated.Len() < len(f.data) {
+				hdr.Method, data = zip.Deflate, deflated.Bytes()
+			}
 		}
+		hdr.CRC32 = crc32.ChecksumIEEE(f.data)
+		hdr.CompressedSize64 = uint64(len(data))
+		hdr.UncompressedSize64 = uint64(len(f.data))
+		dst, err := zw.CreateRaw(hdr)
 		if err != nil {
 			return fmt.Errorf("%s: %w", f.path, err)
 		}
-		if _, err := dst.Write(f.data); err != nil {
+		if _, err := dst.Write(data); err != nil {
 			return fmt.Errorf("%s: %w", f.path, err)
 		}
 	}
@@ -546,29 +553,23 @@ func writeZip(w io.Writer, files []zipFile, modified time.Time) error {
 }
 
 // flatePool holds the DEFLATE writers of the ZIP's compressed entries
-// (pages.jsonl and the datapackage files): archive/zip would allocate a new
-// one, with its tables, for every entry of every WACZ.
+// (pages.jsonl, the index and the datapackage files): a new one, with its
+// tables, for every entry of every WACZ would cost more than compressing it.
 var flatePool = sync.Pool{New: func() any { fw, _ := flate.NewWriter(nil, gzipLevel); return fw }}
 
-// pooledDeflate is a zip.Compressor drawing on flatePool; Close finishes
-// the entry and returns the writer.
-func pooledDeflate(w io.Writer) (io.WriteCloser, error) {
+// deflate appends data, compressed, to dst.
+func deflate(dst *bytes.Buffer, data []byte) error {
 	fw := flatePool.Get().(*flate.Writer)
-	fw.Reset(w)
-	return &pooledFlate{fw}, nil
-}
-
-type pooledFlate struct{ *flate.Writer }
-
-func (p *pooledFlate) Close() error {
-	if p.Writer == nil {
-		return nil
+	defer flatePool.Put(fw)
+	fw.Reset(dst)
+	if _, err := fw.Write(data); err != nil {
+		return err
 	}
-	err := p.Writer.Close()
-	flatePool.Put(p.Writer)
-	p.Writer = nil
-	return err
+	return fw.Close()
 }
+
+// zipVersion20 is ZIP specification version 2.0.
+const zipVersion20 = 20
 
 // msDosTime is t as the ZIP local header's date and time fields (two-second
 // resolution, years 1980 to 2107 only).

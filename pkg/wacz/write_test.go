@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -335,9 +336,10 @@ func gunzipAll(t *testing.T, b []byte) []byte {
 	return out
 }
 
-// TestWriteZipLayout: the entries, their order, and STORED archive/ and
-// indexes/ entries with their sizes in the local header (no data
-// descriptor), which range readers rely on.
+// TestWriteZipLayout: the entries, their order, STORED archive/ and
+// indexes/ entries, and every entry with its sizes in the local header (no
+// data descriptor), which range readers rely on, and no extra field; an
+// entry is deflated only when that makes it smaller.
 func TestWriteZipLayout(t *testing.T) {
 	t.Parallel()
 	b, _ := writeWACZ(t, fixtureCapture(t))
@@ -349,11 +351,26 @@ func TestWriteZipLayout(t *testing.T) {
 	for _, f := range zr.File {
 		names = append(names, f.Name)
 		stored := strings.HasPrefix(f.Name, "archive/") || strings.HasPrefix(f.Name, "indexes/")
-		if stored != (f.Method == zip.Store) {
+		if stored && f.Method != zip.Store {
 			t.Errorf("%s: method %d", f.Name, f.Method)
 		}
-		if stored && f.Flags&0x8 != 0 {
+		if f.Method == zip.Deflate && f.CompressedSize64 >= f.UncompressedSize64 {
+			t.Errorf("%s: deflated to %d bytes from %d", f.Name, f.CompressedSize64, f.UncompressedSize64)
+		}
+		if f.Flags&0x8 != 0 {
 			t.Errorf("%s: has a data descriptor", f.Name)
+		}
+		if len(f.Extra) != 0 {
+			t.Errorf("%s: central directory extra field % x", f.Name, f.Extra)
+		}
+		off, err := f.DataOffset()
+		if err != nil {
+			t.Fatal(err)
+		}
+		// With no extra field the local header is 30 bytes and the name.
+		local := b[off-30-int64(len(f.Name)):]
+		if string(local[:4]) != "PK\x03\x04" || binary.LittleEndian.Uint16(local[28:]) != 0 {
+			t.Errorf("%s: local header % x", f.Name, local[:30])
 		}
 		if !f.Modified.Equal(time.Date(2026, 5, 1, 10, 0, 6, 0, time.UTC)) && !f.Modified.Equal(time.Date(2026, 5, 1, 10, 0, 7, 0, time.UTC)) {
 			t.Errorf("%s: modified %v", f.Name, f.Modified)
@@ -361,6 +378,11 @@ func TestWriteZipLayout(t *testing.T) {
 	}
 	if got := strings.Join(names, " "); got != "archive/data.warc.gz indexes/index.cdxj pages/pages.jsonl datapackage.json datapackage-digest.json" {
 		t.Errorf("entries %s", got)
+	}
+	for _, name := range []string{PagesPath, DataPackage} {
+		if f := findFile(zr, name); f == nil || f.Method != zip.Deflate {
+			t.Errorf("%s is not deflated", name)
+		}
 	}
 }
 
