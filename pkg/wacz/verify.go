@@ -57,7 +57,7 @@ const maxCheckEntryBytes = 1 << 30
 
 // Check is the project's own fast structural check of a WACZ 1.1.1 file:
 // the datapackage's hashes and sizes and its digest file match the entries;
-// archive/ and indexes/ entries are STORED; pages.jsonl starts with its
+// archive/ entries and gzipped indexes are STORED; pages.jsonl starts with its
 // header and every page has a url and an RFC 3339 ts; every WARC record is
 // its own gzip member, parses, and matches its block and payload digests;
 // the CDXJ is sorted and each line's offset and length point exactly at the
@@ -104,7 +104,7 @@ func (c *checker) readEntries(zr *zip.Reader) error {
 			c.fail("zip.entries", "%s appears twice", f.Name)
 			continue
 		}
-		if (strings.HasPrefix(f.Name, "archive/") || strings.HasPrefix(f.Name, "indexes/")) && f.Method != zip.Store {
+		if mustStore(f.Name) && f.Method != zip.Store {
 			c.fail("zip.store", "%s is compressed (method %d); viewers range-read it only when STORED", f.Name, f.Method)
 		}
 		data, err := readEntry(f)
@@ -120,6 +120,14 @@ func (c *checker) readEntries(zr *zip.Reader) error {
 		c.files[f.Name] = data
 	}
 	return nil
+}
+
+// mustStore reports whether WACZ 1.1.1 wants the entry STORED: the files
+// of archive/, whose records viewers range-read in place, and the
+// compressed indexes (a ZipNum index's gzip blocks). A plain .cdxj, .cdx or
+// .idx may be deflated: viewers read it whole.
+func mustStore(name string) bool {
+	return strings.HasPrefix(name, "archive/") || (strings.HasPrefix(name, "indexes/") && strings.HasSuffix(name, ".gz"))
 }
 
 func readEntry(f *zip.File) ([]byte, error) {

@@ -104,7 +104,9 @@ func TestCheckFindsEachBreak(t *testing.T) {
 		{"digest", replace(DigestPath, `"sha256:`, `"sha256:0`), "digest.valid"},
 		{"digest path", replace(DigestPath, `"datapackage.json"`, `"other.json"`), "digest.valid"},
 		{"deflated warc", func(es []zipEntry) []zipEntry { es[0].method = zip.Deflate; return es }, "zip.store"},
-		{"deflated index", func(es []zipEntry) []zipEntry { es[1].method = zip.Deflate; return es }, "zip.store"},
+		{"deflated gzipped index", func(es []zipEntry) []zipEntry {
+			return append(es, zipEntry{name: "indexes/index.cdx.gz", data: []byte{0x1f, 0x8b}, method: zip.Deflate})
+		}, "zip.store"},
 		{"no pages", drop(PagesPath), "pages.present"},
 		{"pages header", edit(PagesPath, func(b []byte) []byte { _, rest, _ := bytes.Cut(b, []byte("\n")); return rest }), "pages.header"},
 		{"pages ts", replace(PagesPath, `"ts":"2026-05-01T10:00:03.250Z"`, `"ts":"yesterday"`), "pages.ts"},
@@ -201,6 +203,25 @@ func TestCheckFindsEachBreak(t *testing.T) {
 				t.Errorf("Verify = %v", err)
 			}
 		})
+	}
+}
+
+// TestCheckIndexEitherMethod: WACZ 1.1.1 lets a plain CDXJ index be STORED
+// or deflated; either passes.
+func TestCheckIndexEitherMethod(t *testing.T) {
+	t.Parallel()
+	good, _ := writeWACZ(t, fixtureCapture(t))
+	for _, method := range []uint16{zip.Store, zip.Deflate} {
+		entries := unzip(t, good)
+		for i := range entries {
+			if entries[i].name == IndexPath {
+				entries[i].method = method
+			}
+		}
+		b := rezip(t, entries)
+		if problems, err := Check(bytes.NewReader(b), int64(len(b))); err != nil || len(problems) != 0 {
+			t.Errorf("index with method %d: %v %v", method, problems, err)
+		}
 	}
 }
 

@@ -69,9 +69,10 @@ var recordNS = uuid.NewSHA1(uuid.NameSpaceURL, []byte("https://github.com/captur
 // Write writes c as a WACZ 1.1.1 file to w: archive/data.warc.gz (warcinfo,
 // then a response and a request record per exchange, then the screenshot and
 // the thumbnail as resource records), indexes/index.cdxj, pages/pages.jsonl,
-// datapackage.json and datapackage-digest.json. The WARC and the index are
-// STORED so viewers can range-read them in place. The same Capture always
-// gives the same bytes.
+// datapackage.json and datapackage-digest.json. The WARC is STORED so
+// viewers can range-read its records in place; the other entries are
+// deflated (WACZ 1.1.1 allows either for a plain .cdxj, and viewers read a
+// CDXJ index whole). The same Capture always gives the same bytes.
 //
 // A Capture with a missing or malformed required field is refused with
 // ErrInvalidCapture before anything is written to w.
@@ -90,7 +91,7 @@ func Write(w io.Writer, c Capture) (Summary, error) {
 	}
 	files := []zipFile{
 		{path: WARCPath, data: warc.out.Bytes(), store: true},
-		{path: IndexPath, data: index, store: true},
+		{path: IndexPath, data: index},
 		{path: PagesPath, data: pages},
 	}
 	dp, err := dataPackage(c, files)
