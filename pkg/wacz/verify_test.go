@@ -97,7 +97,7 @@ func TestCheckFindsEachBreak(t *testing.T) {
 		{"datapackage not json", edit(DataPackage, func([]byte) []byte { return []byte("[") }), "datapackage.json"},
 		{"profile", replace(DataPackage, `"data-package"`, `"multi-wacz-package"`), "datapackage.profile"},
 		{"no wacz_version", replace(DataPackage, `"wacz_version"`, `"version"`), "datapackage.wacz_version"},
-		{"resources", replace(DataPackage, `"resources": [`, `"resources": 5, "x": [`), "datapackage.resources"},
+		{"resources", replace(DataPackage, `"resources":[`, `"resources":5,"x":[`), "datapackage.resources"},
 		{"unlisted", func(es []zipEntry) []zipEntry {
 			return append(es, zipEntry{name: "fuzzy.json", data: []byte("{}"), method: zip.Deflate})
 		}, "datapackage.resource-unlisted"},

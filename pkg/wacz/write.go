@@ -495,12 +495,13 @@ func dataPackage(c Capture, files []zipFile) ([]byte, error) {
 	return jsonFile(dp)
 }
 
-// jsonFile renders v as 2-space indented JSON with a trailing newline.
+// jsonFile renders v as compact JSON with a trailing newline (indented,
+// datapackage.json deflates about 5% larger, and the digest file, too small
+// to deflate, is 9 bytes longer).
 func jsonFile(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
 	if err := enc.Encode(v); err != nil {
 		return nil, fmt.Errorf("wacz: encoding JSON: %w", err)
 	}
