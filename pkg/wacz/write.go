@@ -71,8 +71,9 @@ var recordNS = uuid.NewSHA1(uuid.NameSpaceURL, []byte("https://github.com/captur
 // the thumbnail as resource records), indexes/index.cdxj, pages/pages.jsonl,
 // datapackage.json and datapackage-digest.json. The WARC is STORED so
 // viewers can range-read its records in place; the other entries are
-// deflated (WACZ 1.1.1 allows either for a plain .cdxj, and viewers read a
-// CDXJ index whole). The same Capture always gives the same bytes.
+// deflated when that makes them smaller (WACZ 1.1.1 allows either for a
+// plain .cdxj, and viewers read a CDXJ index whole). The same Capture always
+// gives the same bytes.
 //
 // A Capture with a missing or malformed required field is refused with
 // ErrInvalidCapture before anything is written to w.
