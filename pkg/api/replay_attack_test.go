@@ -98,10 +98,17 @@ const hostileScript = `
 // to collector.
 func hostileWACZ(t *testing.T, collector string) []byte {
 	t.Helper()
+	return scriptedWACZ(t, strings.ReplaceAll(hostileScript, "COLLECTOR", collector))
+}
+
+// scriptedWACZ is an archive of hostilePage running script, which reports
+// into the page's #loot.
+func scriptedWACZ(t *testing.T, script string) []byte {
+	t.Helper()
 	at := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
 	body := `<!doctype html><html><head><meta charset="utf-8"><title>Hostile</title></head>` +
 		`<body><h1>A page someone got captured</h1><pre id="loot">waiting</pre>` +
-		`<script>` + strings.ReplaceAll(hostileScript, "COLLECTOR", collector) + `</script></body></html>`
+		`<script>` + script + `</script></body></html>`
 	c := wacz.Capture{
 		Created:  at.Add(time.Second),
 		Software: "ledgerctl test",
@@ -336,5 +343,59 @@ func TestReplayOriginLoadsNoForeignArchive(t *testing.T) {
 				t.Fatalf("%s%s on the viewer's origin fetched the foreign archive (%d reads)", p, form, hits)
 			}
 		}
+	}
+}
+
+// cookieScript plants cookies for every replay origin: a cookie whose
+// Domain is the replay domain (the parent of the session's own name) is
+// sent to, and readable by, every session's origin — the viewer, and the
+// archived pages ReplayWeb.page shows there. It sets them from the real
+// top window and from the archived page itself (through ReplayWeb.page's
+// rewriting), at the root and where archived pages are served, and
+// reports what its own origin then holds.
+const cookieScript = `
+(function () {
+  var T = Function("return top")();
+  var parent = T.location.hostname.split(".").slice(1).join(".");
+  var tail = "; Domain=" + parent + "; Max-Age=86400";
+  T.document.cookie = "planted-top=from-the-hostile-archive; Path=/" + tail;
+  T.document.cookie = "planted-sw=from-the-hostile-archive; Path=/sw/" + tail;
+  document.cookie = "planted-frame=from-the-hostile-archive; Path=/" + tail;
+  document.getElementById("loot").textContent = "LOOT:" + JSON.stringify({ top: T.document.cookie, frame: document.cookie }) + ":LOOT";
+})();
+`
+
+// TestReplaySessionsShareNoCookies: every session has an origin of its
+// own, but all of them are names under one domain, and a page may set a
+// cookie for that whole domain. A captured page replayed by alice plants
+// such cookies; the archive she opens next, in its own session, must not
+// receive them — neither its viewer nor its archived pages, whose scripts
+// would read the hostile archive's values as their own site's cookies.
+func TestReplaySessionsShareNoCookies(t *testing.T) {
+	// Not parallel: the package's browser tests take turns on two cores.
+	_, viewer := needBrowser(t)
+	f := newReplayFixture(t, replayOptions{content: gardenWACZ(t), sourceURL: archivedPage, second: scriptedWACZ(t, cookieScript), viewerDir: viewer})
+	garden, hostile := f.ids[0], f.ids[1]
+	browser := browserTab(t, "", 3*time.Minute, chromedp.Flag("disable-quic", true), chromedp.WindowSize(1280, 900))
+	if err := chromedp.Do(browser, chromedp.Navigate("about:blank")); err != nil {
+		t.Fatal(err)
+	}
+	_, shown := openInNewTab(t, browser, f.mintLink(t, "/api/archives/"+hostile+"/replay", `{"page":"`+hostilePage+`"}`), "LOOT:")
+	// The attack ran: its own origin holds all three cookies.
+	for _, c := range []string{"planted-top=", "planted-sw=", "planted-frame="} {
+		if !strings.Contains(shown, c) {
+			t.Fatalf("the hostile page could not plant %s (the attack did not run as written): %s", c, shown)
+		}
+	}
+	tab, _ := openInNewTab(t, browser, f.mintLink(t, "/api/archives/"+garden+"/replay", `{"page":"`+archivedPage+`"}`), archivedText)
+	// Its viewer at /, its worker's scope and the archived page, as their
+	// scripts read cookies.
+	probe := `document.cookie + " | " + ` + strings.TrimSuffix(replayedTextJS, `(function (d) { return d.body.innerText; })`) + `(function (d) { return d.cookie; })`
+	seen, err := chromedp.Run(tab, chromedp.Evaluate[string](probe))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(seen, "planted") {
+		t.Errorf("another session's pages read the hostile archive's cookies: %q", seen)
 	}
 }

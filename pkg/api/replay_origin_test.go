@@ -52,6 +52,7 @@ func TestReplayOriginAnswers(t *testing.T) {
 	}{
 		{"viewer page", "GET", l.URL, nil, `200
 Cache-Control: no-store
+Clear-Site-Data: "cookies"
 Content-Language: en
 Content-Length: *
 Content-Security-Policy: default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; font-src 'self' data:; media-src 'self' data: blob:; connect-src 'self' data: blob:; frame-src 'self'; worker-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'
@@ -63,6 +64,7 @@ Vary: Accept-Language
 X-Content-Type-Options: nosniff`},
 		{"viewer page in Japanese", "GET", l.URL, map[string]string{"Accept-Language": "ja"}, `200
 Cache-Control: no-store
+Clear-Site-Data: "cookies"
 Content-Language: ja
 Content-Length: *
 Content-Security-Policy: default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; font-src 'self' data:; media-src 'self' data: blob:; connect-src 'self' data: blob:; frame-src 'self'; worker-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'
@@ -74,6 +76,7 @@ Vary: Accept-Language
 X-Content-Type-Options: nosniff`},
 		{"viewer page without source", "GET", origin + "/", nil, `404
 Cache-Control: no-store
+Clear-Site-Data: "cookies"
 Content-Language: en
 Content-Length: *
 Content-Security-Policy: default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; font-src 'self' data:; media-src 'self' data: blob:; connect-src 'self' data: blob:; frame-src 'self'; worker-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'
@@ -85,6 +88,7 @@ Vary: Accept-Language
 X-Content-Type-Options: nosniff`},
 		{"viewer page of another source", "GET", origin + "/?source=" + url.QueryEscape("https://evil.example/x.wacz"), nil, `400
 Cache-Control: no-store
+Clear-Site-Data: "cookies"
 Content-Language: en
 Content-Length: *
 Content-Security-Policy: default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; font-src 'self' data:; media-src 'self' data: blob:; connect-src 'self' data: blob:; frame-src 'self'; worker-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'
@@ -305,6 +309,7 @@ X-Content-Type-Options: nosniff
 {"error":"not found"}`},
 		{"no session's origin", "GET", f.origins.Origin("abcdefghijklmnopqrstuvwxyz") + "/", nil, `404
 Cache-Control: no-store
+Clear-Site-Data: "cookies"
 Content-Language: en
 Content-Length: *
 Content-Security-Policy: default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; font-src 'self' data:; media-src 'self' data: blob:; connect-src 'self' data: blob:; frame-src 'self'; worker-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'

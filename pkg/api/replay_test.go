@@ -681,7 +681,8 @@ func TestViewerPage(t *testing.T) {
 	body := string(page.body)
 	src := strings.ReplaceAll(f.reads(t, tok)(id, tok), "&", "&amp;")
 	if page.status != 200 || !strings.Contains(body, `<replay-web-page source="`+src+`" url="page:0" replaybase="/sw/"`) ||
-		!strings.Contains(body, `<script src="/ui.js">`) || page.header.Get("Referrer-Policy") != "no-referrer" {
+		!strings.Contains(body, `<script src="/ui.js">`) || page.header.Get("Referrer-Policy") != "no-referrer" ||
+		page.header.Get("Clear-Site-Data") != `"cookies"` {
 		t.Errorf("viewer page: %d %v\n%s", page.status, page.header, body)
 	}
 	for path, want := range map[string][]byte{"/ui.js": ui, "/sw/sw.js": sw, "/sw/ui.js": ui} {

@@ -116,7 +116,8 @@ func (a *App) Server(ctx context.Context, o ServeOptions) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	apiSrv.Replay = &api.Replay{Service: replaySvc, ViewerDir: s.ReplayViewerDir, Origins: origins}
+	apiSrv.Replay = &api.Replay{Service: replaySvc, ViewerDir: s.ReplayViewerDir, Origins: origins,
+		KeepCookies: slices.ContainsFunc(DevHosts(s.APIHost, s.APIURL), origins.SharesCookiesWith)}
 	if err := a.serveCaptures(ctx, apiSrv, "ledgerctl "+o.Version); err != nil {
 		return nil, err
 	}
@@ -239,6 +240,9 @@ func (s *Server) StartupNotes(addr *net.TCPAddr) []identity.Note {
 	}
 	if r := s.api.Replay; r != nil {
 		notes = append(notes, identity.Note{Level: slog.LevelInfo, Message: "replay sessions are served on origins of their own: " + r.Origins.Origin("<label>")})
+		if r.KeepCookies {
+			notes = append(notes, identity.Note{Level: slog.LevelWarn, Message: "the API's origin and the replay origins (" + r.Origins.Domain + ") are one site: a replayed page can set cookies the API and every other replay session receive, and replay cannot clear them without signing people out of the console; give CAPTURE_LEDGER_REPLAY_DOMAIN a registrable domain of its own (docs/replay.md)"})
+		}
 	}
 	for _, n := range replay.StartupNotes(s.ReplayKeyEphemeral, st.ReplayViewerDir) {
 		notes = append(notes, identity.Note{Level: slog.LevelWarn, Message: n})

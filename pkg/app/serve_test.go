@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -141,12 +143,32 @@ func TestServerFromSettings(t *testing.T) {
 	} else {
 		res.Body.Close()
 	}
-	var replayNote bool
+	var replayNote, oneSite bool
 	for _, n := range srv.StartupNotes(addr) {
 		replayNote = replayNote || strings.Contains(n.Message, fmt.Sprintf("http://<label>.replay.localhost:%d", addr.Port))
+		oneSite = oneSite || strings.Contains(n.Message, "are one site")
 	}
-	if !replayNote {
-		t.Errorf("no startup note says where replay origins are: %+v", srv.StartupNotes(addr))
+	if !replayNote || oneSite {
+		t.Errorf("no startup note says where replay origins are, or one says they share the API's site: %+v", srv.StartupNotes(addr))
+	}
+	// Under the API's own registrable domain, replay origins are the API's
+	// site: the viewer keeps cookies (clearing them would sign people out of
+	// the console), and serve says so.
+	sameSite := s
+	sameSite.APIURL, sameSite.ReplayDomain, sameSite.SearchDir = "https://ledger.example.org", "replay.example.org", filepath.Join(t.TempDir(), "search")
+	b := app.New(sameSite, nil)
+	b.SetAuthz(env.FGA)
+	t.Cleanup(b.Close)
+	srvB, err := b.Server(ctx, app.ServeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	oneSite = false
+	for _, n := range srvB.StartupNotes(addr) {
+		oneSite = oneSite || strings.Contains(n.Message, "are one site") && n.Level == slog.LevelWarn
+	}
+	if !oneSite {
+		t.Errorf("no startup warning that replay shares the API's site: %+v", srvB.StartupNotes(addr))
 	}
 
 	conn := testenv.Connect(t, env.DSN)

@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"golang.org/x/net/publicsuffix"
 )
 
 // DefaultDomain is where replay origins live on one machine: browsers (and
@@ -135,4 +137,32 @@ func (o Origins) Match(host string) (label string, under, ok bool) {
 		return first, true, true
 	}
 	return "", true, false
+}
+
+// SharesCookiesWith says whether host (a name or an address, with or
+// without a port) is at or under the site of the replay origins: the
+// registrable domain of a name under Domain (Public Suffix List, private
+// section included; replay.localhost for the default). Cookies are kept per
+// site, not per origin: a page on any session's origin may set a cookie for
+// that whole site, which every other session's origin — and such a host —
+// then receives; and Clear-Site-Data "cookies" from a session's origin
+// clears that site's cookies, such a host's included.
+func (o Origins) SharesCookiesWith(host string) bool {
+	if o.Domain == "" {
+		return false
+	}
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.ToLower(strings.TrimSuffix(strings.Trim(host, "[]"), "."))
+	if host == "" || net.ParseIP(host) != nil {
+		return false
+	}
+	// A label stands for any session's: only a domain that is itself a
+	// public suffix (each session a site of its own) depends on it.
+	site, err := publicsuffix.EffectiveTLDPlusOne(strings.Repeat("a", labelLen) + "." + o.Domain)
+	if err != nil {
+		return false
+	}
+	return host == site || strings.HasSuffix(host, "."+site)
 }

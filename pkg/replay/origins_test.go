@@ -101,3 +101,36 @@ func FuzzOriginsMatch(f *testing.F) {
 		}
 	})
 }
+
+// TestSharesCookiesWith: which hosts are of the replay origins' site (a
+// cookie one session's page sets for the site reaches them; clearing the
+// site's cookies clears theirs).
+func TestSharesCookiesWith(t *testing.T) {
+	for _, tc := range []struct {
+		domain, host string
+		want         bool
+	}{
+		{"replay.localhost", "127.0.0.1", false},
+		{"replay.localhost", "localhost", false},
+		{"replay.localhost", "localhost:7070", false},
+		{"replay.localhost", "[::1]:7070", false},
+		{"replay.localhost", "replay.localhost", true},
+		{"replay.localhost", testLabel + ".replay.localhost:7070", true},
+		{"replay.example.org", "ledger.example.org", true},
+		{"replay.example.org", "EXAMPLE.org.", true},
+		{"replay.example.org", "ledger.example.net", false},
+		{"replay.example.org", "notexample.org", false},
+		{"example-replay.net", "ledger.example.org", false},
+		{"replay.example.co.uk", "ledger.example.co.uk", true},
+		{"replay.example.co.uk", "other.co.uk", false},
+		// A public suffix (of the list's private section) as the domain:
+		// each session is a site of its own.
+		{"github.io", "ledger.github.io", false},
+		{"replay.example.org", "", false},
+	} {
+		o := Origins{Scheme: "https", Domain: tc.domain}
+		if got := o.SharesCookiesWith(tc.host); got != tc.want {
+			t.Errorf("%s, %q: %v, want %v", tc.domain, tc.host, got, tc.want)
+		}
+	}
+}

@@ -45,6 +45,10 @@ type Config struct {
 	// links are built from it, never from a request's Host, and a
 	// request's label is read from its Host by Origins.Match.
 	Origins replay.Origins
+	// KeepCookies, when the API's origin shares the replay origins' site
+	// (Origins.SharesCookiesWith), stops the viewer page from clearing
+	// that site's cookies, which would clear the console's too.
+	KeepCookies bool
 }
 
 // Handler answers the replay origins.
@@ -187,6 +191,13 @@ func (v *Handler) viewerPage(w http.ResponseWriter, r *http.Request) {
 	}
 	h := w.Header()
 	originHeaders(w, "'none'")
+	if !v.KeepCookies {
+		// Every session's origin is a name of one site, and a page may set
+		// a cookie for the whole site: an archive replayed before (in
+		// another session) may have planted cookies for this session's
+		// pages to read as their own. A session starts with none.
+		h.Set("Clear-Site-Data", `"cookies"`)
+	}
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	h.Set("Content-Language", lang.String())
 	h.Add("Vary", "Accept-Language")
