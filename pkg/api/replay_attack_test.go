@@ -360,6 +360,7 @@ const cookieScript = `
   var tail = "; Domain=" + parent + "; Max-Age=86400";
   T.document.cookie = "planted-top=from-the-hostile-archive; Path=/" + tail;
   T.document.cookie = "planted-sw=from-the-hostile-archive; Path=/sw/" + tail;
+  T.document.cookie = "planted-partitioned=from-the-hostile-archive; Path=/; Secure; SameSite=None; Partitioned" + tail;
   document.cookie = "planted-frame=from-the-hostile-archive; Path=/" + tail;
   document.getElementById("loot").textContent = "LOOT:" + JSON.stringify({ top: T.document.cookie, frame: document.cookie }) + ":LOOT";
 })();
@@ -381,8 +382,8 @@ func TestReplaySessionsShareNoCookies(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, shown := openInNewTab(t, browser, f.mintLink(t, "/api/archives/"+hostile+"/replay", `{"page":"`+hostilePage+`"}`), "LOOT:")
-	// The attack ran: its own origin holds all three cookies.
-	for _, c := range []string{"planted-top=", "planted-sw=", "planted-frame="} {
+	// The attack ran: its own origin holds every cookie it set.
+	for _, c := range []string{"planted-top=", "planted-sw=", "planted-partitioned=", "planted-frame="} {
 		if !strings.Contains(shown, c) {
 			t.Fatalf("the hostile page could not plant %s (the attack did not run as written): %s", c, shown)
 		}
