@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/capture-ledger/ledgerctl/pkg/authz"
 	"github.com/capture-ledger/ledgerctl/pkg/wacz"
 )
 
@@ -472,5 +474,83 @@ func TestReplayedPageReachesNoOtherServer(t *testing.T) {
 	defer mu.Unlock()
 	for _, r := range got {
 		t.Errorf("the replayed page reached another server: %s", r)
+	}
+}
+
+// collectionScript is the attack of a page replayed in a collection on the
+// collection's other archives: it takes the collection's token from its
+// top window's address, the ids of the archives the collection was made
+// of from that token, and the read tokens from the collection's listing;
+// reads what the listing lists, and tries each token on each archive's
+// read route.
+const collectionScript = `
+(async function () {
+  var T = Function("return top")(), out = { listed: [], reads: [] };
+  function read(path) {
+    return T.fetch(path, { headers: { Range: "bytes=0-3" }, cache: "no-store" }).then(function (r) { return path.split("?")[0] + " -> " + r.status; });
+  }
+  try {
+    var src = new URL(new URL(T.location.href).searchParams.get("source"));
+    var tokens = [src.searchParams.get("t")];
+    var ids = JSON.parse(atob(tokens[0].split(".")[0].replace(/-/g, "+").replace(/_/g, "/"))).x;
+    var lr = await T.fetch(src.pathname + src.search, { cache: "no-store" });
+    out.listing = lr.status + " " + (await lr.text());
+    var resources = JSON.parse(out.listing.slice(4)).resources;
+    for (var n = 0; n < resources.length; n++) {
+      tokens.push(new URL(resources[n].path, T.location.href).searchParams.get("t"));
+      out.listed.push(await read(resources[n].path));
+    }
+    for (var k = 0; k < ids.length; k++) {
+      for (var i = 0; i < tokens.length; i++) {
+        var q = "?t=" + encodeURIComponent(tokens[i]);
+        out.reads.push(await read("/wacz/" + ids[k] + ".wacz" + q));
+        out.reads.push(await read("/wacz/" + ids[k].toUpperCase() + ".wacz" + q));
+      }
+    }
+  } catch (e) { out.err = "" + e; }
+  document.getElementById("loot").textContent = "LOOT:" + JSON.stringify(out) + ":LOOT";
+})();
+`
+
+// TestCollectionPageCannotReadWhatItsPersonLost: alice replays a chosen
+// set of two archives, one of which acme (and so alice) loses before she
+// opens it. The other, hostile, page of the collection — with the
+// collection's token, the ids in it and every read token the listing
+// hands out — must not see the lost archive listed, nor read it.
+func TestCollectionPageCannotReadWhatItsPersonLost(t *testing.T) {
+	// Not parallel: the package's browser tests take turns on two cores.
+	_, viewer := needBrowser(t)
+	f := newReplayFixture(t, replayOptions{content: gardenWACZ(t), sourceURL: archivedPage, viewerDir: viewer, cache: -1, second: scriptedWACZ(t, collectionScript)})
+	garden, hostile := f.ids[0], f.ids[1]
+	link := f.mintLink(t, "/api/replay", `{"archives":["`+hostile+`","`+garden+`"]}`)
+	// acme loses the garden archive after the link was made.
+	if err := f.env.FGA.Write(context.Background(), nil, []authz.Tuple{{User: "organization:acme", Relation: "parent", Object: "capture_job:" + f.tasks[0]}}); err != nil {
+		t.Fatal(err)
+	}
+	browser := browserTab(t, "", 3*time.Minute, chromedp.Flag("disable-quic", true), chromedp.WindowSize(1280, 900))
+	if err := chromedp.Do(browser, chromedp.Navigate("about:blank")); err != nil {
+		t.Fatal(err)
+	}
+	_, shown := openInNewTab(t, browser, link, "LOOT:")
+	_, lootJSON, _ := strings.Cut(shown, "LOOT:")
+	lootJSON, _, _ = strings.Cut(lootJSON, ":LOOT")
+	var loot struct {
+		Listing, Err  string
+		Listed, Reads []string
+	}
+	if err := json.Unmarshal([]byte(lootJSON), &loot); err != nil {
+		t.Fatalf("the hostile page's report: %v: %q", err, lootJSON)
+	}
+	// The attack ran, with tokens that read: its own archive's.
+	if loot.Err != "" || !slices.Contains(loot.Reads, "/wacz/"+hostile+".wacz -> 206") {
+		t.Fatalf("the attack did not run as written: %+v", loot)
+	}
+	if strings.Contains(loot.Listing, garden) {
+		t.Errorf("the listing names the lost archive: %s", loot.Listing)
+	}
+	for _, r := range append(loot.Listed, loot.Reads...) {
+		if strings.Contains(strings.ToLower(r), garden) && !strings.HasSuffix(r, "-> 404") {
+			t.Errorf("the hostile page read the lost archive: %s", r)
+		}
 	}
 }
