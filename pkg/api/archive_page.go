@@ -63,14 +63,14 @@ type DownloadLink struct {
 }
 
 // downloadLink checks can_view with full consistency (through the replay
-// service's Mint: denied and absent are the same 404) and answers a link
+// service's MintDownload: denied and absent are the same 404) and answers a link
 // to the archive's bytes, bound to this archive and this caller, for
 // DownloadTTL. No bucket URL reaches the page.
 func (s *Server) downloadLink() http.HandlerFunc {
 	return handle(s, http.StatusOK,
 		idAndNoBody,
 		func(ctx context.Context, who identity.Identity, id string) (any, error) {
-			m, err := s.Replay.Service.Mint(ctx, caller(who), id, DownloadTTL)
+			m, err := s.Replay.Service.MintDownload(ctx, caller(who), id, DownloadTTL)
 			if err != nil {
 				return nil, err
 			}
@@ -104,7 +104,7 @@ func (s *Server) download(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, ledger.ErrNotFound)
 		return
 	}
-	g, err := s.Replay.Service.Authorize(ctx, tokens[0], id, labels[0])
+	g, err := s.Replay.Service.AuthorizeDownload(ctx, tokens[0], id, labels[0])
 	if err != nil {
 		s.fail(w, r, err)
 		return

@@ -865,3 +865,46 @@ func TestReplayCollections(t *testing.T) {
 		t.Errorf("no identity: %d", r.status)
 	}
 }
+
+// TestReplayAndDownloadTokensStayApart: a replay session's token (which
+// every page of the session can read from its address) opens nothing on
+// the API's origin — not the download route, valid as long as the session
+// rather than the minute a download link lives — and a download link's
+// token (minted on the API's origin) opens no replay session.
+func TestReplayAndDownloadTokensStayApart(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, name := range []string{"ui.js", "sw.js"} {
+		_ = os.WriteFile(filepath.Join(dir, name), []byte("/* "+name+" */"), 0o600)
+	}
+	f := newReplayFixture(t, replayOptions{viewerDir: dir})
+	id := f.ids[0]
+	_, tok := f.link(t, id, "alice", "acme", "")
+	if a := f.do(t, "GET", f.reads(t, tok)(id, tok), nil, ""); a.status != 200 {
+		t.Fatalf("the session's read: %d", a.status)
+	}
+	dl := f.do(t, "POST", "/api/archives/"+id+"/download", as("alice", "acme"), "")
+	var link api.DownloadLink
+	if err := json.Unmarshal(dl.body, &link); err != nil || dl.status != 200 {
+		t.Fatalf("download link: %d %s", dl.status, dl.body)
+	}
+	if a := f.do(t, "GET", link.URL, nil, ""); a.status != 200 || !bytes.Equal(a.body, f.obj) {
+		t.Fatalf("the download: %d", a.status)
+	}
+	u, _ := url.Parse(link.URL)
+	dlTok := u.Query().Get("t")
+	dlOrigin := f.origins.Origin(u.Query().Get("l"))
+	for _, tc := range []struct {
+		name, path string
+		want       int
+	}{
+		{"a session's token on the download route", "/api/archives/" + id + "/wacz?" + url.Values{"l": {labelOf(t, tok)}, "t": {tok}}.Encode(), 404},
+		{"a download token on its label's replay origin", f.reads(t, dlTok)(id, dlTok), 404},
+		{"a download token as a viewer's source", dlOrigin + "/?source=" + url.QueryEscape(f.reads(t, dlTok)(id, dlTok)), 400},
+		{"a download token as the worker frame's source", dlOrigin + "/sw/?source=" + url.QueryEscape(f.reads(t, dlTok)(id, dlTok)), 400},
+	} {
+		if a := f.do(t, "GET", tc.path, nil, ""); a.status != tc.want {
+			t.Errorf("%s: %d, want %d", tc.name, a.status, tc.want)
+		}
+	}
+}

@@ -218,6 +218,17 @@ func (s *Service) sign(c Claims, archives int) (Session, error) {
 // ttl (see Service.session). Refusal and absence are both
 // ledger.ErrNotFound.
 func (s *Service) Mint(ctx context.Context, who Caller, archiveID string, ttl time.Duration) (Session, error) {
+	return s.mint(ctx, who, archiveID, ttl, false)
+}
+
+// MintDownload is Mint for a download link: its token reads the archive
+// on the API's download route (AuthorizeDownload) and opens no replay
+// session, as a session's tokens open no download.
+func (s *Service) MintDownload(ctx context.Context, who Caller, archiveID string, ttl time.Duration) (Session, error) {
+	return s.mint(ctx, who, archiveID, ttl, true)
+}
+
+func (s *Service) mint(ctx context.Context, who Caller, archiveID string, ttl time.Duration, download bool) (Session, error) {
 	c, err := s.session(who, ttl)
 	if err != nil {
 		return Session{}, err
@@ -237,7 +248,7 @@ func (s *Service) Mint(ctx context.Context, who Caller, archiveID string, ttl ti
 		s.logger().Info("Denied", "archiveId", archiveID)
 		return Session{}, ledger.ErrNotFound
 	}
-	c.ArchiveID = archiveID
+	c.ArchiveID, c.Download = archiveID, download
 	m, err := s.sign(c, 1)
 	if err == nil {
 		s.logger().Info("Replay link issued", "archiveId", archiveID, "expiresAt", m.ExpiresAt.UTC().Format(time.RFC3339))
@@ -382,12 +393,26 @@ func (s *Service) Collection(ctx context.Context, token, label string) ([]Entry,
 // origin, a collection's token, access removed, an archive gone from the
 // ledger — is ledger.ErrNotFound.
 func (s *Service) Authorize(ctx context.Context, token, archiveID, label string) (Grant, error) {
+	return s.authorize(ctx, token, archiveID, label, false)
+}
+
+// AuthorizeDownload is Authorize on the API's download route: only a
+// download link's token (MintDownload) reads there.
+func (s *Service) AuthorizeDownload(ctx context.Context, token, archiveID, label string) (Grant, error) {
+	return s.authorize(ctx, token, archiveID, label, true)
+}
+
+func (s *Service) authorize(ctx context.Context, token, archiveID, label string, download bool) (Grant, error) {
 	c, err := s.verify(token, label)
 	if err != nil {
 		return Grant{}, err
 	}
 	if c.ArchiveID != archiveID {
 		s.logger().Debug("Replay token refused", "archiveId", archiveID, "reason", "for another archive")
+		return Grant{}, ledger.ErrNotFound
+	}
+	if c.Download != download {
+		s.logger().Debug("Replay token refused", "archiveId", archiveID, "reason", "a download token off the download route, or a session's on it")
 		return Grant{}, ledger.ErrNotFound
 	}
 	ans, err := s.check(ctx, c)

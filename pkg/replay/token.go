@@ -75,6 +75,10 @@ type Claims struct {
 	Subject       string
 	Organizations []string
 	Expires       time.Time // second precision
+	// Download marks a read token for the API's download route (a
+	// download link): it reads its archive there and nowhere else, as a
+	// replay session's tokens read only on their session's origin.
+	Download bool
 }
 
 // Collection says whether c opens a collection (a crawl or a set) rather
@@ -90,6 +94,8 @@ type body struct {
 	Subject string   `json:"s"`
 	Orgs    []string `json:"o"`
 	Expires int64    `json:"e"` // Unix seconds
+	// Download is true for a download link's token (with Archive only).
+	Download bool `json:"d,omitempty"`
 }
 
 // macDomain separates replay tokens from anything else the same key might
@@ -143,11 +149,14 @@ func (s *Signer) Sign(c Claims) (string, error) {
 	if len(c.ArchiveIDs) > MaxSet {
 		return "", fmt.Errorf("replay token: %d archives, at most %d", len(c.ArchiveIDs), MaxSet)
 	}
+	if c.Download && c.ArchiveID == "" {
+		return "", errors.New("replay token: a download token reads one archive")
+	}
 	orgs := c.Organizations
 	if orgs == nil {
 		orgs = []string{}
 	}
-	raw, err := json.Marshal(body{Label: c.Label, Archive: c.ArchiveID, Crawl: c.CrawlID, Set: c.ArchiveIDs, Subject: c.Subject, Orgs: orgs, Expires: c.Expires.Unix()})
+	raw, err := json.Marshal(body{Label: c.Label, Archive: c.ArchiveID, Crawl: c.CrawlID, Set: c.ArchiveIDs, Subject: c.Subject, Orgs: orgs, Expires: c.Expires.Unix(), Download: c.Download})
 	if err != nil {
 		return "", err
 	}
@@ -198,10 +207,12 @@ func (s *Signer) Verify(token string, now time.Time) (Claims, error) {
 		return invalid("label is not a session label")
 	case scopes(b.Archive, b.Crawl, b.Set) != 1 || len(b.Set) > MaxSet:
 		return invalid("opens no archive, or more than one kind")
+	case b.Download && b.Archive == "":
+		return invalid("a download token of a collection")
 	case now.Unix() >= b.Expires:
 		return invalid("expired")
 	case b.Expires > now.Add(MaxTTL+time.Minute).Unix():
 		return invalid("lives longer than the maximum")
 	}
-	return Claims{Label: b.Label, ArchiveID: b.Archive, CrawlID: b.Crawl, ArchiveIDs: b.Set, Subject: b.Subject, Organizations: b.Orgs, Expires: time.Unix(b.Expires, 0)}, nil
+	return Claims{Label: b.Label, ArchiveID: b.Archive, CrawlID: b.Crawl, ArchiveIDs: b.Set, Subject: b.Subject, Organizations: b.Orgs, Expires: time.Unix(b.Expires, 0), Download: b.Download}, nil
 }

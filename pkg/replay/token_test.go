@@ -76,8 +76,15 @@ func TestSignVerify(t *testing.T) {
 	c := claims()
 	c.Organizations = nil
 	tok, _ = s.Sign(c)
-	if got, err := s.Verify(tok, t0); err != nil || got.Organizations == nil || len(got.Organizations) != 0 {
+	if got, err := s.Verify(tok, t0); err != nil || got.Organizations == nil || len(got.Organizations) != 0 || got.Download {
 		t.Errorf("no organizations: %+v %v", got, err)
+	}
+	// A download link's token says so; a session's never does.
+	c = claims()
+	c.Download = true
+	tok, _ = s.Sign(c)
+	if got, err := s.Verify(tok, t0); err != nil || !got.Download || got.ArchiveID != c.ArchiveID {
+		t.Errorf("a download token: %+v %v", got, err)
 	}
 }
 
@@ -116,6 +123,8 @@ func TestVerifyRefuses(t *testing.T) {
 		{"field added", resign(t, tok, func(m map[string]any) { m["z"] = 1 }), t0},
 		{"label altered", resign(t, tok, func(m map[string]any) { m["l"] = "zyxwvutsrqponmlkjihgfedcba" }), t0},
 		{"made a collection", resign(t, tok, func(m map[string]any) { delete(m, "a"); m["c"] = archiveB }), t0},
+		{"a download token of a collection", resign(t, tok, func(m map[string]any) { delete(m, "a"); m["c"] = archiveB; m["d"] = true }), t0},
+		{"download not a boolean", resign(t, tok, func(m map[string]any) { m["d"] = "yes" }), t0},
 		{"v1 token", v1, t0},
 		{"signature altered", payload + "." + string(flipped), t0},
 		{"signature cut", payload + "." + sig[:20], t0},
@@ -156,6 +165,9 @@ func TestSignRefusesWhatCannotVerify(t *testing.T) {
 		"nothing":       func(c *Claims) { c.ArchiveID = "" },
 		"two things":    func(c *Claims) { c.CrawlID = archiveB },
 		"too large set": func(c *Claims) { c.ArchiveID, c.ArchiveIDs = "", make([]string, MaxSet+1) },
+		"a download of a set": func(c *Claims) {
+			c.ArchiveID, c.ArchiveIDs, c.Download = "", []string{archiveA}, true
+		},
 	} {
 		c := base
 		edit(&c)

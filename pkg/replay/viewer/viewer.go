@@ -163,7 +163,7 @@ func (v *Handler) sessionSource(label, source string) bool {
 	if u.Path == "/collection.json" {
 		return c.Collection() && u.String() == v.Origins.Origin(label)+replay.CollectionPath(q["t"][0])
 	}
-	return !c.Collection() && u.String() == v.Origins.Origin(label)+replay.ReadPath(c.ArchiveID, q["t"][0])
+	return !c.Collection() && !c.Download && u.String() == v.Origins.Origin(label)+replay.ReadPath(c.ArchiveID, q["t"][0])
 }
 
 // viewerPage is the page that embeds ReplayWeb.page around the session's
