@@ -286,12 +286,16 @@ func TestArchivePageInTheBrowser(t *testing.T) {
 	signIn(t, tab, console, "bob", "partner")
 	waitPage(t, tab, page, "bob sees it through partner", func(s archiveView) bool { return s.Shown == "1" && s.Del == "0" })
 	signIn(t, tab, console, "alice", "acme")
-	waitPage(t, tab, page, "alice's page", func(s archiveView) bool { return s.Shown == "1" })
-	if err := chromedp.Do(tab,
+	// Her page with its Delete section: a click on a hidden button would
+	// wait for it without end.
+	waitPage(t, tab, page, "alice's page with Delete", func(s archiveView) bool { return s.Shown == "1" && s.Del == "1" })
+	open, cancelOpen := context.WithTimeout(tab, 30*time.Second)
+	defer cancelOpen()
+	if err := chromedp.Do(open,
 		chromedp.Click("#delete-open"),
 		chromedp.WaitVisible("#delete-word"),
 	); err != nil {
-		t.Fatal(err)
+		t.Fatalf("the delete dialog did not open: %v (the page shows %+v)", err, readPage(t, tab))
 	}
 	if dis, _ := chromedp.Run(tab, chromedp.Evaluate[bool](`document.getElementById("delete-now").disabled`)); !dis {
 		t.Fatal("delete is possible before the word is typed")
