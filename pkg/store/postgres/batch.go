@@ -16,13 +16,18 @@ import (
 // A caller still gets its own answer and its own error: when a batch of
 // more than one fails, its calls are written one by one, so one bad call
 // does not fail the others.
-type batcher[T any] struct {
+type batcher[T keyed] struct {
 	mu      sync.Mutex
 	queue   []*batchCall[T]
 	writing bool
 }
 
-type batchCall[T any] struct {
+// keyed is a call that writes one row, named by its key: two calls of one
+// key never share a statement (a statement cannot write one row twice), the
+// later waits for the next batch.
+type keyed interface{ key() string }
+
+type batchCall[T keyed] struct {
 	ctx  context.Context
 	item T
 	ok   bool
@@ -38,18 +43,16 @@ const maxBatch = 256
 // context.
 const batchTimeout = 30 * time.Second
 
-// do queues item and waits for its answer. key names the row the call
-// writes: two calls of one key never share a statement (a statement cannot
-// write one row twice), the later waits for the next batch. write writes a
-// batch and answers each call, in order; a call whose context ended before
-// its batch was written is left out of it.
-func (b *batcher[T]) do(ctx context.Context, item T, key func(T) string, write func(context.Context, []T) ([]bool, error)) (bool, error) {
+// do queues item and waits for its answer. write writes a batch and answers
+// each call, in order (a batcher is always given the same write); a call
+// whose context ended before its batch was written is left out of it.
+func (b *batcher[T]) do(ctx context.Context, item T, write func(context.Context, []T) ([]bool, error)) (bool, error) {
 	c := &batchCall[T]{ctx: ctx, item: item, done: make(chan struct{})}
 	b.mu.Lock()
 	b.queue = append(b.queue, c)
 	if !b.writing {
 		b.writing = true
-		go b.run(key, write)
+		go b.run(write)
 	}
 	b.mu.Unlock()
 	select {
@@ -61,9 +64,9 @@ func (b *batcher[T]) do(ctx context.Context, item T, key func(T) string, write f
 }
 
 // run writes batches until the queue is empty.
-func (b *batcher[T]) run(key func(T) string, write func(context.Context, []T) ([]bool, error)) {
+func (b *batcher[T]) run(write func(context.Context, []T) ([]bool, error)) {
 	for {
-		batch := b.take(key)
+		batch := b.take()
 		if batch == nil {
 			return
 		}
@@ -74,7 +77,7 @@ func (b *batcher[T]) run(key func(T) string, write func(context.Context, []T) ([
 // take removes the next batch from the queue: the calls still waiting, up
 // to maxBatch and up to the first key already in it. nil (and the writer
 // stopped) when the queue is empty.
-func (b *batcher[T]) take(key func(T) string) []*batchCall[T] {
+func (b *batcher[T]) take() []*batchCall[T] {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	var batch []*batchCall[T]
@@ -87,7 +90,7 @@ func (b *batcher[T]) take(key func(T) string) []*batchCall[T] {
 			close(c.done)
 			continue
 		}
-		k := key(c.item)
+		k := c.item.key()
 		if seen[k] {
 			break
 		}

@@ -16,15 +16,15 @@ import (
 func TestBatcherSharesStatements(t *testing.T) {
 	t.Parallel()
 	var (
-		b       batcher[string]
+		b       batcher[testCall]
 		mu      sync.Mutex
-		batches [][]string
+		batches [][]testCall
 		hold    = make(chan struct{})
 		first   = true
 	)
-	write := func(_ context.Context, items []string) ([]bool, error) {
+	write := func(_ context.Context, items []testCall) ([]bool, error) {
 		mu.Lock()
-		batches = append(batches, append([]string(nil), items...))
+		batches = append(batches, append([]testCall(nil), items...))
 		wait := first
 		first = false
 		mu.Unlock()
@@ -40,12 +40,6 @@ func TestBatcherSharesStatements(t *testing.T) {
 		}
 		return oks, nil
 	}
-	key := func(s string) string {
-		if s == "a-again" {
-			return "a"
-		}
-		return s
-	}
 	type answer struct {
 		ok  bool
 		err error
@@ -55,7 +49,7 @@ func TestBatcherSharesStatements(t *testing.T) {
 	var wg sync.WaitGroup
 	call := func(ctx context.Context, item string) {
 		defer wg.Done()
-		ok, err := b.do(ctx, item, key, write)
+		ok, err := b.do(ctx, testCall(item), write)
 		amu.Lock()
 		answers[item] = answer{ok, err}
 		amu.Unlock()
@@ -102,6 +96,16 @@ func TestBatcherSharesStatements(t *testing.T) {
 	if b.writing || len(b.queue) != 0 {
 		t.Errorf("after the calls: writing %v, %d queued", b.writing, len(b.queue))
 	}
+}
+
+// testCall is a call whose key is itself, but "a-again"'s is "a".
+type testCall string
+
+func (c testCall) key() string {
+	if c == "a-again" {
+		return "a"
+	}
+	return string(c)
 }
 
 func waitFor(t *testing.T, cond func() bool) {

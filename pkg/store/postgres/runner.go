@@ -145,7 +145,7 @@ func (s *Store) RunnerBegin(ctx context.Context, crawlID string, depth int, url,
 	if taskID != "" {
 		b.task = &taskID
 	}
-	running, err = s.begins.do(ctx, b, func(b runnerBegin) string { return b.crawl.String() + " " + b.url }, s.runnerBegins)
+	running, err = s.begins.do(ctx, b, s.runnerBegins)
 	if err != nil {
 		return false, fmt.Errorf("record the capture of %s: %w", url, err)
 	}
@@ -159,6 +159,8 @@ type runnerBegin struct {
 	task      *string
 	submitted time.Time
 }
+
+func (b runnerBegin) key() string { return b.crawl.String() + " " + b.url }
 
 // runnerBegins writes a batch of begins in one statement; each is answered
 // with whether its crawl runs.
@@ -222,7 +224,7 @@ func (s *Store) RunnerSave(ctx context.Context, crawlID string, r ledger.RunnerP
 	if err != nil {
 		return false, fmt.Errorf("keep the result of %s: crawl id %q is not a UUID", r.URL, crawlID)
 	}
-	running, err = s.saves.do(ctx, runnerSave{crawl: id, r: r, now: now}, func(x runnerSave) string { return x.crawl.String() + " " + x.r.URL }, s.runnerSaves)
+	running, err = s.saves.do(ctx, runnerSave{crawl: id, r: r, now: now}, s.runnerSaves)
 	if err != nil {
 		return false, fmt.Errorf("keep the result of %s: %w", r.URL, err)
 	}
@@ -234,6 +236,8 @@ type runnerSave struct {
 	r     ledger.RunnerPageResult
 	now   time.Time
 }
+
+func (x runnerSave) key() string { return x.crawl.String() + " " + x.r.URL }
 
 // runnerSaves keeps a batch of results in one statement; each is answered
 // with whether its crawl runs (and so was kept). The crawls' progress is
