@@ -65,9 +65,11 @@ var hostileHeaderValues = []string{"\x00", "al\x00ice", "\xff", "\xed\xa0\x80", 
 // route added later is walked too) and the routes of a replay origin, and
 // sends each hostile strings where an attacker can put them: in each of
 // the path's wildcards, in every query parameter, in the identity headers,
-// and in the JSON body of a state-changing route. None may be a 5xx:
-// a hostile string is refused (400) or finds nothing, and never reaches
-// PostgreSQL or OpenFGA as an error.
+// in Host, Range and If-Range, and in the JSON body of a state-changing
+// route. None may be a 5xx (a hostile string never reaches PostgreSQL or
+// OpenFGA as an error) or echo the markup; on the API's routes a hostile
+// wildcard, identity or body string is refused (400, 401) or finds nothing
+// (404). docs/security.md says so.
 func TestEveryRouteAnswersHostileStrings(t *testing.T) {
 	t.Parallel()
 	viewerDir := testenv.ReplayViewer(t)
