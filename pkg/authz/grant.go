@@ -8,6 +8,7 @@ import (
 	"unicode"
 
 	"github.com/capture-ledger/ledgerctl/pkg/i18n"
+	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 )
 
 // GrantRelations are the organization relations `ledgerctl fga grant` and
@@ -34,6 +35,19 @@ func ValidateGrant(relation, subject, org string) error {
 		}
 		if strings.HasPrefix(v.val, v.what+":") {
 			return fmt.Errorf("%s %q: give the bare id (%s), the %s: prefix is added", v.what, v.val, strings.TrimPrefix(v.val, v.what+":"), v.what)
+		}
+	}
+	// OpenFGA's id rules (a NUL or bytes that are not UTF-8 would reach
+	// OpenFGA, which answers them with an internal error).
+	for _, v := range []struct {
+		what, val string
+		check     func(string) error
+	}{{"user", subject, ledger.CheckSubject}, {"organization", org, ledger.CheckOrganization}} {
+		var bad *ledger.IDError
+		if err := v.check(v.val); errors.As(err, &bad) {
+			return fmt.Errorf("%s %q %s", v.what, v.val, bad.Reason)
+		} else if err != nil {
+			return err
 		}
 	}
 	return nil

@@ -99,4 +99,17 @@ func TestGrantRefusesMember(t *testing.T) {
 	if err := authz.ValidateGrant("admin", "user:alice", "acme"); err == nil {
 		t.Error("a prefixed user was accepted")
 	}
+	// What OpenFGA cannot hold is refused before it is asked (it answered
+	// bytes that are not UTF-8 with an internal error), naming the side.
+	for _, bad := range []string{"a\x00b", "a\xffb", "a\xed\xa0\x80b", "*", "a:b", strings.Repeat("a", 300)} {
+		if err := authz.ValidateGrant("submitter", bad, "acme"); err == nil || !strings.HasPrefix(err.Error(), "user ") {
+			t.Errorf("user %.40q: %v", bad, err)
+		}
+		if err := authz.ValidateGrant("submitter", "alice", bad); err == nil || !strings.HasPrefix(err.Error(), "organization ") {
+			t.Errorf("organization %.40q: %v", bad, err)
+		}
+	}
+	if err := authz.ValidateGrant("submitter", "alice@example.com", "営業部"); err != nil {
+		t.Errorf("plain names refused: %v", err)
+	}
 }

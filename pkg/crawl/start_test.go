@@ -3,6 +3,7 @@ package crawl_test
 import (
 	"errors"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -278,6 +279,32 @@ func TestTargets(t *testing.T) {
 	}
 	if _, err := e.targets.AddTargets(e.ctx, "", []string{"https://a.example/"}, nil); !errors.Is(err, crawl.ErrNoOrg) {
 		t.Errorf("no org: %v", err)
+	}
+	// An organization or a label that cannot be one is refused before any
+	// statement (PostgreSQL answered a NUL or bytes that are not UTF-8 with
+	// SQLSTATE 22021), by every operation, and nothing is written.
+	var req *crawl.RequestError
+	for _, org := range []string{"a\x00b", "a\xffb", "a\xed\xa0\x80b", "acme#member", "user:acme", "*", "a b"} {
+		if _, err := e.targets.AddTargets(e.ctx, org, []string{"https://a.example/"}, nil); !errors.As(err, &req) {
+			t.Errorf("add for organization %q: %v", org, err)
+		}
+		if _, err := e.targets.ListTargets(e.ctx, org); !errors.As(err, &req) {
+			t.Errorf("list of organization %q: %v", org, err)
+		}
+		if _, err := e.targets.SetTargetEnabled(e.ctx, org, 1, true); !errors.As(err, &req) {
+			t.Errorf("enable in organization %q: %v", org, err)
+		}
+		if err := e.targets.RemoveTarget(e.ctx, org, 1); !errors.As(err, &req) {
+			t.Errorf("remove in organization %q: %v", org, err)
+		}
+	}
+	for _, l := range []string{"a\x00b", "a\xffb", "a\xed\xa0\x80b", "tab\there", strings.Repeat("l", crawl.MaxLabelBytes+1), "", " news"} {
+		if _, err := e.targets.AddTargets(e.ctx, "acme", []string{"https://a.example/"}, []string{"news", l}); !errors.As(err, &req) {
+			t.Errorf("label %.40q: %v", l, err)
+		}
+	}
+	if ts, _ := e.targets.ListTargets(e.ctx, "acme"); len(ts) != 0 {
+		t.Fatalf("refused adds wrote %d targets", len(ts))
 	}
 
 	added, err := e.targets.AddTargets(e.ctx, "acme", []string{"HTTPS://A.example", "https://b.example/#x", "https://a.example/"}, []string{"news", "news"})

@@ -3,7 +3,10 @@ package crawl
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/capture-ledger/ledgerctl/pkg/crawl/rules"
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
@@ -24,6 +27,39 @@ type Targets struct {
 // ErrNoOrg is returned when a target command names no organization.
 var ErrNoOrg = errors.New("an organization is required (--org)")
 
+// checkOrg refuses an organization that cannot be one (OpenFGA's id
+// rules, ledger.CheckOrganization) before any statement: a NUL or bytes
+// that are not UTF-8 would otherwise reach PostgreSQL as its error.
+func checkOrg(org string) error {
+	if org == "" {
+		return ErrNoOrg
+	}
+	if err := ledger.CheckOrganization(org); err != nil {
+		return badRequest(err.Error())
+	}
+	return nil
+}
+
+// MaxLabelBytes bounds a capture target's label.
+const MaxLabelBytes = 200
+
+// CheckLabel refuses a label that is empty, has surrounding spaces, is not
+// UTF-8, holds a control character (U+0000 among them) or is longer than
+// MaxLabelBytes.
+func CheckLabel(l string) error {
+	switch {
+	case l == "" || strings.TrimSpace(l) != l:
+		return badRequest("a label must not be empty or start or end with spaces: " + quoteJoin([]string{l}))
+	case !utf8.ValidString(l):
+		return badRequest(fmt.Sprintf("a label must be valid UTF-8: %q", l))
+	case strings.ContainsFunc(l, unicode.IsControl):
+		return badRequest(fmt.Sprintf("a label must not hold a control character: %q", l))
+	case len(l) > MaxLabelBytes:
+		return badRequest(fmt.Sprintf("a label must be at most %d bytes: %.40q…", MaxLabelBytes, l))
+	}
+	return nil
+}
+
 // AddedTarget is one target AddTargets wrote.
 type AddedTarget struct {
 	Target
@@ -39,10 +75,11 @@ type AddedTarget struct {
 // added and the *BadTargetsError names every bad one. URLs are stored
 // normalised (the crawl parser); duplicates collapse. A URL org already has
 // is enabled again and gains the labels it lacks; its labels are kept.
-// Labels must not be empty or carry surrounding spaces.
+// Labels must not be empty or carry surrounding spaces (CheckLabel); org
+// must be an organization (checkOrg).
 func (t *Targets) AddTargets(ctx context.Context, org string, urls, labels []string) ([]AddedTarget, error) {
-	if org == "" {
-		return nil, ErrNoOrg
+	if err := checkOrg(org); err != nil {
+		return nil, err
 	}
 	var bad []BadURL
 	var norm []string
@@ -72,8 +109,8 @@ func (t *Targets) AddTargets(ctx context.Context, org string, urls, labels []str
 	var ls []string
 	seenLabel := map[string]bool{}
 	for _, l := range labels {
-		if l == "" || strings.TrimSpace(l) != l {
-			return nil, badRequest("a label must not be empty or start or end with spaces: " + quoteJoin([]string{l}))
+		if err := CheckLabel(l); err != nil {
+			return nil, err
 		}
 		if !seenLabel[l] {
 			seenLabel[l] = true
@@ -94,8 +131,8 @@ func (t *Targets) AddTargets(ctx context.Context, org string, urls, labels []str
 // ListTargets returns org's targets, enabled or not, in the order they were
 // added.
 func (t *Targets) ListTargets(ctx context.Context, org string) ([]Target, error) {
-	if org == "" {
-		return nil, ErrNoOrg
+	if err := checkOrg(org); err != nil {
+		return nil, err
 	}
 	ts, err := t.Store.ListTargets(ctx, org)
 	if ts == nil && err == nil {
@@ -107,8 +144,8 @@ func (t *Targets) ListTargets(ctx context.Context, org string) ([]Target, error)
 // SetTargetEnabled enables or disables org's target id; another
 // organization's target, or none, is ledger.ErrNotFound.
 func (t *Targets) SetTargetEnabled(ctx context.Context, org string, id int64, enabled bool) (Target, error) {
-	if org == "" {
-		return Target{}, ErrNoOrg
+	if err := checkOrg(org); err != nil {
+		return Target{}, err
 	}
 	return t.Store.SetTargetEnabled(ctx, org, id, enabled)
 }
@@ -116,8 +153,8 @@ func (t *Targets) SetTargetEnabled(ctx context.Context, org string, id int64, en
 // RemoveTarget deletes org's target id; another organization's target, or
 // none, is ledger.ErrNotFound.
 func (t *Targets) RemoveTarget(ctx context.Context, org string, id int64) error {
-	if org == "" {
-		return ErrNoOrg
+	if err := checkOrg(org); err != nil {
+		return err
 	}
 	return t.Store.DeleteTarget(ctx, org, id)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/crawl"
+	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 	"github.com/capture-ledger/ledgerctl/pkg/ui"
 )
 
@@ -25,6 +26,9 @@ type TargetsOptions struct {
 func (o *TargetsOptions) service(ctx context.Context) (*crawl.Targets, error) {
 	if strings.TrimSpace(o.Org) == "" {
 		return nil, cmdutil.Usagef("--org is required: capture targets belong to one organization")
+	}
+	if err := ledger.CheckOrganization(o.Org); err != nil {
+		return nil, cmdutil.Usagef("--org: %v", err)
 	}
 	a, err := o.f.App("DATABASE_URL")
 	if err != nil {
@@ -51,7 +55,8 @@ one's permission: they are for operators.`,
 		Short: "Add URLs (all or nothing: one unreadable URL adds none)",
 		Long: `Adds URLs to the organization's targets, normalised like crawl seeds. A URL
 already there is enabled again and gains the labels it lacks. "-" reads one URL
-per line from standard input (blank lines and # comments skipped).`,
+per line from standard input (blank lines and # comments skipped). A label is
+at most 200 bytes of UTF-8, without control characters or surrounding spaces.`,
 		Example: "  ledgerctl targets add https://www.example.com/ https://news.example.org/ --org acme --label daily\n  ledgerctl targets add - --org acme < urls.txt",
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -70,6 +75,11 @@ per line from standard input (blank lines and # comments skipped).`,
 				}
 				if len(urls) == 0 {
 					return cmdutil.Usagef("no URL on standard input")
+				}
+			}
+			for i, l := range labels {
+				if err := crawl.CheckLabel(l); err != nil {
+					return cmdutil.Usagef("--label #%d: %v", i+1, err)
 				}
 			}
 			svc, err := opts.service(cmd.Context())
