@@ -240,8 +240,14 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	case errors.Is(err, ledger.ErrNotFound):
 		writeJSON(w, http.StatusNotFound, map[string]string{"error": "not found"})
 	case errors.As(err, &busy):
+		// The caller's or its organization's share: 429; the server's
+		// own bound: 503. Both say when to come back.
 		w.Header().Set("Retry-After", strconv.Itoa(busy.RetrySeconds()))
-		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": busy.Error()})
+		status := http.StatusServiceUnavailable
+		if busy.Share() {
+			status = http.StatusTooManyRequests
+		}
+		writeJSON(w, status, map[string]string{"error": busy.Error()})
 	case errors.Is(err, ledger.ErrUnreachable):
 		// A dependency (OpenFGA or its datastore, PostgreSQL, S3) did not
 		// answer: an outage, not a fault of the request. Nothing was

@@ -289,8 +289,8 @@ func TestSearchFiltersAndCollapse(t *testing.T) {
 // TestSearchPassesListGate: searches and lists share one gate. Callers who
 // see nothing search (the index not narrowed, so each candidate costs a
 // check, as in the list's full scan) and hold their places: the same
-// caller's list and a third search are refused at once — 503, Retry-After,
-// before any check — minting is not held up, and the admitted searches
+// caller's list (429) and a third search (503) are refused at once, with
+// Retry-After, before any check — minting is not held up, and the admitted searches
 // finish once OpenFGA answers.
 func TestSearchPassesListGate(t *testing.T) {
 	t.Parallel()
@@ -359,9 +359,9 @@ func TestSearchPassesListGate(t *testing.T) {
 		t.Fatal("mallory's search never asked OpenFGA")
 	}
 	// Her list waits for her search's place: refused at once.
-	callerBusy := `{"error":"server busy: too many of your archive lists are running at once (limit 1); retry after 3 s"}`
-	if a := getList(t, base, "", "mallory", "nobody"); a.status != 503 || a.header.Get("Retry-After") != "3" || a.body != callerBusy {
-		t.Errorf("mallory's list beside her search: %d Retry-After=%q %s, want 503 %s", a.status, a.header.Get("Retry-After"), a.body, callerBusy)
+	callerBusy := `{"error":"too many of your archive lists are running at once (limit 1); retry after 3 s"}`
+	if a := getList(t, base, "", "mallory", "nobody"); a.status != 429 || a.header.Get("Retry-After") != "3" || a.body != callerBusy {
+		t.Errorf("mallory's list beside her search: %d Retry-After=%q %s, want 429 %s", a.status, a.header.Get("Retry-After"), a.body, callerBusy)
 	}
 	start("oscar")
 	serverBusy := `{"error":"server busy: too many searches are running at once (limit 2); retry after 3 s"}`

@@ -336,10 +336,11 @@ func (p *pausingPerms) CanViewMany(ctx context.Context, subject string, orgs []s
 }
 
 // TestArchiveListConcurrencyBound: callers who see nothing start more lists
-// than the server runs at once. Past the caller's bound and past the
-// server's, a list is refused at once — 503, Retry-After, a body saying the
-// server is busy — before any check; minting is not held up meanwhile; the
-// lists that were admitted finish; and nothing is written.
+// than the server runs at once. Past the caller's bound or its
+// organization's, a list is refused at once with 429 and Retry-After; past
+// the server's, with 503, Retry-After and a body saying the server is busy;
+// each before any check. Minting is not held up meanwhile; the lists that
+// were admitted finish; and nothing is written.
 func TestArchiveListConcurrencyBound(t *testing.T) {
 	t.Parallel()
 	env := apptest.New(t)
@@ -350,7 +351,7 @@ func TestArchiveListConcurrencyBound(t *testing.T) {
 		return "contoso"
 	})
 	perms := &pausingPerms{Permissions: app.Permissions{Client: env.FGA}, entered: make(chan string, 16), release: make(chan struct{})}
-	gate := archive.NewScanGate(archive.GateBounds{Lists: 2, PerCaller: 1})
+	gate := archive.NewScanGate(archive.GateBounds{Lists: 2, PerCaller: 1, PerOrg: 1})
 	base := listServer(t, env, &archive.Access{Perms: perms, TimeBudget: 3 * time.Second, Gate: gate})
 	before := testenv.TakeSnapshot(t, env.DSN)
 
@@ -360,12 +361,12 @@ func TestArchiveListConcurrencyBound(t *testing.T) {
 	}
 	done := make(chan result, 2)
 	// start sends a list and returns once it holds a place in the gate.
-	start := func(subject string) {
+	start := func(subject, org string) {
 		holding := gate.Running()
 		go func() {
 			req, _ := http.NewRequest("GET", base+"/api/archives", nil)
 			req.Header.Set(identity.SubjectHeader, subject)
-			req.Header.Set(identity.OrganizationsHeader, "nobody")
+			req.Header.Set(identity.OrganizationsHeader, org)
 			res, err := http.DefaultClient.Do(req)
 			if err != nil {
 				done <- result{subject, listAnswer{status: -1, body: err.Error()}}
@@ -381,7 +382,7 @@ func TestArchiveListConcurrencyBound(t *testing.T) {
 			}
 		}
 	}
-	start("mallory")
+	start("mallory", "nobody")
 	// Her first chunk of checks is in OpenFGA (held there), in the lane.
 	select {
 	case s := <-perms.entered:
@@ -391,11 +392,15 @@ func TestArchiveListConcurrencyBound(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("mallory's list never asked OpenFGA")
 	}
-	callerBusy := `{"error":"server busy: too many of your archive lists are running at once (limit 1); retry after 3 s"}`
-	if a := getList(t, base, "", "mallory", "nobody"); a.status != 503 || a.header.Get("Retry-After") != "3" || a.body != callerBusy {
-		t.Errorf("a second list of one caller: %d Retry-After=%q %s, want 503 Retry-After=3 %s", a.status, a.header.Get("Retry-After"), a.body, callerBusy)
+	callerBusy := `{"error":"too many of your archive lists are running at once (limit 1); retry after 3 s"}`
+	if a := getList(t, base, "", "mallory", "nobody"); a.status != 429 || a.header.Get("Retry-After") != "3" || a.body != callerBusy {
+		t.Errorf("a second list of one caller: %d Retry-After=%q %s, want 429 Retry-After=3 %s", a.status, a.header.Get("Retry-After"), a.body, callerBusy)
 	}
-	start("oscar") // admitted, waiting for the check lane behind mallory
+	orgBusy := `{"error":"too many archive lists of organization nobody are running at once (limit 1); retry after 3 s"}`
+	if a := getList(t, base, "", "eve", "nobody"); a.status != 429 || a.header.Get("Retry-After") != "3" || a.body != orgBusy {
+		t.Errorf("a second list of one organization: %d Retry-After=%q %s, want 429 Retry-After=3 %s", a.status, a.header.Get("Retry-After"), a.body, orgBusy)
+	}
+	start("oscar", "other") // admitted, waiting for the check lane behind mallory
 	serverBusy := `{"error":"server busy: too many archive lists are running at once (limit 2); retry after 3 s"}`
 	for _, who := range []string{"trudy", "bob"} {
 		if a := getList(t, base, "", who, "acme"); a.status != 503 || a.header.Get("Retry-After") != "3" || a.body != serverBusy {

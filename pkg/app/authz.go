@@ -97,7 +97,7 @@ func (a *App) ScanGate() *archive.ScanGate {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.gate == nil {
-		a.gate = archive.NewScanGate(archive.GateBounds{Lists: a.Settings.ListConcurrency, PerCaller: a.Settings.ListPerCaller, Checks: a.Settings.ListChecks})
+		a.gate = archive.NewScanGate(archive.GateBounds{Lists: a.Settings.ListConcurrency, PerCaller: a.Settings.ListPerCaller, PerOrg: a.Settings.ListPerOrg, Checks: a.Settings.ListChecks})
 	}
 	return a.gate
 }

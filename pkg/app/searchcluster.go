@@ -368,7 +368,7 @@ func forwardSearch(ctx context.Context, client *http.Client, rec search.IndexerL
 	case http.StatusServiceUnavailable:
 		if e.Busy {
 			secs, _ := strconv.Atoi(res.Header.Get("Retry-After"))
-			return search.Page{}, &visible.BusyError{What: "searches", Limit: e.Limit, PerCaller: e.PerCaller, RetryAfter: time.Duration(max(secs, 1)) * time.Second}
+			return search.Page{}, &visible.BusyError{What: "searches", Limit: e.Limit, PerCaller: e.PerCaller, Org: e.Org, RetryAfter: time.Duration(max(secs, 1)) * time.Second}
 		}
 		return search.Page{}, &search.UnreachableError{Where: "the serve holding the search index at " + rec.Address, Err: errors.New(e.Error)}
 	default:
@@ -384,6 +384,7 @@ type peerError struct {
 	Busy      bool   `json:"busy,omitempty"`
 	Limit     int    `json:"limit,omitempty"`
 	PerCaller bool   `json:"perCaller,omitempty"`
+	Org       string `json:"org,omitempty"`
 }
 
 // peerHandler answers POST /search, forwarded by another serve: 401
@@ -431,7 +432,7 @@ func (c *searchCluster) peerHandler() http.Handler {
 			answer(http.StatusBadRequest, peerError{Error: "cursor " + err.Error(), Field: "cursor", Reason: err.Error()})
 		case errors.As(err, &busy):
 			w.Header().Set("Retry-After", strconv.Itoa(busy.RetrySeconds()))
-			answer(http.StatusServiceUnavailable, peerError{Error: busy.Error(), Busy: true, Limit: busy.Limit, PerCaller: busy.PerCaller})
+			answer(http.StatusServiceUnavailable, peerError{Error: busy.Error(), Busy: true, Limit: busy.Limit, PerCaller: busy.PerCaller, Org: busy.Org})
 		case errors.Is(err, ledger.ErrUnreachable):
 			answer(http.StatusServiceUnavailable, peerError{Error: err.Error()})
 		case err != nil:

@@ -255,7 +255,7 @@ func (a *Access) scan(ctx context.Context, subject string, orgs []string, f ledg
 		start = &ledger.Candidate{Archive: ledger.Archive{ID: cursor.ID, CapturedAt: cursor.CapturedAt}}
 	}
 	sc := visible.Scan[ledger.Candidate]{
-		Caller: subject, What: "archive lists", Start: start,
+		Caller: subject, Orgs: orgs, What: "archive lists", Start: start,
 		Fetch: func(ctx context.Context, after *ledger.Candidate, n int) ([]ledger.Candidate, error) {
 			var pos *Cursor
 			if after != nil {

@@ -245,6 +245,7 @@ type Settings struct {
 	ListTimeBudget                 time.Duration
 	ListCheckBudget                int
 	ListConcurrency, ListPerCaller int
+	ListPerOrg                     int
 	ListChecks                     int
 	CaptureFormats                 map[string]bool
 	CaptureSigning                 bool
@@ -360,6 +361,7 @@ func (c *Config) Settings() (Settings, error) {
 		ListCheckBudget:     intIn("CAPTURE_LEDGER_LIST_CHECK_BUDGET", 100, 1_000_000),
 		ListConcurrency:     intIn("CAPTURE_LEDGER_LIST_CONCURRENCY", 1, 10_000),
 		ListPerCaller:       intIn("CAPTURE_LEDGER_LIST_CONCURRENCY_PER_CALLER", 1, 10_000),
+		ListPerOrg:          intIn("CAPTURE_LEDGER_LIST_CONCURRENCY_PER_ORG", 1, 10_000),
 		ListChecks:          intIn("CAPTURE_LEDGER_LIST_CHECK_CONCURRENCY", 1, 100),
 		CaptureSigning:      c.Get("CAPTURE_LEDGER_CAPTURE_SIGNING") == "1",
 		WebhookURL:          httpURL("CAPTURE_LEDGER_CRAWL_WEBHOOK_URL"),

@@ -63,8 +63,9 @@ var Variables = []Var{
 	{Name: "CAPTURE_LEDGER_LIST_SOURCE", Default: "candidates", Help: "archives the list and search ask OpenFGA about: candidates (those the ledger recorded a tuple for the caller's organizations, the caller as owner, or an active share to either: cost follows what the caller sees) or scan (every archive: also finds archives whose tuples were written to OpenFGA by hand)"},
 	{Name: "CAPTURE_LEDGER_LIST_TIME_BUDGET_MS", Default: "2000", Help: "work one archive list request may do before it answers truncated with a cursor to resume, in milliseconds"},
 	{Name: "CAPTURE_LEDGER_LIST_CHECK_BUDGET", Default: "5000", Help: "archives one list request may ask OpenFGA about before it answers truncated with a cursor to resume"},
-	{Name: "CAPTURE_LEDGER_LIST_CONCURRENCY", Default: "4", Help: "archive lists `serve` runs at once; past it a list is answered 503 with Retry-After"},
-	{Name: "CAPTURE_LEDGER_LIST_CONCURRENCY_PER_CALLER", Default: "2", Help: "archive lists one caller may run at once; past it a list is answered 503 with Retry-After"},
+	{Name: "CAPTURE_LEDGER_LIST_CONCURRENCY", Default: "4", Help: "archive lists and searches `serve` runs at once; past it one is answered 503 with Retry-After"},
+	{Name: "CAPTURE_LEDGER_LIST_CONCURRENCY_PER_CALLER", Default: "2", Help: "archive lists and searches one caller may run at once; past it one is answered 429 with Retry-After"},
+	{Name: "CAPTURE_LEDGER_LIST_CONCURRENCY_PER_ORG", Default: "3", Help: "archive lists and searches the callers of one organization may run at once together (a caller of several takes a place of each); past it one is answered 429 with Retry-After"},
 	{Name: "CAPTURE_LEDGER_LIST_CHECK_CONCURRENCY", Default: "2", Help: "can_view checks all archive lists together have in flight (1-100): the share of OpenFGA lists may take, so URL minting keeps its speed"},
 
 	{Name: "CAPTURE_LEDGER_CAPTURE_FORMATS", Default: "wacz", Help: "comma list of png,webp,html,links,mhtml,wacz"},

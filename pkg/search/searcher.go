@@ -237,7 +237,7 @@ func (s *Searcher) Search(ctx context.Context, subject string, orgs []string, re
 		floor = s.countFloor(filter != nil)
 	}
 	sc := visible.Scan[Position]{
-		Caller: subject, What: "searches", Start: after,
+		Caller: subject, Orgs: orgs, What: "searches", Start: after,
 		Fetch: func(ctx context.Context, after *Position, n int) ([]Position, error) {
 			cands, _, err := s.Backend.Candidates(ctx, req.Query, filter, after, n)
 			return cands, err

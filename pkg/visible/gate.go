@@ -3,14 +3,15 @@ package visible
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 )
 
 // Gate is the guard of filtered scans (the archive list and search) against
 // callers who see little (docs/security.md): it bounds how many scans run
-// at once, in total and per caller, and how many of their can_view checks
-// are in flight together, server-wide. One Gate is shared by every list and
+// at once, in total, per caller and per organization, and how many of their
+// can_view checks are in flight together, server-wide. One Gate is shared by every list and
 // every search of a server.
 //
 // Whether a scan is expensive is only known once OpenFGA has answered for
@@ -30,10 +31,12 @@ type Gate struct {
 	lane   chan struct{}
 
 	// lists counts the places of every scan under one key (""), callers
-	// those of each caller.
+	// those of each caller, orgs those of each organization (a scan takes
+	// a place of each of its caller's organizations).
 	mu      sync.Mutex
 	lists   Slots
 	callers Slots
+	orgs    Slots
 }
 
 // GateBounds are a Gate's limits; values below 1 take the defaults.
@@ -44,6 +47,10 @@ type GateBounds struct {
 	// PerCaller is how many of one caller's scans run at once
 	// (CAPTURE_LEDGER_LIST_CONCURRENCY_PER_CALLER).
 	PerCaller int
+	// PerOrg is how many scans of callers of one organization run at once
+	// (CAPTURE_LEDGER_LIST_CONCURRENCY_PER_ORG): one organization's people
+	// together cannot take every place.
+	PerOrg int
 	// Checks is how many can_view checks all scans together have in flight
 	// (CAPTURE_LEDGER_LIST_CHECK_CONCURRENCY).
 	Checks int
@@ -51,7 +58,7 @@ type GateBounds struct {
 
 // DefaultGateBounds are the bounds when none is set (the configuration's
 // defaults are the same).
-var DefaultGateBounds = GateBounds{Lists: 4, PerCaller: 2, Checks: 2}
+var DefaultGateBounds = GateBounds{Lists: 4, PerCaller: 2, PerOrg: 3, Checks: 2}
 
 // NewGate returns a gate with the given bounds.
 func NewGate(b GateBounds) *Gate {
@@ -61,11 +68,14 @@ func NewGate(b GateBounds) *Gate {
 	if b.PerCaller < 1 {
 		b.PerCaller = DefaultGateBounds.PerCaller
 	}
+	if b.PerOrg < 1 {
+		b.PerOrg = DefaultGateBounds.PerOrg
+	}
 	if b.Checks < 1 {
 		b.Checks = DefaultGateBounds.Checks
 	}
 	b.Checks = min(b.Checks, CheckChunk)
-	return &Gate{bounds: b, lane: make(chan struct{}, 1), lists: NewSlots(b.Lists), callers: NewSlots(b.PerCaller)}
+	return &Gate{bounds: b, lane: make(chan struct{}, 1), lists: NewSlots(b.Lists), callers: NewSlots(b.PerCaller), orgs: NewSlots(b.PerOrg)}
 }
 
 // Bounds returns the gate's bounds.
@@ -78,18 +88,28 @@ func (g *Gate) Running() int {
 	return g.lists.Count("")
 }
 
-// Enter takes a place for caller, or says which bound is full.
-func (g *Gate) Enter(caller string) (leave func(), err *BusyError) {
+// Enter takes a place for caller, a member of orgs, or says which bound
+// is full: the caller's own, one of its organizations', or the server's.
+func (g *Gate) Enter(caller string, orgs []string) (leave func(), err *BusyError) {
+	orgs = slices.Compact(slices.Sorted(slices.Values(orgs)))
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	switch {
-	case g.callers.Full(caller):
+	if g.callers.Full(caller) {
 		return nil, &BusyError{Limit: g.bounds.PerCaller, PerCaller: true}
-	case g.lists.Full(""):
+	}
+	for _, o := range orgs {
+		if g.orgs.Full(o) {
+			return nil, &BusyError{Limit: g.bounds.PerOrg, Org: o}
+		}
+	}
+	if g.lists.Full("") {
 		return nil, &BusyError{Limit: g.bounds.Lists}
 	}
 	g.lists.Take("")
 	g.callers.Take(caller)
+	for _, o := range orgs {
+		g.orgs.Take(o)
+	}
 	var once sync.Once
 	return func() {
 		once.Do(func() {
@@ -97,6 +117,9 @@ func (g *Gate) Enter(caller string) (leave func(), err *BusyError) {
 			defer g.mu.Unlock()
 			g.lists.Give("")
 			g.callers.Give(caller)
+			for _, o := range orgs {
+				g.orgs.Give(o)
+			}
 		})
 	}, nil
 }
@@ -122,8 +145,9 @@ func (g *Gate) check(ctx context.Context, ask func() ([]bool, error)) ([]bool, e
 	return ask()
 }
 
-// BusyError is a scan refused because the gate is full; the API answers it
-// 503 with Retry-After.
+// BusyError is a scan refused because the gate is full. The API answers
+// it with Retry-After: 429 when the caller's or its organization's share
+// was full (Share), 503 when the server's was.
 type BusyError struct {
 	// What names the refused scans in the message ("archive lists" when
 	// empty, "searches").
@@ -132,6 +156,8 @@ type BusyError struct {
 	Limit int
 	// PerCaller says it was the caller's own bound, not the server's.
 	PerCaller bool
+	// Org, when set, is the caller's organization whose bound was full.
+	Org string
 	// RetryAfter is when a place is expected to be free: a scan holds one
 	// for at most its time budget.
 	RetryAfter time.Duration
@@ -143,13 +169,20 @@ func (e *BusyError) RetrySeconds() int {
 	return max(int((e.RetryAfter+time.Second-1)/time.Second), 1)
 }
 
+// Share says the bound that was full is the caller's own or its
+// organization's (a 429), not the server's (a 503).
+func (e *BusyError) Share() bool { return e.PerCaller || e.Org != "" }
+
 func (e *BusyError) Error() string {
-	who := e.What
-	if who == "" {
-		who = "archive lists"
+	what := e.What
+	if what == "" {
+		what = "archive lists"
 	}
-	if e.PerCaller {
-		who = "of your " + who
+	switch {
+	case e.PerCaller:
+		return fmt.Sprintf("too many of your %s are running at once (limit %d); retry after %d s", what, e.Limit, e.RetrySeconds())
+	case e.Org != "":
+		return fmt.Sprintf("too many %s of organization %s are running at once (limit %d); retry after %d s", what, e.Org, e.Limit, e.RetrySeconds())
 	}
-	return fmt.Sprintf("server busy: too many %s are running at once (limit %d); retry after %d s", who, e.Limit, e.RetrySeconds())
+	return fmt.Sprintf("server busy: too many %s are running at once (limit %d); retry after %d s", what, e.Limit, e.RetrySeconds())
 }

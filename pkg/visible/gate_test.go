@@ -10,23 +10,23 @@ import (
 
 func TestScanGateBounds(t *testing.T) {
 	g := NewGate(GateBounds{Lists: 3, PerCaller: 2})
-	if b := g.Bounds(); b != (GateBounds{Lists: 3, PerCaller: 2, Checks: DefaultGateBounds.Checks}) {
+	if b := g.Bounds(); b != (GateBounds{Lists: 3, PerCaller: 2, PerOrg: DefaultGateBounds.PerOrg, Checks: DefaultGateBounds.Checks}) {
 		t.Fatalf("bounds %+v", b)
 	}
-	a1, err := g.Enter("alice")
+	a1, err := g.Enter("alice", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := g.Enter("alice"); err != nil {
+	if _, err := g.Enter("alice", nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := g.Enter("alice"); err == nil || !err.PerCaller || err.Limit != 2 {
+	if _, err := g.Enter("alice", nil); err == nil || !err.PerCaller || err.Limit != 2 {
 		t.Errorf("alice's third list: %+v, want her own bound", err)
 	}
-	if _, err := g.Enter("bob"); err != nil {
+	if _, err := g.Enter("bob", nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := g.Enter("carol"); err == nil || err.PerCaller || err.Limit != 3 {
+	if _, err := g.Enter("carol", nil); err == nil || err.PerCaller || err.Limit != 3 {
 		t.Errorf("a fourth list: %+v, want the server's bound", err)
 	}
 	a1()
@@ -34,10 +34,10 @@ func TestScanGateBounds(t *testing.T) {
 	if g.Running() != 2 {
 		t.Errorf("running %d, want 2", g.Running())
 	}
-	if _, err := g.Enter("carol"); err != nil {
+	if _, err := g.Enter("carol", nil); err != nil {
 		t.Errorf("carol after alice left: %v", err)
 	}
-	if _, err := g.Enter("dave"); err == nil {
+	if _, err := g.Enter("dave", nil); err == nil {
 		t.Error("a place was given back twice")
 	}
 	busy := &BusyError{Limit: 3, RetryAfter: 1500 * time.Millisecond}
@@ -45,8 +45,51 @@ func TestScanGateBounds(t *testing.T) {
 		t.Errorf("%d %q", busy.RetrySeconds(), busy.Error())
 	}
 	busy = &BusyError{What: "searches", Limit: 1, PerCaller: true, RetryAfter: time.Second}
-	if busy.Error() != "server busy: too many of your searches are running at once (limit 1); retry after 1 s" {
+	if busy.Error() != "too many of your searches are running at once (limit 1); retry after 1 s" || !busy.Share() {
 		t.Errorf("%q", busy.Error())
+	}
+}
+
+// TestScanGateOrganizations: the callers of one organization together hold
+// at most PerOrg places, so they cannot take every place from the others;
+// a caller of several organizations takes a place of each (once, however
+// often the identity names it), and leaving gives them back.
+func TestScanGateOrganizations(t *testing.T) {
+	g := NewGate(GateBounds{Lists: 4, PerCaller: 2, PerOrg: 2})
+	a, err := g.Enter("alice", []string{"acme"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := g.Enter("bob", []string{"acme", "contoso", "acme"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	busy := func(caller string, orgs []string, org string) {
+		t.Helper()
+		_, err := g.Enter(caller, orgs)
+		if err == nil || err.Org != org || err.PerCaller || err.Limit != 2 || !err.Share() {
+			t.Errorf("%s of %v: %+v, want the bound of %s", caller, orgs, err, org)
+		}
+	}
+	busy("carol", []string{"acme"}, "acme")
+	busy("dave", []string{"contoso", "acme"}, "acme")
+	if _, err := g.Enter("erin", []string{"contoso"}); err != nil {
+		t.Errorf("contoso's second place: %v", err)
+	}
+	busy("frank", []string{"contoso"}, "contoso")
+	if _, err := g.Enter("grace", nil); err != nil {
+		t.Errorf("a caller of no organization, with a place left: %v", err)
+	}
+	if _, err := g.Enter("heidi", nil); err == nil || err.Share() || err.Limit != 4 {
+		t.Errorf("a fifth scan: %+v, want the server's bound", err)
+	}
+	b()
+	a()
+	if _, err := g.Enter("carol", []string{"acme"}); err != nil {
+		t.Errorf("carol once acme's places were given back: %v", err)
+	}
+	if got := (&BusyError{Org: "acme", Limit: 2, RetryAfter: time.Second}).Error(); got != "too many archive lists of organization acme are running at once (limit 2); retry after 1 s" {
+		t.Errorf("%q", got)
 	}
 }
 

@@ -32,8 +32,10 @@ const (
 
 // Scan is one filtered scan for one caller, over candidates of type C.
 type Scan[C any] struct {
-	// Caller keys the gate's per-caller bound.
+	// Caller keys the gate's per-caller bound, Orgs (the caller's
+	// organizations) its per-organization bound.
 	Caller string
+	Orgs   []string
 	// What names the scans in a BusyError ("archive lists", "searches").
 	What string
 	// Start is where to resume (the last candidate a previous page
@@ -117,7 +119,7 @@ func (s *Scan[C]) Run(ctx context.Context) (Result[C], error) {
 		budget = DefaultTimeBudget
 	}
 	if s.Gate != nil {
-		leave, busy := s.Gate.Enter(s.Caller)
+		leave, busy := s.Gate.Enter(s.Caller, s.Orgs)
 		if busy != nil {
 			busy.What, busy.RetryAfter = s.What, budget
 			return Result[C]{}, busy

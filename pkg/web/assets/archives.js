@@ -161,7 +161,7 @@ L.screen("archives", function () {
       if (!r.ok) {
         status.textContent = r.status === 400 ? L.t("filterBad", { reason: L.problem(r) }) : L.problem(r);
         // Busy: the same request works later ("load more" stays).
-        more.hidden = !(r.status === 503 && cursor);
+        more.hidden = !((r.status === 503 || r.status === 429) && cursor);
         return;
       }
       pages++;

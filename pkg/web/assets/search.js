@@ -120,7 +120,7 @@ L.screen("search", function () {
     L.api("GET", "/api/search?" + p.toString()).then(function (r) {
       if (mine !== generation) { return; }
       if (!r.ok) {
-        more.hidden = !(r.status === 503 && cursor);
+        more.hidden = !((r.status === 503 || r.status === 429) && cursor);
         if (r.status === 404) { found.textContent = L.t("searchOff"); }
         else if (r.status === 400) { found.textContent = L.t("searchBad", { reason: r.body && typeof r.body.message === "string" ? r.body.message : "" }); }
         else if (r.status === 401 || r.status === 503 || r.status === 429) { found.textContent = L.problem(r); }
