@@ -65,6 +65,8 @@ type replayOptions struct {
 	// jwtIssuer, when set, identifies callers by its JWTs (on the
 	// fixture's clock) instead of the dev headers.
 	jwtIssuer *identity.Issuer
+	// reads bounds the reads in flight (the service's defaults when zero).
+	reads replay.ReadBounds
 }
 
 func newReplayFixture(t testing.TB, o replayOptions) *replayFixture {
@@ -102,7 +104,7 @@ func newReplayFixture(t testing.TB, o replayOptions) *replayFixture {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(f.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	f.svc = &replay.Service{Perms: perms, Catalog: store, Objects: env.App.Blob(), Signer: signer, Log: log, CheckCache: o.cache, Now: f.clock.Now}
+	f.svc = &replay.Service{Perms: perms, Catalog: store, Objects: env.App.Blob(), Signer: signer, Log: log, CheckCache: o.cache, Now: f.clock.Now, Reads: o.reads}
 	var resolver identity.Resolver = identity.Headers{}
 	if o.jwtIssuer != nil {
 		resolver = identity.NewJWT(identity.JWTConfig{Issuer: o.jwtIssuer.Issuer(), Audience: o.jwtIssuer.Audience(), Now: f.clock.Now})

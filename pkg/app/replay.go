@@ -22,5 +22,6 @@ func (a *App) Replay(ctx context.Context, key []byte) (*replay.Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &replay.Service{Perms: perms, Catalog: st, Objects: a.Blob(), Signer: signer, Log: a.Log}, nil
+	return &replay.Service{Perms: perms, Catalog: st, Objects: a.Blob(), Signer: signer, Log: a.Log,
+		Reads: replay.ReadBounds{PerCaller: a.Settings.ReplayReadsPerCaller, PerOrg: a.Settings.ReplayReadsPerOrg, Total: a.Settings.ReplayReads}}, nil
 }

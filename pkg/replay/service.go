@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/url"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
+	"github.com/capture-ledger/ledgerctl/pkg/visible"
 )
 
 // Permissions answers whether a person may view archives (fully
@@ -65,8 +67,13 @@ type Service struct {
 	CheckCache time.Duration
 	// Now is the clock tokens are minted and checked by (nil: time.Now).
 	Now func() time.Time
+	// Reads bounds the object reads in flight (a replay's range reads, a
+	// download): per person, per organization and in all; values below 1
+	// take DefaultReadBounds.
+	Reads ReadBounds
 
 	mu    sync.Mutex
+	gate  *visible.Gate
 	cache map[string]cached
 	// standIn is what an absent archive's Mint check asks about instead.
 	standIn ledger.StandIn
@@ -486,9 +493,75 @@ func (s *Service) Stat(ctx context.Context, g Grant) (ledger.ObjectInfo, error) 
 	return s.Objects.Stat(ctx, g.Bucket, g.Key)
 }
 
-// Open starts reading the archive's object, or the range r of it.
+// ReadBounds bound the object reads in flight: each holds an S3 stream and
+// a buffer for as long as its reader takes the bytes.
+type ReadBounds struct {
+	// PerCaller is how many reads of one person stream at once
+	// (CAPTURE_LEDGER_REPLAY_READS_PER_CALLER), PerOrg how many of the
+	// people of one organization together (…_PER_ORG), Total how many in
+	// all (CAPTURE_LEDGER_REPLAY_READS).
+	PerCaller, PerOrg, Total int
+}
+
+// DefaultReadBounds: far above what a browser opening a collection makes
+// at once (ReplayWeb.page reads ranges a few at a time per origin), low
+// enough that one person's script cannot hold every stream.
+var DefaultReadBounds = ReadBounds{PerCaller: 64, PerOrg: 128, Total: 512}
+
+// ReadRetry is the Retry-After of a read refused by a bound: a range read
+// lasts milliseconds.
+const ReadRetry = time.Second
+
+// readGate is the bound's gate, made on first use.
+func (s *Service) readGate() *visible.Gate {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.gate == nil {
+		b := s.Reads
+		if b.PerCaller < 1 {
+			b.PerCaller = DefaultReadBounds.PerCaller
+		}
+		if b.PerOrg < 1 {
+			b.PerOrg = DefaultReadBounds.PerOrg
+		}
+		if b.Total < 1 {
+			b.Total = DefaultReadBounds.Total
+		}
+		s.gate = visible.NewGate(visible.GateBounds{Lists: b.Total, PerCaller: b.PerCaller, PerOrg: b.PerOrg})
+	}
+	return s.gate
+}
+
+// Open starts reading the archive's object, or the range r of it, once
+// the reads in flight leave a place for the grant's person and each of its
+// organizations (a *visible.BusyError, answered 429 or 503 with
+// Retry-After, when they do not). The place is held until the part's Body
+// is closed.
 func (s *Service) Open(ctx context.Context, g Grant, r *ledger.Range) (*ledger.Part, error) {
-	return s.Objects.Open(ctx, g.Bucket, g.Key, r)
+	leave, busy := s.readGate().Enter(g.Subject, g.Organizations)
+	if busy != nil {
+		busy.What, busy.RetryAfter = "replay reads", ReadRetry
+		return nil, busy
+	}
+	part, err := s.Objects.Open(ctx, g.Bucket, g.Key, r)
+	if err != nil {
+		leave()
+		return nil, err
+	}
+	part.Body = &heldBody{ReadCloser: part.Body, leave: leave}
+	return part, nil
+}
+
+// heldBody gives the read's place back when it is closed.
+type heldBody struct {
+	io.ReadCloser
+	leave func()
+}
+
+func (b *heldBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.leave()
+	return err
 }
 
 // ReadPath is the path (and query) on a session's origin that reads
