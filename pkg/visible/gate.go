@@ -11,8 +11,9 @@ import (
 // Gate is the guard of filtered scans (the archive list and search) against
 // callers who see little (docs/security.md): it bounds how many scans run
 // at once, in total, per caller and per organization, and how many of their
-// can_view checks are in flight together, server-wide. One Gate is shared by every list and
-// every search of a server.
+// can_view checks are in flight together, server-wide. One Gate is shared
+// by every list and every search of a server. (The replay service bounds
+// the archive reads in flight with a Gate of its own, without the lane.)
 //
 // Whether a scan is expensive is only known once OpenFGA has answered for
 // its candidates, so every scan passes the gate before it asks OpenFGA
