@@ -91,6 +91,8 @@ var packageArrows = [][2]string{
 	// The list and search page through one permission-filtered engine.
 	{"pkg/archive", "pkg/visible"},
 	{"pkg/search", "pkg/visible"},
+	// Archive reads are bounded by the same kind of gate.
+	{"pkg/replay", "pkg/visible"},
 	// /readyz and doctor's checks are built beside the adapters they ask.
 	{"pkg/app", "pkg/health"},
 	// `ledgerctl dev demo` deploys the model, starts a crawl and serves, with
