@@ -458,6 +458,13 @@ that hostname and its subdomains (label boundaries), newest crawl first.`,
 			if (len(args) == 1) == (domain != "") {
 				return cmdutil.Usagef("give either a CRAWL_ID or --domain")
 			}
+			if domain == "" {
+				for _, f := range []string{"action", "days"} {
+					if cmd.Flags().Changed(f) {
+						return cmdutil.Usagef("--%s goes with --domain; a CRAWL_ID's decisions are all of them", f)
+					}
+				}
+			}
 			q := crawl.DomainQuery{Domain: domain, Action: action}
 			if domain != "" {
 				// 0 days and an empty action are the defaults to the

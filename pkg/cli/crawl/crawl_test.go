@@ -211,6 +211,8 @@ func TestCrawlFlagErrors(t *testing.T) {
 		{[]string{"crawl", "decisions", "--domain", "example.com", "--days", "0"}, "--days must be a positive integer"},
 		{[]string{"crawl", "decisions", "--domain", "example.com", "--action", ""}, "--action must be equal to one of the allowed values"},
 		{[]string{"crawl", "decisions", "--domain", "example.com", "--action", "drop"}, "--action must be equal to one of the allowed values"},
+		{[]string{"crawl", "decisions", "5b0a3c1e-0000-4000-8000-000000000000", "--action", "follow"}, "--action goes with --domain"},
+		{[]string{"crawl", "decisions", "5b0a3c1e-0000-4000-8000-000000000000", "--days", "7"}, "--days goes with --domain"},
 		{[]string{"crawl", "list", "--state", "done"}, "--state must be running, succeeded or failed"},
 	} {
 		_, errs, code := clitest.Run(t, dir, map[string]string{}, append(tc.args, as...)...)
