@@ -77,6 +77,27 @@ type archiveView struct {
 	Status, Shown, Open, Download, Share, Del, URL, Shares, Pwned string
 }
 
+// openDialog clicks the button sel until the dialog id is open and shown
+// (a click is tried again after 2 s without it: the page may still have
+// been moving), for at most 30 s.
+func openDialog(t *testing.T, tab context.Context, sel, id string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		click, cancel := context.WithTimeout(tab, 5*time.Second)
+		err := chromedp.Do(click, chromedp.Click(sel))
+		cancel()
+		for wait := time.Now().Add(2 * time.Second); err == nil && time.Now().Before(wait); time.Sleep(50 * time.Millisecond) {
+			if open, _ := chromedp.Run(tab, chromedp.Evaluate[bool](`(function () { var d = document.getElementById(`+jsQuote(id)+`); return d.open && d.getClientRects().length > 0; })()`)); open {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s did not open %s: %v (the page shows %+v)", sel, id, err, readPage(t, tab))
+		}
+	}
+}
+
 func readPage(t *testing.T, tab context.Context) archiveView {
 	t.Helper()
 	raw, err := chromedp.Run(tab, chromedp.Evaluate[string](pageState))
@@ -286,26 +307,25 @@ func TestArchivePageInTheBrowser(t *testing.T) {
 	signIn(t, tab, console, "bob", "partner")
 	waitPage(t, tab, page, "bob sees it through partner", func(s archiveView) bool { return s.Shown == "1" && s.Del == "0" })
 	signIn(t, tab, console, "alice", "acme")
-	// Her page with its Delete section: a click on a hidden button would
-	// wait for it without end.
-	waitPage(t, tab, page, "alice's page with Delete", func(s archiveView) bool { return s.Shown == "1" && s.Del == "1" })
-	open, cancelOpen := context.WithTimeout(tab, 30*time.Second)
-	defer cancelOpen()
-	if err := chromedp.Do(open,
-		chromedp.Click("#delete-open"),
-		chromedp.WaitVisible("#delete-word"),
-	); err != nil {
-		t.Fatalf("the delete dialog did not open: %v (the page shows %+v)", err, readPage(t, tab))
-	}
+	// Her page with its Delete section and its shares listed: a click on a
+	// hidden button would wait for it without end, and one made while the
+	// shares table is still filling lands where the button was (a
+	// fresh-clone CI run clicked, and the dialog never opened).
+	waitPage(t, tab, page, "alice's page with Delete and its shares", func(s archiveView) bool {
+		return s.Shown == "1" && s.Del == "1" && strings.Contains(s.Shares, "partner") && strings.Contains(s.Shares, xssOrg)
+	})
+	openDialog(t, tab, "#delete-open", "delete-dialog")
 	if dis, _ := chromedp.Run(tab, chromedp.Evaluate[bool](`document.getElementById("delete-now").disabled`)); !dis {
 		t.Fatal("delete is possible before the word is typed")
 	}
 	archiveShot(t, tab, "archive-delete-en.png")
-	if err := chromedp.Do(tab,
+	confirm, cancelConfirm := context.WithTimeout(tab, 30*time.Second)
+	defer cancelConfirm()
+	if err := chromedp.Do(confirm,
 		chromedp.SendKeys("#delete-word", "delete"),
 		chromedp.Click("#delete-now"),
 	); err != nil {
-		t.Fatal(err)
+		t.Fatalf("typing the word and confirming: %v (the page shows %+v)", err, readPage(t, tab))
 	}
 	pollJS(t, tab, "deleted", `document.getElementById("status").textContent`, containing("Deleted"))
 	waitPage(t, tab, page, "alice no longer sees it", func(s archiveView) bool { return s.Shown == "0" && strings.Contains(s.Status, "Not found") })
