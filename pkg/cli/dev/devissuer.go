@@ -98,6 +98,20 @@ func newCmdDevToken(f *cmdutil.Factory) *cobra.Command {
 			if strings.TrimSpace(opts.Subject) == "" {
 				return cmdutil.Usagef("--subject is required")
 			}
+			// What the issuer would refuse is said here, naming the flag,
+			// whether or not it runs.
+			if err := identity.CheckSubject(opts.Subject); err != nil {
+				return cmdutil.Usagef("--subject: %v", err)
+			}
+			for _, o := range opts.Orgs {
+				if err := identity.CheckOrganization(o); err != nil {
+					return cmdutil.Usagef("--org: %v", err)
+				}
+			}
+			if ttl, err := identity.ParseTimeSpan(opts.ExpiresIn); err != nil || ttl > identity.MaxTokenLifetime {
+				most := strings.TrimSuffix(strings.TrimSuffix(identity.MaxTokenLifetime.String(), "0s"), "0m")
+				return cmdutil.Usagef("--expires-in must be a time span such as 30m or 1h, at most %s, got %q", most, opts.ExpiresIn)
+			}
 			return devTokenRun(cmd.Context(), opts)
 		},
 	}
