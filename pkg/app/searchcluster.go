@@ -387,6 +387,13 @@ type peerError struct {
 	Org       string `json:"org,omitempty"`
 }
 
+// busyAnswer is the body of a peer's refusal by its search gate: which
+// bound was full, for the forwarding serve to answer as its own
+// (forwardSearch).
+func busyAnswer(busy *visible.BusyError) peerError {
+	return peerError{Error: busy.Error(), Busy: true, Limit: busy.Limit, PerCaller: busy.PerCaller, Org: busy.Org}
+}
+
 // peerHandler answers POST /search, forwarded by another serve: 401
 // without this process's secret (nothing read), 400 naming the member of
 // a bad body, 503 while this process does not hold the index or the
@@ -432,7 +439,7 @@ func (c *searchCluster) peerHandler() http.Handler {
 			answer(http.StatusBadRequest, peerError{Error: "cursor " + err.Error(), Field: "cursor", Reason: err.Error()})
 		case errors.As(err, &busy):
 			w.Header().Set("Retry-After", strconv.Itoa(busy.RetrySeconds()))
-			answer(http.StatusServiceUnavailable, peerError{Error: busy.Error(), Busy: true, Limit: busy.Limit, PerCaller: busy.PerCaller, Org: busy.Org})
+			answer(http.StatusServiceUnavailable, busyAnswer(busy))
 		case errors.Is(err, ledger.ErrUnreachable):
 			answer(http.StatusServiceUnavailable, peerError{Error: err.Error()})
 		case err != nil:
