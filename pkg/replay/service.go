@@ -72,8 +72,10 @@ type Service struct {
 	// take DefaultReadBounds.
 	Reads ReadBounds
 
+	gateOnce sync.Once
+	gate     *visible.Gate
+
 	mu    sync.Mutex
-	gate  *visible.Gate
 	cache map[string]cached
 	// standIn is what an absent archive's Mint check asks about instead.
 	standIn ledger.StandIn
@@ -512,23 +514,16 @@ var DefaultReadBounds = ReadBounds{PerCaller: 64, PerOrg: 128, Total: 512}
 // lasts milliseconds.
 const ReadRetry = time.Second
 
+// gateBounds are the read bounds as a gate's.
+func (b ReadBounds) gateBounds() visible.GateBounds {
+	return visible.GateBounds{Lists: b.Total, PerCaller: b.PerCaller, PerOrg: b.PerOrg}
+}
+
 // readGate is the bound's gate, made on first use.
 func (s *Service) readGate() *visible.Gate {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.gate == nil {
-		b := s.Reads
-		if b.PerCaller < 1 {
-			b.PerCaller = DefaultReadBounds.PerCaller
-		}
-		if b.PerOrg < 1 {
-			b.PerOrg = DefaultReadBounds.PerOrg
-		}
-		if b.Total < 1 {
-			b.Total = DefaultReadBounds.Total
-		}
-		s.gate = visible.NewGate(visible.GateBounds{Lists: b.Total, PerCaller: b.PerCaller, PerOrg: b.PerOrg})
-	}
+	s.gateOnce.Do(func() {
+		s.gate = visible.NewGate(s.Reads.gateBounds().Or(DefaultReadBounds.gateBounds()))
+	})
 	return s.gate
 }
 

@@ -61,20 +61,23 @@ type GateBounds struct {
 // defaults are the same).
 var DefaultGateBounds = GateBounds{Lists: 4, PerCaller: 2, PerOrg: 3, Checks: 2}
 
-// NewGate returns a gate with the given bounds.
+// Or is b with each bound below 1 taken from d.
+func (b GateBounds) Or(d GateBounds) GateBounds {
+	for _, f := range []struct {
+		v *int
+		d int
+	}{{&b.Lists, d.Lists}, {&b.PerCaller, d.PerCaller}, {&b.PerOrg, d.PerOrg}, {&b.Checks, d.Checks}} {
+		if *f.v < 1 {
+			*f.v = f.d
+		}
+	}
+	return b
+}
+
+// NewGate returns a gate with the given bounds (DefaultGateBounds' for
+// those below 1).
 func NewGate(b GateBounds) *Gate {
-	if b.Lists < 1 {
-		b.Lists = DefaultGateBounds.Lists
-	}
-	if b.PerCaller < 1 {
-		b.PerCaller = DefaultGateBounds.PerCaller
-	}
-	if b.PerOrg < 1 {
-		b.PerOrg = DefaultGateBounds.PerOrg
-	}
-	if b.Checks < 1 {
-		b.Checks = DefaultGateBounds.Checks
-	}
+	b = b.Or(DefaultGateBounds)
 	b.Checks = min(b.Checks, CheckChunk)
 	return &Gate{bounds: b, lane: make(chan struct{}, 1), lists: NewSlots(b.Lists), callers: NewSlots(b.PerCaller), orgs: NewSlots(b.PerOrg)}
 }
