@@ -292,9 +292,17 @@ func (s *Server) Run(ctx context.Context) error {
 	return err
 }
 
-// drainLoop delivers the outbox every interval until ctx ends. A failing
-// drain is logged and retried on the next tick; it never stops the server.
+// drainLoop delivers the outbox as rows are added and every interval until
+// ctx ends. A failing drain is logged and retried on the next tick or wake;
+// it never stops the server.
 func drainLoop(ctx context.Context, a *App, interval time.Duration, log *slog.Logger) {
+	// New rows wake it at once (migration 000022's notification, sent by
+	// every process that writes the outbox); the interval is for retries
+	// that come due and for a notification missed.
+	wake := make(chan struct{}, 1)
+	if st, err := a.Store(ctx); err == nil {
+		go st.Listen(ctx, []string{chanOutbox}, func(string) { poke(wake) })
+	}
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
@@ -306,9 +314,13 @@ func drainLoop(ctx context.Context, a *App, interval time.Duration, log *slog.Lo
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-wake:
 		}
 	}
 }
+
+// chanOutbox is the notification of new (or requeued) outbox rows.
+const chanOutbox = "ledger_outbox"
 
 // stallCloser closes running crawls that made no progress for a while.
 type stallCloser interface {
