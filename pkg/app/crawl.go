@@ -146,8 +146,9 @@ func (a *App) CrawlRunner(ctx context.Context, software string) (*crawl.Service,
 		// Every capture of a host takes the host's lease, shared with the
 		// direct captures and the crawls of every other process.
 		Hosts: st, HostAtOnce: s.HostAtOnce, HostDelay: s.HostDelay, HostLeaseTTL: s.HostLeaseTTL,
-		// Each admitted level's archives are indexed for search at once,
-		// beside the indexer's own pass over new archives.
+		// Each admitted level's archives are indexed for search at once
+		// by a command's runner; inside serve, serve's indexer does it
+		// (the admission woke it), and indexCrawl leaves them to it.
 		OnLevel: func(ev runner.LevelEvent) {
 			if ev.Result != nil {
 				a.background.Add(1)
@@ -169,8 +170,13 @@ func (a *App) CrawlRunner(ctx context.Context, software string) (*crawl.Service,
 }
 
 // indexCrawl indexes the archives crawl crawlID has produced that are not
-// indexed yet. A failure is logged: the background indexer retries.
+// indexed yet, unless serve's indexer runs in this process (it indexes them
+// already: both read and wrote each archive twice). A failure is logged:
+// the background indexer retries.
 func (a *App) indexCrawl(crawlID string) {
+	if a.search().served.Load() {
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	st, err := a.Store(ctx)

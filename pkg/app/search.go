@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/capture-ledger/ledgerctl/pkg/api"
@@ -34,6 +35,10 @@ type searchState struct {
 	passes int
 	// cluster is serve's part in the election (serve with Bleve only).
 	cluster *searchCluster
+	// served says serve's indexer runs in this process: it indexes every
+	// new archive as PostgreSQL announces it (or hands it to the process
+	// holding the index), so nothing else here needs to.
+	served atomic.Bool
 }
 
 // search is the App's search state, made on first use; Close drops it, so
@@ -498,6 +503,7 @@ func (a *App) serveSearch(ctx context.Context, srv *Server, apiSrv *api.Server) 
 			return err
 		}
 		a.search().cluster = c
+		a.search().served.Store(true)
 		// The first try now: a serve that can hold the index says so as it
 		// starts; then c.run keeps trying, or renewing.
 		if err := c.tryTake(ctx); err != nil {
@@ -531,6 +537,7 @@ func (a *App) serveSearch(ctx context.Context, srv *Server, apiSrv *api.Server) 
 	wake := make(chan struct{}, 1)
 	ix.Wake = wake
 	apiSrv.Search, apiSrv.CrawlIndex = searcher, CrawlIndexer{Crawls: svc, Archive: st, Indexer: ix}
+	a.search().served.Store(true)
 	a.Log.Info("full-text search: " + searcher.Backend.Name())
 	srv.work(func(ctx context.Context) {
 		go st.Listen(ctx, []string{chanSearchIndex}, func(string) { poke(wake) })
