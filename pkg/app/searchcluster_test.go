@@ -36,7 +36,7 @@ type clusterServe struct {
 	stop func()
 }
 
-func startClusterServe(t *testing.T, env *apptest.Env, name string) *clusterServe {
+func startClusterServe(t testing.TB, env *apptest.Env, name string) *clusterServe {
 	t.Helper()
 	s := env.App.Settings
 	s.APIPort = 0
