@@ -2,17 +2,14 @@ package app_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/capture-ledger/ledgerctl/pkg/apptest"
 	"github.com/capture-ledger/ledgerctl/pkg/authz"
 	"github.com/capture-ledger/ledgerctl/pkg/config"
-	"github.com/capture-ledger/ledgerctl/pkg/identity"
 )
 
 // TestAdmittedArchivesReachOpenFGAAtOnce: a crawl's archives become
@@ -28,23 +25,7 @@ func TestAdmittedArchivesReachOpenFGAAtOnce(t *testing.T) {
 	}
 	site := twoPageSite(t, "quince")
 	srv := startClusterServe(t, env, "a")
-	api := func(method, path, body string) (int, map[string]any) {
-		t.Helper()
-		req, _ := http.NewRequest(method, srv.base+path, strings.NewReader(body))
-		req.Header.Set(identity.SubjectHeader, "alice")
-		req.Header.Set(identity.OrganizationsHeader, "acme")
-		if body != "" {
-			req.Header.Set("Content-Type", "application/json")
-		}
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		var out map[string]any
-		_ = json.NewDecoder(res.Body).Decode(&out)
-		return res.StatusCode, out
-	}
+	api := func(method, path, body string) (int, map[string]any) { return srv.aliceCalls(t, method, path, body) }
 	// serve drained once as it started; what comes after waits for a wake.
 	time.Sleep(500 * time.Millisecond)
 	code, out := api("POST", "/api/crawls", fmt.Sprintf(`{"seeds":[%q],"maxDepth":1,"perHostDelayMs":0}`, site.URL+"/"))

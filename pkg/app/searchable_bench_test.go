@@ -17,7 +17,6 @@ import (
 	"github.com/capture-ledger/ledgerctl/pkg/apptest"
 	"github.com/capture-ledger/ledgerctl/pkg/authz"
 	"github.com/capture-ledger/ledgerctl/pkg/config"
-	"github.com/capture-ledger/ledgerctl/pkg/identity"
 )
 
 // BenchmarkCaptureToSearchable: how soon a crawl's pages can be found by
@@ -96,7 +95,7 @@ func BenchmarkCaptureToSearchable(b *testing.B) {
 				n := iter.Add(1)
 				body := fmt.Sprintf(`{"seeds":%s,"maxDepth":1,"maxPages":%d,"perHostDelayMs":%d,"hostParallelism":%d}`,
 					jsonStrings(seeds), pages, c.delayMs, c.hostParallelism)
-				code, out := benchAPI(b, srv.base, "POST", "/api/crawls", body)
+				code, out := srv.aliceCalls(b, "POST", "/api/crawls", body)
 				if code != http.StatusAccepted {
 					b.Fatalf("start the crawl: %d %v", code, out)
 				}
@@ -105,7 +104,7 @@ func BenchmarkCaptureToSearchable(b *testing.B) {
 				// API reports them.
 				deadline := time.Now().Add(5 * time.Minute)
 				for {
-					code, out = benchAPI(b, srv.base, "GET", "/api/crawls/"+id, "")
+					code, out = srv.aliceCalls(b, "GET", "/api/crawls/"+id, "")
 					s, _ := out["search"].(map[string]any)
 					if code == http.StatusOK && out["state"] == "succeeded" && s != nil && s["searchableAfterMs"] != nil {
 						if s["archives"] != float64(pages) || s["indexed"] != float64(pages) {
@@ -181,7 +180,7 @@ func BenchmarkCaptureToSearchable(b *testing.B) {
 				// Searchable means found: this iteration's last page by its
 				// own word.
 				word := fmt.Sprintf("zq%dh%dp%d", n, c.hosts-1, c.perHost-1)
-				code, out = benchAPI(b, srv.base, "GET", "/api/search?q="+word, "")
+				code, out = srv.aliceCalls(b, "GET", "/api/search?q="+word, "")
 				if hits, _ := out["hits"].([]any); code != http.StatusOK || len(hits) != 1 {
 					b.Fatalf("search %s: %d %v", word, code, out)
 				}
@@ -230,25 +229,6 @@ func BenchmarkCaptureToSearchable(b *testing.B) {
 			b.ReportMetric(float64(afterEnd)/float64(pass), "after-end/one-pass")
 		})
 	}
-}
-
-// benchAPI calls serve's API as alice of acme.
-func benchAPI(b *testing.B, base, method, path, body string) (int, map[string]any) {
-	b.Helper()
-	req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
-	req.Header.Set(identity.SubjectHeader, "alice")
-	req.Header.Set(identity.OrganizationsHeader, "acme")
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer res.Body.Close()
-	var out map[string]any
-	_ = json.NewDecoder(res.Body).Decode(&out)
-	return res.StatusCode, out
 }
 
 // jsonStrings is ss as a JSON array.

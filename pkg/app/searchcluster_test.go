@@ -101,6 +101,26 @@ func (c *clusterServe) searchAs(t *testing.T, subject, orgs, q string) (int, sea
 	return res.StatusCode, page, string(body)
 }
 
+// aliceCalls calls serve's API as alice of acme (dev identity headers),
+// with body as JSON when given, and decodes the JSON answer.
+func (c *clusterServe) aliceCalls(t testing.TB, method, path, body string) (int, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest(method, c.base+path, strings.NewReader(body))
+	req.Header.Set(identity.SubjectHeader, "alice")
+	req.Header.Set(identity.OrganizationsHeader, "acme")
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var out map[string]any
+	_ = json.NewDecoder(res.Body).Decode(&out)
+	return res.StatusCode, out
+}
+
 // admitArchive puts a WACZ whose one page says text in the bucket and
 // admits it for org the way an admission records it (the archive row, its
 // grantees in the ledger, its tuples in OpenFGA); the row's INSERT is what
@@ -325,22 +345,7 @@ func TestCrawlSearchableThroughOtherServe(t *testing.T) {
 	site := twoPageSite(t, "sorbet")
 	startClusterServe(t, env, "a")
 	b := startClusterServe(t, env, "b")
-	api := func(method, path, body string) (int, map[string]any) {
-		req, _ := http.NewRequest(method, b.base+path, strings.NewReader(body))
-		req.Header.Set(identity.SubjectHeader, "alice")
-		req.Header.Set(identity.OrganizationsHeader, "acme")
-		if body != "" {
-			req.Header.Set("Content-Type", "application/json")
-		}
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		var out map[string]any
-		_ = json.NewDecoder(res.Body).Decode(&out)
-		return res.StatusCode, out
-	}
+	api := func(method, path, body string) (int, map[string]any) { return b.aliceCalls(t, method, path, body) }
 	code, out := api("POST", "/api/crawls", fmt.Sprintf(`{"seeds":[%q],"maxDepth":1,"perHostDelayMs":0}`, site.URL+"/"))
 	if code != http.StatusAccepted {
 		t.Fatalf("start the crawl: %d %v", code, out)
