@@ -18,13 +18,21 @@ const deliverTimeout = 30 * time.Second
 
 // Deliver drains the outbox before a command that registered archives
 // exits, so that those allowed can list and open them at once — with no
-// serve running, nothing else would. What cannot be delivered now is
-// named with the command that finishes it; the archives are registered
-// either way, so this never fails the command.
+// serve running, nothing else would. With a serve running, it has usually
+// taken the rows already (they wake its drainer as they are committed):
+// then Deliver waits for the rows a drainer holds to be marked. What cannot
+// be delivered now is named with the command that finishes it; the
+// archives are registered either way, so this never fails the command.
 func Deliver(ctx context.Context, a *app.App, errw io.Writer) {
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), deliverTimeout)
 	defer cancel()
 	res, err := a.Drain(dctx, outbox.Options{})
+	inFlight, pending := 0, 0
+	if err == nil && res.Delivered+res.Failed+res.Dead == 0 {
+		if inFlight, err = othersInFlight(dctx, a); err == nil && inFlight == 0 {
+			pending, err = pendingRows(dctx, a)
+		}
+	}
 	switch {
 	case errors.Is(err, ledger.ErrUnreachable):
 		fmt.Fprintf(errw, "their permissions are queued, but OpenFGA did not answer (%v): `ledgerctl drain` (or serve) delivers them\n", ledger.UnreachableCause(err))
@@ -32,7 +40,46 @@ func Deliver(ctx context.Context, a *app.App, errw io.Writer) {
 		fmt.Fprintf(errw, "their permissions are queued, but delivering them failed (%v): `ledgerctl drain` (or serve) delivers them\n", err)
 	case res.Failed > 0 || res.Dead > 0:
 		fmt.Fprintf(errw, "%d permission row(s) could not be delivered yet: see `ledgerctl drain --status`\n", res.Failed+res.Dead)
+	case inFlight > 0:
+		fmt.Fprintf(errw, "%d permission row(s) are still being delivered by another drainer (a running serve): see `ledgerctl drain --status`\n", inFlight)
+	case pending > 0:
+		fmt.Fprintf(errw, "%d permission row(s) are not delivered yet (they are retried): see `ledgerctl drain --status`\n", pending)
+	case res.Delivered == 0:
+		fmt.Fprintln(errw, "no permission is left to deliver (a running serve delivers them as they are queued): those allowed can list and open them now")
 	default:
 		fmt.Fprintf(errw, "their permissions are in OpenFGA (%d row(s) delivered): those allowed can list and open them now\n", res.Delivered)
 	}
+}
+
+// othersInFlight waits, until ctx ends, for the outbox rows another
+// drainer holds to be marked, and returns how many it still holds.
+func othersInFlight(ctx context.Context, a *app.App) (int, error) {
+	st, err := a.Store(ctx)
+	if err != nil {
+		return 0, err
+	}
+	last := 0
+	for {
+		n, err := st.OutboxInFlight(ctx)
+		switch {
+		case err != nil && last > 0 && ctx.Err() != nil:
+			return last, nil
+		case err != nil:
+			return 0, err
+		case n == 0:
+			return 0, nil
+		}
+		last = n
+		select {
+		case <-ctx.Done():
+			return n, nil
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// pendingRows counts the outbox rows not delivered yet (nor dead).
+func pendingRows(ctx context.Context, a *app.App) (int, error) {
+	c, err := a.OutboxCounts(ctx)
+	return c.Pending, err
 }

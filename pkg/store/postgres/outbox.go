@@ -99,6 +99,16 @@ type OutboxCounts struct {
 	Dead      int `json:"dead"`
 }
 
+// OutboxInFlight counts the rows a drainer holds now (leased, not yet
+// marked delivered or failed).
+func (s *Store) OutboxInFlight(ctx context.Context) (int, error) {
+	var n int
+	err := s.Pool.QueryRow(ctx, `
+		SELECT count(*) FROM fga_outbox
+		WHERE processed_at IS NULL AND leased_until IS NOT NULL AND leased_until > now()`).Scan(&n)
+	return n, err
+}
+
 // CountOutbox counts rows by state.
 func (s *Store) CountOutbox(ctx context.Context) (OutboxCounts, error) {
 	var c OutboxCounts
