@@ -29,8 +29,12 @@ func Deliver(ctx context.Context, a *app.App, errw io.Writer) {
 	res, err := a.Drain(dctx, outbox.Options{})
 	inFlight, pending := 0, 0
 	if err == nil && res.Delivered+res.Failed+res.Dead == 0 {
+		// Another drainer holds rows (or a tuple of ours was in flight):
+		// once it is done, what it left is this command's to deliver.
 		if inFlight, err = othersInFlight(dctx, a); err == nil && inFlight == 0 {
-			pending, err = pendingRows(dctx, a)
+			if res, err = a.Drain(dctx, outbox.Options{}); err == nil && res.Delivered+res.Failed+res.Dead == 0 {
+				pending, err = pendingRows(dctx, a)
+			}
 		}
 	}
 	switch {

@@ -65,6 +65,27 @@ func TestDeliverAlongsideServe(t *testing.T) {
 		t.Errorf("Deliver answered after %v, before the serve had delivered the row", took)
 	}
 
+	// A serve holds an older row of the same tuple as the command's: the
+	// command's row waits for it (a tuple's intents are sent in order), and
+	// is the command's to deliver once the serve has marked the older one.
+	queue("dave")
+	if rows, err = st.ClaimOutbox(ctx, 0, 10, time.Minute); err != nil || len(rows) != 1 {
+		t.Fatalf("the serve's claim of dave's row: %v %v", rows, err)
+	}
+	queue("dave")
+	go func() {
+		time.Sleep(200 * time.Millisecond)
+		done <- st.MarkDelivered(ctx, []int64{rows[0].ID})
+	}()
+	errw.Reset()
+	cmdutil.Deliver(ctx, env.App, &errw)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got := errw.String(); !strings.Contains(got, "their permissions are in OpenFGA (1 row(s) delivered)") {
+		t.Errorf("behind a serve's older row of the same tuple: %q", got)
+	}
+
 	// A serve took the row and failed to deliver it (it is retried
 	// later): Deliver says it is not delivered yet.
 	queue("carol")

@@ -100,12 +100,13 @@ type OutboxCounts struct {
 }
 
 // OutboxInFlight counts the rows a drainer holds now (leased, not yet
-// marked delivered or failed).
+// marked delivered or failed). A row superseded while in flight is closed
+// already but still held: it counts, as ClaimOutbox still keeps its
+// tuples' newer rows back until it is marked.
 func (s *Store) OutboxInFlight(ctx context.Context) (int, error) {
 	var n int
 	err := s.Pool.QueryRow(ctx, `
-		SELECT count(*) FROM fga_outbox
-		WHERE processed_at IS NULL AND leased_until IS NOT NULL AND leased_until > now()`).Scan(&n)
+		SELECT count(*) FROM fga_outbox WHERE leased_until IS NOT NULL AND leased_until > now()`).Scan(&n)
 	return n, err
 }
 
