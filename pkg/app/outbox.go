@@ -8,7 +8,7 @@ import (
 )
 
 // Drain delivers the due outbox rows to OpenFGA once: `ledgerctl drain`
-// runs it, and serve's ticker every CAPTURE_LEDGER_DRAIN_INTERVAL_MS. A zero
+// runs it, and serve as rows are added and every CAPTURE_LEDGER_DRAIN_INTERVAL_MS. A zero
 // MaxAttempts takes CAPTURE_LEDGER_OUTBOX_MAX_ATTEMPTS.
 func (a *App) Drain(ctx context.Context, o outbox.Options) (outbox.Result, error) {
 	st, w, err := a.OutboxDeps(ctx)

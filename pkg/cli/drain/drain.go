@@ -25,8 +25,8 @@ func NewCmdDrain(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "drain",
 		Short: "Deliver the queued OpenFGA tuples of the outbox",
-		Long: `Delivers every due fga_outbox row to OpenFGA: the same drain serve runs on a
-ticker. Tuples already in OpenFGA count as delivered. A failed row is retried
+		Long: `Delivers every due fga_outbox row to OpenFGA: the same drain serve runs as
+rows are added and on a ticker. Tuples already in OpenFGA count as delivered. A failed row is retried
 with exponential backoff and dead-lettered after CAPTURE_LEDGER_OUTBOX_MAX_ATTEMPTS
 failures; a malformed row is dead-lettered at once. When OpenFGA cannot be
 reached the drain stops and leaves the remaining rows untouched (exit 4).

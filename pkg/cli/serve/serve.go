@@ -40,8 +40,8 @@ answer), and the crawl routes; POST /api/archives/{id}/replay,
 session's own, <label>.replay.localhost on the same port or under
 CAPTURE_LEDGER_REPLAY_DOMAIN (docs/replay.md; CAPTURE_LEDGER_REPLAY_KEY is
 required unless CAPTURE_LEDGER_DEV_IDENTITY=1); with the dev identity it
-answers only loopback names (421 otherwise); drains the OpenFGA outbox on a
-ticker. Stops
+answers only loopback names (421 otherwise); drains the OpenFGA outbox as
+rows are added (PostgreSQL notifies it) and on a ticker for retries. Stops
 gracefully on SIGINT/SIGTERM, finishing requests in flight.
 
 Crawls: without CAPTURE_LEDGER_CRAWL_WEBHOOK_URL, serve runs them itself with
