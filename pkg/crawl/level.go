@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -261,27 +262,8 @@ func (s *Service) ruleSet(cr ledger.Crawl) (*rules.Set, error) {
 // bucket or not a links file is skipped with a warning; any other error
 // reading one fails the report (nothing is written; the runner may resend).
 func (s *Service) read(ctx context.Context, cr ledger.Crawl, set *rules.Set, rep Report, h []held) ([]pageWork, error) {
-	pages := make([]pageWork, len(rep.Results))
+	pages := s.pageWorks(cr, rep, h)
 	follow := rep.Depth < cr.MaxDepth // links beyond the last level are never read
-	for i, p := range rep.Results {
-		u := rep.urls[i]
-		pages[i] = pageWork{rep: p, url: u, final: u, finalOK: true}
-		if i < len(h) {
-			pages[i].held = h[i]
-		}
-		if p.FinalURL != "" {
-			f, err := rules.ParseURL(p.FinalURL)
-			pages[i].final, pages[i].finalOK = f, err == nil
-		}
-		if p.CorrelationID != "" && !strings.EqualFold(p.CorrelationID, cr.ID) {
-			pages[i].refused = RefuseCorrelation
-			continue
-		}
-		if p.TaskID != "" {
-			o := manifest.ManifestOutcome(p.ManifestLocation, p.ManifestError, s.Bucket)
-			pages[i].outcome = &o
-		}
-	}
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -333,6 +315,33 @@ func (s *Service) read(ctx context.Context, cr ledger.Crawl, set *rules.Set, rep
 	return pages, nil
 }
 
+// pageWorks starts the work on each of rep's pages (h[i] is what is held
+// of rep.Results[i]'s capture): its URLs, its manifest's outcome when it
+// has a taskId, and the refusal of a result of another crawl.
+func (s *Service) pageWorks(cr ledger.Crawl, rep Report, h []held) []pageWork {
+	pages := make([]pageWork, len(rep.Results))
+	for i, p := range rep.Results {
+		u := rep.urls[i]
+		pages[i] = pageWork{rep: p, url: u, final: u, finalOK: true}
+		if i < len(h) {
+			pages[i].held = h[i]
+		}
+		if p.FinalURL != "" {
+			f, err := rules.ParseURL(p.FinalURL)
+			pages[i].final, pages[i].finalOK = f, err == nil
+		}
+		if p.CorrelationID != "" && !strings.EqualFold(p.CorrelationID, cr.ID) {
+			pages[i].refused = RefuseCorrelation
+			continue
+		}
+		if p.TaskID != "" {
+			o := manifest.ManifestOutcome(p.ManifestLocation, p.ManifestError, s.Bucket)
+			pages[i].outcome = &o
+		}
+	}
+	return pages
+}
+
 func (s *Service) readPage(ctx context.Context, cr ledger.Crawl, set *rules.Set, pw *pageWork, mayFollow bool) error {
 	log := s.log().With("crawlId", cr.ID, "url", pw.rep.URL)
 	linksLoc := pw.rep.LinksLocation
@@ -346,24 +355,11 @@ func (s *Service) readPage(ctx context.Context, cr ledger.Crawl, set *rules.Set,
 		} else {
 			m, ok = s.readManifest(ctx, log, pw)
 		}
-		if pw.refused = bindManifest(m, ok, cr.ID, pw); pw.refused != "" {
-			log.Warn("the manifest is not this page's capture; the result is refused", "taskId", pw.rep.TaskID, "reason", pw.refused)
+		if s.judgeManifest(log, cr.ID, pw, m, ok); pw.refused != "" {
 			return nil
 		}
-		pw.bound = ok
-		if ok {
-			row, err := m.Archive(s.Bucket)
-			switch {
-			case errors.Is(err, manifest.ErrNoArchive):
-				log.Warn("capture produced no archive; not adding to the ledger", "taskId", m.TaskID, "reason", err.Error())
-			case err != nil:
-				log.Warn("could not register this page; reconcile will retry", "taskId", m.TaskID, "error", err.Error())
-			default:
-				pw.archive = &row
-				if linksLoc == "" {
-					linksLoc = m.Artifacts.Links // a capture the runner missed: read its links too
-				}
-			}
+		if pw.archive != nil && linksLoc == "" {
+			linksLoc = m.Artifacts.Links // a capture the runner missed: read its links too
 		}
 	}
 	captured := pw.rep.Status == StatusCaptured || pw.archive != nil
@@ -416,6 +412,29 @@ func (s *Service) readPage(ctx context.Context, cr ledger.Crawl, set *rules.Set,
 	}
 	pw.decideLinks(set, links)
 	return nil
+}
+
+// judgeManifest judges the manifest read (ok) for pw: it refuses the page
+// when the manifest is not its capture in crawl crawlID, else binds it and
+// sets the archive to admit when the manifest has one the ledger can take.
+func (s *Service) judgeManifest(log *slog.Logger, crawlID string, pw *pageWork, m manifest.Manifest, ok bool) {
+	if pw.refused = bindManifest(m, ok, crawlID, pw); pw.refused != "" {
+		log.Warn("the manifest is not this page's capture; the result is refused", "taskId", pw.rep.TaskID, "reason", pw.refused)
+		return
+	}
+	pw.bound = ok
+	if !ok {
+		return
+	}
+	row, err := m.Archive(s.Bucket)
+	switch {
+	case errors.Is(err, manifest.ErrNoArchive):
+		log.Warn("capture produced no archive; not adding to the ledger", "taskId", m.TaskID, "reason", err.Error())
+	case err != nil:
+		log.Warn("could not register this page; reconcile will retry", "taskId", m.TaskID, "error", err.Error())
+	default:
+		pw.archive = &row
+	}
 }
 
 // decideLinks decides the page's links, unless its final URL is not
@@ -579,45 +598,9 @@ func planLevel(st ledger.LevelState, rep Report, pages []pageWork, now time.Time
 		}
 	}
 
-	// 2. Submissions, for every page with a taskId.
-	requestedBy := cr.RequestedBy
-	seenTask := map[string]bool{}
-	for _, pw := range pages {
-		if pw.refused != "" || pw.outcome == nil || seenTask[pw.rep.TaskID] {
-			continue
-		}
-		seenTask[pw.rep.TaskID] = true
-		corr := pw.rep.CorrelationID
-		if corr == "" {
-			corr = cr.ID
-		}
-		sub := ledger.NewSubmission{Verified: pw.bound,
-			TaskID: pw.rep.TaskID, CorrelationID: &corr, OrgID: cr.OrgID, SubmittedBy: &requestedBy,
-			ManifestKey: strPtr(pw.outcome.Key), ManifestError: strPtr(pw.outcome.Error), SubmittedAt: now,
-		}
-		if !pw.rep.SubmittedAt.IsZero() {
-			sub.SubmittedAt = pw.rep.SubmittedAt
-		}
-		plan.Submissions = append(plan.Submissions, sub)
-	}
-
-	// 3. Archives and their tuples, in this transaction.
-	seenObj := map[[2]string]bool{}
-	for _, pw := range pages {
-		a := pw.archive
-		if pw.refused != "" || a == nil || seenObj[[2]string{a.Bucket, a.ObjectKey}] {
-			continue
-		}
-		seenObj[[2]string{a.Bucket, a.ObjectKey}] = true
-		plan.Archives = append(plan.Archives, ledger.NewArchive{
-			TaskID: a.TaskID, CorrelationID: a.CorrelationID, Bucket: a.Bucket, ObjectKey: a.ObjectKey,
-			SourceURL: a.SourceURL, Labels: a.Labels, WaczComplete: a.WaczComplete, Signed: a.Signed, CapturedAt: a.CapturedAt,
-		})
-	}
-	archives := plan.Archives
-	plan.Tuples = func(i int, archiveID string) ledger.OutboxPayload {
-		return ledger.AdmissionTuples(archiveID, archives[i].TaskID, cr.OrgID, &requestedBy)
-	}
+	// 2. and 3. Submissions, for every page with a taskId; archives and
+	// their tuples, in this transaction.
+	plan.Submissions, plan.Archives, plan.Tuples = admissions(cr, pages, now)
 
 	// 4. Decisions and candidates, from the links of the closed pages.
 	var tally rules.Tally
@@ -707,4 +690,49 @@ func planLevel(st ledger.LevelState, rep Report, pages []pageWork, now time.Time
 		CrawlStopReason: crawlStop, Done: done, Now: now,
 	}
 	return plan, out, nil
+}
+
+// admissions are what a level (or its captured pages before it ends)
+// records of its pages: a submission for every page with a taskId (one per
+// task), and an archive with its tuples for every admissible manifest (one
+// per object), in the pages' order. Refused pages record nothing.
+func admissions(cr ledger.Crawl, pages []pageWork, now time.Time) ([]ledger.NewSubmission, []ledger.NewArchive, func(int, string) ledger.OutboxPayload) {
+	requestedBy := cr.RequestedBy
+	var subs []ledger.NewSubmission
+	seenTask := map[string]bool{}
+	for _, pw := range pages {
+		if pw.refused != "" || pw.outcome == nil || seenTask[pw.rep.TaskID] {
+			continue
+		}
+		seenTask[pw.rep.TaskID] = true
+		corr := pw.rep.CorrelationID
+		if corr == "" {
+			corr = cr.ID
+		}
+		sub := ledger.NewSubmission{Verified: pw.bound,
+			TaskID: pw.rep.TaskID, CorrelationID: &corr, OrgID: cr.OrgID, SubmittedBy: &requestedBy,
+			ManifestKey: strPtr(pw.outcome.Key), ManifestError: strPtr(pw.outcome.Error), SubmittedAt: now,
+		}
+		if !pw.rep.SubmittedAt.IsZero() {
+			sub.SubmittedAt = pw.rep.SubmittedAt
+		}
+		subs = append(subs, sub)
+	}
+	var archives []ledger.NewArchive
+	seenObj := map[[2]string]bool{}
+	for _, pw := range pages {
+		a := pw.archive
+		if pw.refused != "" || a == nil || seenObj[[2]string{a.Bucket, a.ObjectKey}] {
+			continue
+		}
+		seenObj[[2]string{a.Bucket, a.ObjectKey}] = true
+		archives = append(archives, ledger.NewArchive{
+			TaskID: a.TaskID, CorrelationID: a.CorrelationID, Bucket: a.Bucket, ObjectKey: a.ObjectKey,
+			SourceURL: a.SourceURL, Labels: a.Labels, WaczComplete: a.WaczComplete, Signed: a.Signed, CapturedAt: a.CapturedAt,
+		})
+	}
+	tuples := func(i int, archiveID string) ledger.OutboxPayload {
+		return ledger.AdmissionTuples(archiveID, archives[i].TaskID, cr.OrgID, &requestedBy)
+	}
+	return subs, archives, tuples
 }

@@ -3,6 +3,7 @@ package crawl
 import (
 	"context"
 
+	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 	"github.com/capture-ledger/ledgerctl/pkg/manifest"
 )
 
@@ -86,4 +87,85 @@ func (s *Service) AdmitLevelOutcomes(ctx context.Context, crawlID string, lo Lev
 		return LevelResult{}, nil, err
 	}
 	return s.reportLevel(ctx, cr, norm, h)
+}
+
+// AdmitCaptured registers the archives of pages of crawlID's level at
+// depth before the level ends, so that they can be listed, shared and
+// searched within moments of their capture instead of at the level's end
+// (the embedded runner calls it as captures land). Only pages whose
+// manifest the caller holds and whose status is captured are taken, judged
+// as the level's admission judges them (a manifest that is not the page's capture in this crawl
+// admits nothing); each must be a pending page of the level, and the crawl
+// must be running with the level not yet reported. It writes the pages'
+// submissions and archives with their outbox rows, nothing else: the
+// pages stay pending, and the level's admission (AdmitLevelOutcomes)
+// closes them, decides their links and counts these archives as its own
+// without registering them twice. It answers how many archives it
+// registered; a crawl that is no longer running registers none (not an
+// error).
+func (s *Service) AdmitCaptured(ctx context.Context, crawlID string, depth int, pages []PageOutcome) (int, error) {
+	if err := checkID(crawlID); err != nil {
+		return 0, err
+	}
+	held := make([]PageOutcome, 0, len(pages))
+	for _, p := range pages {
+		if p.Manifest != nil && p.TaskID != "" && p.Status == StatusCaptured {
+			held = append(held, p)
+		}
+	}
+	if len(held) == 0 {
+		return 0, nil
+	}
+	rep, h := LevelOutcomes{Depth: depth, Pages: held}.report()
+	norm, err := rep.Normalize()
+	if err != nil {
+		return 0, err
+	}
+	cr, err := s.Store.Crawl(ctx, crawlID)
+	if err != nil {
+		return 0, err
+	}
+	if cr.State != StateRunning {
+		return 0, nil
+	}
+	log := s.log().With("crawlId", cr.ID, "depth", depth)
+	works := s.pageWorks(cr, norm, h)
+	urls := make([]string, 0, len(works))
+	for i := range works {
+		pw := &works[i]
+		if pw.refused != "" || pw.outcome == nil || pw.outcome.Key == "" {
+			continue
+		}
+		s.judgeManifest(log.With("url", pw.rep.URL), cr.ID, pw, *pw.held.manifest, true)
+		urls = append(urls, pw.rep.URL)
+	}
+	now := s.now()
+	var plan *ledger.LevelPlan
+	applied, err := s.Store.AdmitCaptured(ctx, crawlID, depth, urls, func(st ledger.LevelState) (*ledger.LevelPlan, error) {
+		plan = nil
+		if st.Accepted != nil || st.Crawl.State != StateRunning {
+			return nil, nil
+		}
+		// Only the pages still pending at this depth, as the level will
+		// find them; the rest are left to the level's admission.
+		mine := make([]pageWork, 0, len(works))
+		for _, pw := range works {
+			if _, ok := st.Pending[pw.rep.URL]; ok && pw.refused == "" && pw.archive != nil {
+				mine = append(mine, pw)
+			}
+		}
+		if len(mine) == 0 {
+			return nil, nil
+		}
+		plan = &ledger.LevelPlan{}
+		plan.Submissions, plan.Archives, plan.Tuples = admissions(st.Crawl, mine, now)
+		return plan, nil
+	})
+	if err != nil || plan == nil {
+		return 0, err
+	}
+	for _, i := range applied.Admitted {
+		log.Info("archive registered before its level's end", "taskId", plan.Archives[i].TaskID, "objectKey", plan.Archives[i].ObjectKey)
+	}
+	return len(applied.Admitted), nil
 }

@@ -28,6 +28,7 @@ type Store interface {
 	PagesAtDepth(ctx context.Context, id string, depth int) ([]ledger.PageRef, error)
 	HostsLastFinished(ctx context.Context, id string, hosts []string) (map[string]time.Time, error)
 	ApplyLevel(ctx context.Context, crawlID string, depth int, urls []string, decide func(ledger.LevelState) (*ledger.LevelPlan, error)) (ledger.LevelApplied, error)
+	AdmitCaptured(ctx context.Context, crawlID string, depth int, urls []string, decide func(ledger.LevelState) (*ledger.LevelPlan, error)) (ledger.LevelApplied, error)
 }
 
 // TargetStore is what the capture-target commands need; *postgres.Store

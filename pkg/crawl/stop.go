@@ -30,10 +30,11 @@ type StopResult struct {
 
 // Stop ends a running crawl at a person's request: it ends succeeded with
 // the stop reason "stopped", keeping the archives of the levels already
-// admitted. No new page is started after it; a capture in flight runs to
-// its end, but the level it belongs to is not admitted. Who may stop a
-// crawl is who may start crawls for its organization: a caller claiming
-// the organization with can_submit on it. An absent crawl and one the
+// admitted, and those of the current level's captures registered before
+// the stop (AdmitCaptured). No new page is started after it; a capture in
+// flight runs to its end, but neither it nor the level it belongs to is
+// admitted. Who may stop a crawl is who may start crawls for its
+// organization: a caller claiming the organization with can_submit on it. An absent crawl and one the
 // caller may not stop are both ledger.ErrNotFound. Stopping a crawl that
 // has ended is not an error: Stopped is false and the state is the
 // crawl's.

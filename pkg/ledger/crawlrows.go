@@ -140,12 +140,15 @@ type DomainDecision struct {
 
 // LevelRecord is a crawl_levels row: a level report the crawl accepted.
 type LevelRecord struct {
-	Depth            int
-	Digest           []byte
-	Results          int
-	PagesClosed      int
-	PagesCaptured    int
-	PagesRecovered   int
+	Depth          int
+	Digest         []byte
+	Results        int
+	PagesClosed    int
+	PagesCaptured  int
+	PagesRecovered int
+	// ArchivesAdmitted counts the archives of the level's pages in the
+	// ledger once it was accepted, those registered while it ran
+	// (AdmitCaptured) included.
 	ArchivesAdmitted int
 	PagesDiscovered  int
 	NextPages        int
@@ -267,7 +270,8 @@ type LevelPlan struct {
 	// Next are the pages inserted at depth+1: the next level.
 	Next []NewPage
 	// Totals are added to the crawl and recorded with the level; the store
-	// fills in ArchivesAdmitted and NextPages with what it wrote.
+	// fills in ArchivesAdmitted (the plan's archives in the ledger after it)
+	// and NextPages (the pages it inserted).
 	Totals LevelTotals
 }
 

@@ -27,6 +27,85 @@ type levelRun struct {
 	// those an earlier run kept): the level is admitted from them.
 	mu       sync.Mutex
 	outcomes map[string]crawl.PageOutcome
+	// early registers the archives of captured pages while the level
+	// runs (nil when the ledger does not, or AdmitEvery is negative).
+	early *earlyAdmissions
+}
+
+// earlyAdmissions hands a level's captured pages to the ledger while the
+// level runs, at most every seconds' worth of them in one call: the first
+// capture that lands arms a timer, and when it fires every capture landed
+// since is registered. A call that fails is only logged (the level's
+// admission registers those archives when the level ends).
+type earlyAdmissions struct {
+	ctx      context.Context
+	admitter CapturedAdmitter
+	every    time.Duration
+	crawlID  string
+	depth    int
+	log      *slog.Logger
+
+	mu      sync.Mutex
+	waiting []crawl.PageOutcome
+	timer   *time.Timer // armed while captures wait
+	stopped bool
+	running sync.WaitGroup
+}
+
+// add queues a page's outcome for registration, when it has a capture to
+// register.
+func (e *earlyAdmissions) add(po crawl.PageOutcome) {
+	if e == nil || po.Manifest == nil || po.Status != crawl.StatusCaptured {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.stopped {
+		return
+	}
+	e.waiting = append(e.waiting, po)
+	if e.timer == nil {
+		e.running.Add(1)
+		e.timer = time.AfterFunc(e.every, e.flush)
+	}
+}
+
+// flush registers what waits.
+func (e *earlyAdmissions) flush() {
+	defer e.running.Done()
+	e.mu.Lock()
+	pages := e.waiting
+	e.waiting, e.timer = nil, nil
+	e.mu.Unlock()
+	if len(pages) == 0 || e.ctx.Err() != nil {
+		return
+	}
+	began := time.Now()
+	n, err := e.admitter.AdmitCaptured(e.ctx, e.crawlID, e.depth, pages)
+	if err != nil {
+		if e.ctx.Err() == nil {
+			e.log.Warn("crawl runner: could not register captures before the level's end; the level's admission registers them", "pages", len(pages), "error", err.Error())
+		}
+		return
+	}
+	e.log.Debug("crawl runner: captures registered before the level's end", "pages", len(pages), "registered", n, "tookMs", time.Since(began).Milliseconds())
+}
+
+// stop ends the early registrations: a timer not yet fired is cancelled
+// (the level's admission takes its pages), one running is waited for.
+// It may be called more than once, and on nil.
+func (e *earlyAdmissions) stop() {
+	if e == nil {
+		return
+	}
+	e.mu.Lock()
+	e.stopped = true
+	if e.timer != nil && e.timer.Stop() {
+		e.timer, e.waiting = nil, nil
+		e.running.Done()
+	}
+	e.mu.Unlock()
+	e.running.Wait()
 }
 
 // hostRun is one host of a level: its pages without a result, in frontier
@@ -565,6 +644,7 @@ func (r *Runner) keep(ctx context.Context, lv *levelRun, host string, po crawl.P
 	lv.mu.Lock()
 	lv.outcomes[pr.URL] = po
 	lv.mu.Unlock()
+	lv.early.add(po)
 	if r.cfg.OnPage != nil {
 		r.cfg.OnPage(PageEvent{CrawlID: l.CrawlID, Depth: l.Depth, Host: host, Result: pr, Attempts: attempts, Delay: delay})
 	}

@@ -55,6 +55,18 @@ type Ledger interface {
 	CloseFailed(ctx context.Context, id, reason string) (crawl.FailResult, error)
 }
 
+// CapturedAdmitter registers the archives of a level's captured pages
+// before the level ends (*crawl.Service implements it): a Ledger that is
+// one is handed the runner's captures as they land, in batches
+// (Config.AdmitEvery).
+type CapturedAdmitter interface {
+	AdmitCaptured(ctx context.Context, crawlID string, depth int, pages []crawl.PageOutcome) (int, error)
+}
+
+// DefaultAdmitEvery is how long a captured page waits, at most, for its
+// archive to be registered while its level runs.
+const DefaultAdmitEvery = time.Second
+
 // DefaultRobotsAgent is the product token robots.txt groups are matched
 // against (a group naming it wins over *).
 const DefaultRobotsAgent = "ledgerctl"
@@ -109,6 +121,12 @@ type Config struct {
 	HostAtOnce   int
 	HostDelay    time.Duration
 	HostLeaseTTL time.Duration
+	// AdmitEvery is how long a page's capture may wait before its archive
+	// is registered while its level still runs (the captures of that time
+	// go in one transaction; the level's admission still closes the pages
+	// and decides their links): DefaultAdmitEvery when zero; negative
+	// registers archives only when their level ends.
+	AdmitEvery time.Duration
 	// Levels is how many levels (of as many crawls) this runner runs at
 	// once: DefaultLevels when zero. When more wait, the next one is of
 	// the organization with the fewest levels running here.
@@ -209,6 +227,9 @@ func New(store Store, capturer Capturer, cfg Config) *Runner {
 	}
 	if cfg.Now == nil {
 		cfg.Now = wallNow
+	}
+	if cfg.AdmitEvery == 0 {
+		cfg.AdmitEvery = DefaultAdmitEvery
 	}
 	if cfg.Levels <= 0 {
 		cfg.Levels = DefaultLevels
@@ -431,7 +452,13 @@ func (r *Runner) level(ctx context.Context, l crawl.Level, log *slog.Logger, rep
 		return nil, err
 	}
 	log.Info("crawl runner: level started", "pages", len(l.Frontier), "hosts", len(lv.hosts), "kept", lv.kept)
-	if err := r.capture(ctx, lv); err != nil {
+	if a, ok := r.getLedger().(CapturedAdmitter); ok && r.cfg.AdmitEvery > 0 {
+		lv.early = &earlyAdmissions{ctx: ctx, admitter: a, every: r.cfg.AdmitEvery, crawlID: l.CrawlID, depth: l.Depth, log: log}
+		defer lv.early.stop()
+	}
+	err = r.capture(ctx, lv)
+	lv.early.stop() // the level's admission takes what is still waiting
+	if err != nil {
 		var be *backendError
 		switch {
 		case ctx.Err() != nil:

@@ -109,6 +109,52 @@ func (s *Store) ApplyLevel(ctx context.Context, crawlID string, depth int, urls 
 	return applied, nil
 }
 
+// AdmitCaptured registers archives of depth's pages for crawl crawlID
+// before the level's report, in one transaction: it locks the crawl's row
+// FOR SHARE (so a level report, a stop or a close waits for it, and it for
+// them), reads the crawl, whether depth's report was accepted and, while
+// the crawl runs and it was not, which of urls are pending pages at depth;
+// decide plans from that, and only the plan's Submissions and Archives
+// (with their outbox rows) are written. A nil plan writes nothing. The
+// level's report admits the same archives again without a second row or
+// outbox row (insertArchives skips an object already in the ledger).
+func (s *Store) AdmitCaptured(ctx context.Context, crawlID string, depth int, urls []string, decide func(ledger.LevelState) (*ledger.LevelPlan, error)) (ledger.LevelApplied, error) {
+	var applied ledger.LevelApplied
+	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		applied = ledger.LevelApplied{}
+		t := &levelTx{tx: tx, crawlID: crawlID}
+		var st ledger.LevelState
+		err := tx.QueryRow(ctx, `SELECT `+crawlCols+` FROM crawls c WHERE c.id = $1 FOR SHARE`, crawlID).Scan(crawlTargets(&st.Crawl)...)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return ledger.ErrNotFound
+		}
+		if err != nil {
+			return fmt.Errorf("lock crawl: %w", err)
+		}
+		if st.Accepted, err = crawlLevel(ctx, tx, crawlID, depth); err != nil {
+			return err
+		}
+		if st.Accepted == nil && st.Crawl.State == "running" {
+			if st.Pending, err = t.pending(ctx, depth, urls); err != nil {
+				return err
+			}
+		}
+		plan, err := decide(st)
+		if err != nil || plan == nil {
+			return err
+		}
+		if err := t.insertSubmissions(ctx, plan.Submissions); err != nil {
+			return err
+		}
+		applied.Admitted, err = insertArchives(ctx, tx, plan.Archives, plan.Tuples)
+		return err
+	})
+	if err != nil {
+		return ledger.LevelApplied{}, err
+	}
+	return applied, nil
+}
+
 // levelTx is the transaction in which one level report is applied. Every
 // method works on the crawl the transaction was opened for.
 type levelTx struct {
@@ -170,6 +216,13 @@ func (t *levelTx) apply(ctx context.Context, depth int, plan *ledger.LevelPlan) 
 	}
 	totals := plan.Totals
 	totals.ArchivesAdmitted, totals.NextPages = len(out.Admitted), len(out.Next)
+	if len(out.Admitted) < len(plan.Archives) {
+		// Some were admitted before the report (AdmitCaptured): the level
+		// counts every archive of its pages in the ledger.
+		if totals.ArchivesAdmitted, err = t.countAdmitted(ctx, plan.Archives); err != nil {
+			return out, err
+		}
+	}
 	if err := t.finishLevel(ctx, totals); err != nil {
 		return out, err
 	}
@@ -187,6 +240,23 @@ func (t *levelTx) apply(ctx context.Context, depth int, plan *ledger.LevelPlan) 
 		}
 	}
 	return out, nil
+}
+
+// countAdmitted counts the archives of rows that are in the ledger as
+// the same capture (bucket, object key and task).
+func (t *levelTx) countAdmitted(ctx context.Context, rows []ledger.NewArchive) (int, error) {
+	buckets, keys, tasks := make([]string, len(rows)), make([]string, len(rows)), make([]string, len(rows))
+	for i, a := range rows {
+		buckets[i], keys[i], tasks[i] = a.Bucket, a.ObjectKey, a.TaskID
+	}
+	var n int
+	err := t.tx.QueryRow(ctx, `
+		SELECT count(*) FROM archives a JOIN unnest($1::text[], $2::text[], $3::uuid[]) AS x(bucket, object_key, task_id)
+		  ON a.bucket = x.bucket AND a.object_key = x.object_key AND a.task_id = x.task_id`, buckets, keys, tasks).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("count admitted archives: %w", err)
+	}
+	return n, nil
 }
 
 // pending maps each of urls that is a pending page at depth to its id.
