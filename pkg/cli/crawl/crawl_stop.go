@@ -17,7 +17,7 @@ organization (can_submit on it, claimed with --org). The crawl ends
 succeeded with the stop reason "stopped". The archives of the levels
 already admitted stay, and those of the current level's captures
 registered before the stop (captures are registered as they land, a
-second at a time); captures in flight run to their end but are not
+quarter of a second at a time); captures in flight run to their end but are not
 admitted, nor is their level. Stopping a crawl that has ended
 changes nothing and exits 0 (with --json, "stopped": false).`,
 		Example: "  ledgerctl crawl stop 3f0c… --as alice --org acme",

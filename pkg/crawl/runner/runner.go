@@ -63,9 +63,10 @@ type CapturedAdmitter interface {
 	AdmitCaptured(ctx context.Context, crawlID string, depth int, pages []crawl.PageOutcome) (int, error)
 }
 
-// DefaultAdmitEvery is how long a captured page waits, at most, for its
-// archive to be registered while its level runs.
-const DefaultAdmitEvery = time.Second
+// DefaultAdmitEvery is how long a captured page waits, at most, before
+// its archive is registered while its level runs. 1 s and 100 ms ran the
+// 500-page runner benchmark (docs/benchmarks.md) no faster than this.
+const DefaultAdmitEvery = 250 * time.Millisecond
 
 // DefaultRobotsAgent is the product token robots.txt groups are matched
 // against (a group naming it wins over *).
