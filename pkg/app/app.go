@@ -75,6 +75,9 @@ func (a *App) Blob() *blob.Client {
 			AccessKeyID: a.Settings.S3AccessKeyID, SecretAccessKey: a.Settings.S3SecretAccessKey,
 			ForcePathStyle: a.Settings.S3ForcePathStyle,
 		})
+		// The indexer of this process reads the WACZs its captures just
+		// wrote from memory (blobObjects).
+		a.blob.KeepRecent(blob.NewRecent(blob.DefaultRecentBytes, blob.DefaultRecentAge))
 	}
 	return a.blob
 }

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -159,10 +160,15 @@ func (a *App) SetSearchBackend(b search.Backend) {
 	st.backend = b
 }
 
-// blobObjects opens bucket objects for the indexer's ranged reads.
+// blobObjects opens bucket objects for the indexer's ranged reads: a WACZ
+// this process put moments ago (a capture it made) from memory, any other
+// from S3.
 type blobObjects struct{ c *blob.Client }
 
 func (o blobObjects) OpenObject(ctx context.Context, bucket, key string) (search.Object, error) {
+	if body, ok := o.c.TakeRecent(bucket, key); ok {
+		return bytes.NewReader(body), nil
+	}
 	return o.c.OpenReaderAt(ctx, bucket, key)
 }
 

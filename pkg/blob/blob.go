@@ -39,6 +39,18 @@ type Client struct {
 	s3      *s3.Client
 	presign *s3.PresignClient
 	cfg     Config
+	// recent, when set, keeps the WACZ objects put last (KeepRecent).
+	recent *Recent
+}
+
+// KeepRecent makes the client keep a copy of each WACZ it puts in r, for
+// TakeRecent; call it before the client is used.
+func (c *Client) KeepRecent(r *Recent) { c.recent = r }
+
+// TakeRecent returns the body of a WACZ this client put moments ago, and
+// forgets it; false when it is not kept (then read it from S3).
+func (c *Client) TakeRecent(bucket, key string) ([]byte, bool) {
+	return c.recent.take(bucket, key)
 }
 
 // New builds a client; it does not contact the server.
@@ -116,12 +128,18 @@ func (c *Client) Put(ctx context.Context, bucket, key, contentType string, body 
 		Bucket: &bucket, Key: &key, ContentType: &contentType,
 		Body: bytes.NewReader(body), ContentLength: aws.Int64(int64(len(body))),
 	})
-	return c.wrap(err, "put", bucket, key)
+	if err != nil {
+		c.recent.forget(bucket, key) // what S3 holds now is not known
+		return c.wrap(err, "put", bucket, key)
+	}
+	c.recent.keep(bucket, key, body)
+	return nil
 }
 
 // Delete removes an object. S3 answers a missing key like a removed one, so
 // a repeated delete succeeds; a missing bucket is ErrNotFound.
 func (c *Client) Delete(ctx context.Context, bucket, key string) error {
+	c.recent.forget(bucket, key)
 	_, err := c.s3.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &bucket, Key: &key})
 	return c.wrap(err, "delete", bucket, key)
 }
