@@ -115,9 +115,17 @@ func TestCapturedPagesListedBeforeTheirLevelEnds(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	code, out = api("GET", "/api/archives", "")
-	if as, _ := out["archives"].([]any); code != http.StatusOK || len(as) < 2 {
-		t.Fatalf("/a is not listed while the crawl runs: %d %v", code, out)
+	// Listed as the crawl's: the list filtered by the crawl has it, and
+	// its row names the crawl.
+	code, out = api("GET", "/api/archives?crawl="+id, "")
+	as, _ := out["archives"].([]any)
+	if code != http.StatusOK || len(as) < 2 {
+		t.Fatalf("/a is not listed as the crawl's while the crawl runs: %d %v", code, out)
+	}
+	for _, a := range as {
+		if row, _ := a.(map[string]any); row["crawlId"] != id {
+			t.Errorf("a row of the crawl's list names crawl %v, want %s: %v", row["crawlId"], id, row)
+		}
 	}
 	for {
 		_, view := api("GET", "/api/crawls/"+id, "")

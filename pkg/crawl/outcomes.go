@@ -93,16 +93,18 @@ func (s *Service) AdmitLevelOutcomes(ctx context.Context, crawlID string, lo Lev
 // depth before the level ends, so that they can be listed, shared and
 // searched within moments of their capture instead of at the level's end
 // (the embedded runner calls it as captures land). Only pages whose
-// manifest the caller holds and whose status is captured are taken, judged
-// as the level's admission judges them (a manifest that is not the page's capture in this crawl
-// admits nothing); each must be a pending page of the level, and the crawl
-// must be running with the level not yet reported. It writes the pages'
-// submissions and archives with their outbox rows, nothing else: the
-// pages stay pending, and the level's admission (AdmitLevelOutcomes)
-// closes them, decides their links and counts these archives as its own
-// without registering them twice. It answers how many archives it
-// registered; a crawl that is no longer running registers none (not an
-// error).
+// manifest the caller holds and whose status is captured are taken,
+// judged as the level's admission judges them (a manifest that is not the
+// page's capture in this crawl admits nothing); each must be a pending
+// page of the level, and the crawl must be running with the level not yet
+// reported. It writes the pages' submissions and archives with their
+// outbox rows, and names each page's capture job (so the archive is the
+// crawl's at once: its filter, counts and replay collection), nothing
+// else: the pages stay pending, and the level's admission
+// (AdmitLevelOutcomes) closes them, decides their links and counts these
+// archives as its own without registering them twice. It answers how many
+// archives it registered; a crawl that is no longer running registers
+// none (not an error).
 func (s *Service) AdmitCaptured(ctx context.Context, crawlID string, depth int, pages []PageOutcome) (int, error) {
 	if err := checkID(crawlID); err != nil {
 		return 0, err
@@ -159,6 +161,9 @@ func (s *Service) AdmitCaptured(ctx context.Context, crawlID string, depth int, 
 		}
 		plan = &ledger.LevelPlan{}
 		plan.Submissions, plan.Archives, plan.Tuples = admissions(st.Crawl, mine, now)
+		for _, pw := range mine {
+			plan.Tasks = append(plan.Tasks, ledger.PageTask{URL: pw.rep.URL, TaskID: pw.rep.TaskID})
+		}
 		return plan, nil
 	})
 	if err != nil || plan == nil {

@@ -136,6 +136,13 @@ func TestAdmitCapturedBeforeTheLevelEnds(t *testing.T) {
 	if n := e.count(`SELECT count(*) FROM crawl_pages WHERE crawl_id = $1 AND state = 'pending'`, id); n != 2 {
 		t.Errorf("%d pages pending after the early registration, want both", n)
 	}
+	// The page names its capture job: the archive is the crawl's at once.
+	if n := e.count(`SELECT count(*) FROM crawl_pages WHERE crawl_id = $1 AND url = $2 AND task_id = $3`, id, www, p0.TaskID); n != 1 {
+		t.Errorf("the registered page does not name its capture job")
+	}
+	if n := e.count(`SELECT count(*) FROM crawl_pages WHERE crawl_id = $1 AND task_id IS NOT NULL`, id); n != 1 {
+		t.Errorf("%d pages name a capture job, want only the registered one", n)
+	}
 	if n, err := e.svc.AdmitCaptured(e.ctx, id, 0, []crawl.PageOutcome{e.held(p0)}); n != 0 || err != nil {
 		t.Errorf("registered again: %d, %v; want 0", n, err)
 	}

@@ -265,6 +265,10 @@ type LevelPlan struct {
 	// they have distinct (bucket, object_key).
 	Archives []NewArchive
 	Tuples   func(i int, archiveID string) OutboxPayload
+	// Tasks name the capture job of pending pages whose archives are
+	// registered before their level's report (AdmitCaptured only): the
+	// page stays pending and is this crawl's capture from then on.
+	Tasks []PageTask
 	// Decisions replace the depth's crawl_decisions rows.
 	Decisions []DecisionRecord
 	// Next are the pages inserted at depth+1: the next level.
@@ -274,6 +278,10 @@ type LevelPlan struct {
 	// and NextPages (the pages it inserted).
 	Totals LevelTotals
 }
+
+// PageTask is a pending page (by its URL) and the capture job whose
+// archive was registered for it.
+type PageTask struct{ URL, TaskID string }
 
 // LevelApplied is what applying a LevelPlan wrote.
 type LevelApplied struct {

@@ -114,8 +114,10 @@ func (s *Store) ApplyLevel(ctx context.Context, crawlID string, depth int, urls 
 // FOR SHARE (so a level report, a stop or a close waits for it, and it for
 // them), reads the crawl, whether depth's report was accepted and, while
 // the crawl runs and it was not, which of urls are pending pages at depth;
-// decide plans from that, and only the plan's Submissions and Archives
-// (with their outbox rows) are written. A nil plan writes nothing. The
+// decide plans from that, and only the plan's Submissions, Archives (with
+// their outbox rows) and Tasks (the pages' capture jobs, so the archives
+// are the crawl's at once: its list filter, counts and replay collection)
+// are written. A nil plan writes nothing. The
 // level's report admits the same archives again without a second row or
 // outbox row (insertArchives skips an object already in the ledger).
 func (s *Store) AdmitCaptured(ctx context.Context, crawlID string, depth int, urls []string, decide func(ledger.LevelState) (*ledger.LevelPlan, error)) (ledger.LevelApplied, error) {
@@ -146,8 +148,10 @@ func (s *Store) AdmitCaptured(ctx context.Context, crawlID string, depth int, ur
 		if err := t.insertSubmissions(ctx, plan.Submissions); err != nil {
 			return err
 		}
-		applied.Admitted, err = insertArchives(ctx, tx, plan.Archives, plan.Tuples)
-		return err
+		if applied.Admitted, err = insertArchives(ctx, tx, plan.Archives, plan.Tuples); err != nil {
+			return err
+		}
+		return t.nameTasks(ctx, depth, plan.Tasks)
 	})
 	if err != nil {
 		return ledger.LevelApplied{}, err
@@ -240,6 +244,27 @@ func (t *levelTx) apply(ctx context.Context, depth int, plan *ledger.LevelPlan) 
 		}
 	}
 	return out, nil
+}
+
+// nameTasks records the capture job of pending pages at depth (matched by
+// URL), as a level's close does, leaving them pending.
+func (t *levelTx) nameTasks(ctx context.Context, depth int, tasks []ledger.PageTask) error {
+	if len(tasks) == 0 {
+		return nil
+	}
+	urls, ids := make([]string, len(tasks)), make([]string, len(tasks))
+	for i, p := range tasks {
+		urls[i], ids[i] = p.URL, p.TaskID
+	}
+	_, err := t.tx.Exec(ctx, `
+		UPDATE crawl_pages p SET task_id = x.task_id
+		FROM unnest($3::text[], $4::text[]) AS x(url, task_id)
+		WHERE p.crawl_id = $1 AND p.depth = $2 AND p.state = 'pending'
+		  AND p.url_hash = digest(x.url, 'sha256') AND p.url = x.url`, t.crawlID, depth, urls, ids)
+	if err != nil {
+		return fmt.Errorf("name the pages' capture jobs: %w", err)
+	}
+	return nil
 }
 
 // countAdmitted counts the archives of rows that are in the ledger as

@@ -223,17 +223,11 @@ func (s *Store) IndexStatus(ctx context.Context, limit int) (IndexCounts, []Inde
 
 // CrawlSearchable counts the archives a crawl's pages produced and those
 // indexed, with the latest indexed_at among them (crawl.SearchableReader).
-// A page's capture is known by the task its level's admission closed it
-// with, or, while its level runs, by the task the embedded runner
-// recorded for it (whose archive is registered as it lands).
 func (s *Store) CrawlSearchable(ctx context.Context, crawlID string) (archives, indexed int, last *time.Time, err error) {
 	err = s.Pool.QueryRow(ctx, `
 		SELECT count(*), count(*) FILTER (WHERE a.indexed_at IS NOT NULL), max(a.indexed_at)
 		FROM archives a
-		WHERE a.task_id::text IN (
-			SELECT p.task_id FROM crawl_pages p WHERE p.crawl_id = $1::uuid AND p.task_id IS NOT NULL
-			UNION
-			SELECT r.task_id FROM crawl_runner_results r WHERE r.crawl_id = $1::uuid AND r.task_id IS NOT NULL)`,
+		WHERE a.task_id::text IN (SELECT p.task_id FROM crawl_pages p WHERE p.crawl_id = $1::uuid AND p.task_id IS NOT NULL)`,
 		crawlID).Scan(&archives, &indexed, &last)
 	return archives, indexed, last, err
 }
