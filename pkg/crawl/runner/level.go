@@ -35,8 +35,8 @@ type levelRun struct {
 // earlyAdmissions hands a level's captured pages to the ledger while the
 // level runs, in batches: the first capture that lands arms a timer of
 // every, and when it fires every capture landed since is registered in one
-// call. A call that fails is only logged (the level's
-// admission registers those archives when the level ends).
+// call. A call that fails is only logged (the level's admission registers
+// those archives when the level ends).
 type earlyAdmissions struct {
 	ctx      context.Context
 	admitter CapturedAdmitter

@@ -117,9 +117,9 @@ func (s *Store) ApplyLevel(ctx context.Context, crawlID string, depth int, urls 
 // decide plans from that, and only the plan's Submissions, Archives (with
 // their outbox rows) and Tasks (the pages' capture jobs, so the archives
 // are the crawl's at once: its list filter, counts and replay collection)
-// are written. A nil plan writes nothing. The
-// level's report admits the same archives again without a second row or
-// outbox row (insertArchives skips an object already in the ledger).
+// are written. A nil plan writes nothing. The level's report admits the
+// same archives again without a second row or outbox row (insertArchives
+// skips an object already in the ledger).
 func (s *Store) AdmitCaptured(ctx context.Context, crawlID string, depth int, urls []string, decide func(ledger.LevelState) (*ledger.LevelPlan, error)) (ledger.LevelApplied, error) {
 	var applied ledger.LevelApplied
 	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
