@@ -354,6 +354,72 @@ func TestCrawlScreenStops(t *testing.T) {
 	}
 }
 
+// TestCrawlPageShowsCapturesAsTheyLand: while a level is still being
+// captured (six pages 1.5 s apart), the crawl's page — without a
+// reload — links the archive of a page captured moments ago, counts it
+// among the crawl's archives indexed for search and among its level's
+// captured pages, in English and Japanese; the page's archive opens.
+func TestCrawlPageShowsCapturesAsTheyLand(t *testing.T) {
+	t.Parallel()
+	srv := crawlServe(t)
+	// / links six pages, captured 1.5 s apart: the level lasts ≥ 7.5 s.
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		switch r.URL.Path {
+		case "/":
+			fmt.Fprint(w, `<!doctype html><title>home</title><a href="/a">a</a> <a href="/b">b</a> <a href="/c">c</a> <a href="/d">d</a> <a href="/e">e</a> <a href="/f">f</a>`)
+		case "/a", "/b", "/c", "/d", "/e", "/f":
+			fmt.Fprintf(w, `<!doctype html><title>page %s</title><p>%s</p>`, r.URL.Path, r.URL.Path)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(s.Close)
+	ctx := testenv.BrowserTab(t, 2*time.Minute)
+	signInOnCrawls(t, ctx, srv, "alice", "acme")
+	code, body := apiAs(t, srv.URL, "POST", "/api/crawls", "alice", "acme",
+		fmt.Sprintf(`{"seeds":[%q],"maxDepth":1,"perHostDelayMs":1500}`, s.URL+"/"))
+	if code != 202 {
+		t.Fatalf("start: %d %v", code, body)
+	}
+	id := body["crawlId"].(string)
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/crawls/"+id)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, 20*time.Second, "the running crawl's page", `document.body.getAttribute("data-crawl-state") === "running"`)
+	evalString(t, ctx, `window.__sameLoad = "yes"`)
+	// /a is level 1's first page; /f comes 7.5 s after it.
+	rowOf := func(path string) string {
+		return `Array.prototype.find.call(document.querySelectorAll("#pages tbody tr"), function (r) { return r.cells[0].textContent === "` + s.URL + path + `"; })`
+	}
+	waitFor(t, ctx, 30*time.Second, "/a's archive linked while the crawl runs",
+		`(function () { var r = `+rowOf("/a")+`; return !!r && r.querySelector("a[href^='/archives/']") !== null && document.body.getAttribute("data-crawl-state") === "running"; })()`)
+	waitFor(t, ctx, 20*time.Second, "the running crawl's archives counted",
+		`document.body.getAttribute("data-crawl-state") === "running" && (function (m) { return !!m && m[1] === m[2] && Number(m[1]) >= 2; })(/^(\d+) of (\d+) archives indexed for search$/.exec((document.querySelector("#crawl-search")||{}).textContent || ""))`)
+	// The progress by level counts /a as captured, as the pages and hosts
+	// tables do, while its level runs.
+	waitFor(t, ctx, 20*time.Second, "level 1's progress to count /a",
+		`document.body.getAttribute("data-crawl-state") === "running" && Array.prototype.some.call(document.querySelectorAll("#levels tbody tr"), function (r) { return r.cells[0].textContent === "1" && Number(r.cells[1].textContent) >= 1; })`)
+	if st := evalString(t, ctx, `document.body.getAttribute("data-crawl-state") + " " + window.__sameLoad`); st != "running yes" {
+		t.Fatalf("the crawl's page: %q; want the crawl running, the page not reloaded", st)
+	}
+	if got := evalString(t, ctx, `(function () { var r = `+rowOf("/f")+`; return r ? r.cells[r.cells.length-1].textContent : "no row"; })()`); got != "—" {
+		t.Errorf("/f, not captured yet, links %q", got)
+	}
+	shot(t, ctx, "crawl-running-en.png")
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/crawls/"+id+"?lang=ja")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, 20*time.Second, "the Japanese page while the crawl runs",
+		`document.documentElement.lang === "ja" && document.body.getAttribute("data-crawl-state") === "running" && (function (m) { return !!m && m[1] === m[2] && Number(m[1]) >= 2; })(/^(\d+) 件中 (\d+) 件のアーカイブを検索用に索引済み$/.exec((document.querySelector("#crawl-search")||{}).textContent || ""))`)
+	shot(t, ctx, "crawl-running-ja.png")
+	href := evalString(t, ctx, `(`+rowOf("/a")+`).querySelector("a[href^='/archives/']").getAttribute("href")`)
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+href)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, 20*time.Second, "/a's archive page", `document.body.innerText.indexOf("`+s.URL+`/a") >= 0`)
+}
+
 // Hostile strings a crawl can carry (URLs, reasons, rules, errors,
 // hostnames), as markup and in Japanese: each sets window.__pwned if it
 // ever runs.

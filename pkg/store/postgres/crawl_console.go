@@ -27,17 +27,14 @@ func (s *Store) StopCrawl(ctx context.Context, id string, now time.Time) (bool, 
 // after, in the order they were added (seeds first, then level by level).
 func (s *Store) CrawlPageRows(ctx context.Context, crawlID string, after int64, limit int) ([]ledger.CrawlPageRow, error) {
 	rows, err := s.Pool.Query(ctx, `
-		SELECT cp.id, cp.url, cp.depth, cp.host,
-		       CASE WHEN cp.state <> 'pending' THEN cp.state ELSE coalesce(r.result->>'status', 'pending') END,
-		       coalesce(cp.skip_reason, CASE WHEN cp.state = 'pending' THEN nullif(r.result->>'skipReason', '') END),
+		SELECT cp.id, cp.url, cp.depth, cp.host, cp.st, cp.reason,
 		       (SELECT a.id::text FROM archives a
 		        WHERE a.task_id = CASE WHEN cp.task_id ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
 		                               THEN cp.task_id::uuid END
 		        ORDER BY a.id LIMIT 1),
-		       coalesce(cp.submitted_at, r.submitted_at), coalesce(cp.finished_at, r.finished_at)
-		FROM crawl_pages cp
-		LEFT JOIN crawl_runner_results r ON r.crawl_id = cp.crawl_id AND r.url = cp.url
-		WHERE cp.crawl_id = $1 AND cp.id > $2
+		       cp.kept_submitted_at, cp.kept_finished_at
+		FROM (`+keptPages+`) cp
+		WHERE cp.id > $2
 		ORDER BY cp.id LIMIT $3`, crawlID, after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("read the crawl's pages: %w", err)

@@ -400,13 +400,7 @@ func (s *Store) Politeness(ctx context.Context, crawlID string) ([]ledger.Polite
 // runner's pacing of it at the deepest level it was paced.
 func (s *Store) RunnerProgress(ctx context.Context, crawlID string) ([]ledger.HostProgress, error) {
 	rows, err := s.Pool.Query(ctx, `
-		WITH p AS (
-			SELECT cp.host, cp.depth,
-			       CASE WHEN cp.state <> 'pending' THEN cp.state ELSE coalesce(r.result->>'status', 'pending') END AS st
-			FROM crawl_pages cp
-			LEFT JOIN crawl_runner_results r ON r.crawl_id = cp.crawl_id AND r.url = cp.url
-			WHERE cp.crawl_id = $1
-		),
+		WITH p AS (`+keptPages+`),
 		h AS (
 			SELECT DISTINCT ON (host) host, robots, delay_source, delay_ms, backoffs, backoff_ms
 			FROM crawl_runner_hosts WHERE crawl_id = $1
@@ -432,13 +426,28 @@ func (s *Store) RunnerProgress(ctx context.Context, crawlID string) ([]ledger.Ho
 	})
 }
 
-// CrawlLevels reads every level of a crawl (its pages by state) and its
-// failures grouped by reason, commonest first (at most five reasons).
+// keptPages is a crawl's pages ($1) with each one's state as kept so far:
+// its level's close, or while its level runs the result the runner kept
+// for it (st), and its skip or failure reason the same way (reason) — what
+// the progress by host, by level and the pages' rows all count.
+const keptPages = `
+	SELECT cp.*,
+	       CASE WHEN cp.state <> 'pending' THEN cp.state ELSE coalesce(r.result->>'status', 'pending') END AS st,
+	       coalesce(cp.skip_reason, CASE WHEN cp.state = 'pending' THEN nullif(r.result->>'skipReason', '') END) AS reason,
+	       coalesce(cp.submitted_at, r.submitted_at) AS kept_submitted_at,
+	       coalesce(cp.finished_at, r.finished_at) AS kept_finished_at
+	FROM crawl_pages cp
+	LEFT JOIN crawl_runner_results r ON r.crawl_id = cp.crawl_id AND r.url = cp.url
+	WHERE cp.crawl_id = $1`
+
+// CrawlLevels reads every level of a crawl (its pages by state, a running
+// level's by the results the runner kept) and its failures grouped by
+// reason, commonest first (at most five reasons).
 func (s *Store) CrawlLevels(ctx context.Context, crawlID string) ([]ledger.LevelProgress, []ledger.FailureCount, error) {
 	rows, err := s.Pool.Query(ctx, `
-		SELECT depth, count(*) FILTER (WHERE state = 'captured'), count(*) FILTER (WHERE state = 'failed'),
-		       count(*) FILTER (WHERE state = 'skipped'), count(*) FILTER (WHERE state = 'pending')
-		FROM crawl_pages WHERE crawl_id = $1 GROUP BY depth ORDER BY depth`, crawlID)
+		SELECT depth, count(*) FILTER (WHERE st = 'captured'), count(*) FILTER (WHERE st = 'failed'),
+		       count(*) FILTER (WHERE st = 'skipped'), count(*) FILTER (WHERE st = 'pending')
+		FROM (`+keptPages+`) p GROUP BY depth ORDER BY depth`, crawlID)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read the crawl's levels: %w", err)
 	}
@@ -453,8 +462,8 @@ func (s *Store) CrawlLevels(ctx context.Context, crawlID string) ([]ledger.Level
 		return nil, nil, err
 	}
 	rows, err = s.Pool.Query(ctx, `
-		SELECT coalesce(skip_reason, 'no reason recorded'), count(*) FROM crawl_pages
-		WHERE crawl_id = $1 AND state = 'failed' GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 5`, crawlID)
+		SELECT coalesce(reason, 'no reason recorded'), count(*) FROM (`+keptPages+`) p
+		WHERE st = 'failed' GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 5`, crawlID)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read the crawl's failures: %w", err)
 	}
