@@ -355,21 +355,25 @@ func TestCrawlScreenStops(t *testing.T) {
 }
 
 // TestCrawlPageShowsCapturesAsTheyLand: while a level is still being
-// captured (six pages 1.5 s apart), the crawl's page — without a
+// captured (ten pages 1.5 s apart), the crawl's page — without a
 // reload — links the archive of a page captured moments ago, counts it
 // among the crawl's archives indexed for search and among its level's
 // captured pages, in English and Japanese; the page's archive opens.
 func TestCrawlPageShowsCapturesAsTheyLand(t *testing.T) {
 	t.Parallel()
 	srv := crawlServe(t)
-	// / links six pages, captured 1.5 s apart: the level lasts ≥ 7.5 s.
+	// / links ten pages, captured 1.5 s apart: the level lasts ≥ 13.5 s,
+	// time enough for both languages under load.
 	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		switch r.URL.Path {
-		case "/":
-			fmt.Fprint(w, `<!doctype html><title>home</title><a href="/a">a</a> <a href="/b">b</a> <a href="/c">c</a> <a href="/d">d</a> <a href="/e">e</a> <a href="/f">f</a>`)
-		case "/a", "/b", "/c", "/d", "/e", "/f":
-			fmt.Fprintf(w, `<!doctype html><title>page %s</title><p>%s</p>`, r.URL.Path, r.URL.Path)
+		switch p := r.URL.Path; {
+		case p == "/":
+			fmt.Fprint(w, `<!doctype html><title>home</title>`)
+			for _, c := range "abcdefghij" {
+				fmt.Fprintf(w, `<a href="/%c">%c</a> `, c, c)
+			}
+		case len(p) == 2 && p[1] >= 'a' && p[1] <= 'j':
+			fmt.Fprintf(w, `<!doctype html><title>page %s</title><p>%s</p>`, p, p)
 		default:
 			http.NotFound(w, r)
 		}
@@ -388,7 +392,7 @@ func TestCrawlPageShowsCapturesAsTheyLand(t *testing.T) {
 	}
 	waitFor(t, ctx, 20*time.Second, "the running crawl's page", `document.body.getAttribute("data-crawl-state") === "running"`)
 	evalString(t, ctx, `window.__sameLoad = "yes"`)
-	// /a is level 1's first page; /f comes 7.5 s after it.
+	// /a is level 1's first page; /j comes 13.5 s after it.
 	rowOf := func(path string) string {
 		return `Array.prototype.find.call(document.querySelectorAll("#pages tbody tr"), function (r) { return r.cells[0].textContent === "` + s.URL + path + `"; })`
 	}
@@ -403,8 +407,8 @@ func TestCrawlPageShowsCapturesAsTheyLand(t *testing.T) {
 	if st := evalString(t, ctx, `document.body.getAttribute("data-crawl-state") + " " + window.__sameLoad`); st != "running yes" {
 		t.Fatalf("the crawl's page: %q; want the crawl running, the page not reloaded", st)
 	}
-	if got := evalString(t, ctx, `(function () { var r = `+rowOf("/f")+`; return r ? r.cells[r.cells.length-1].textContent : "no row"; })()`); got != "—" {
-		t.Errorf("/f, not captured yet, links %q", got)
+	if got := evalString(t, ctx, `(function () { var r = `+rowOf("/j")+`; return r ? r.cells[r.cells.length-1].textContent : "no row"; })()`); got != "—" {
+		t.Errorf("/j, not captured yet, links %q", got)
 	}
 	shot(t, ctx, "crawl-running-en.png")
 	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/crawls/"+id+"?lang=ja")); err != nil {
