@@ -309,6 +309,25 @@ func apiAs(t *testing.T, base, method, path, subject, orgs, body string) (int, m
 	return res.StatusCode, out
 }
 
+// openStartedCrawl starts alice's crawl of seed (depth 1, delayMs between
+// a host's captures) through the API and opens its page in a signed-in
+// tab.
+func openStartedCrawl(t *testing.T, srv *served, seed string, delayMs int) (context.Context, string) {
+	t.Helper()
+	ctx := testenv.BrowserTab(t, 2*time.Minute)
+	signInOnCrawls(t, ctx, srv, "alice", "acme")
+	code, body := apiAs(t, srv.URL, "POST", "/api/crawls", "alice", "acme",
+		fmt.Sprintf(`{"seeds":[%q],"maxDepth":1,"perHostDelayMs":%d}`, seed, delayMs))
+	if code != 202 {
+		t.Fatalf("start: %d %v", code, body)
+	}
+	id := body["crawlId"].(string)
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/crawls/"+id)); err != nil {
+		t.Fatal(err)
+	}
+	return ctx, id
+}
+
 // TestCrawlScreenStops: a running crawl of a slow site is stopped from its
 // page; the page says so without a reload and the crawl ends "stopped".
 func TestCrawlScreenStops(t *testing.T) {
@@ -327,17 +346,7 @@ func TestCrawlScreenStops(t *testing.T) {
 		}
 	}))
 	t.Cleanup(slow.Close)
-	ctx := testenv.BrowserTab(t, 2*time.Minute)
-	signInOnCrawls(t, ctx, srv, "alice", "acme")
-	code, body := apiAs(t, srv.URL, "POST", "/api/crawls", "alice", "acme",
-		fmt.Sprintf(`{"seeds":[%q],"maxDepth":1,"perHostDelayMs":1000}`, slow.URL+"/"))
-	if code != 202 {
-		t.Fatalf("start: %d %v", code, body)
-	}
-	id := body["crawlId"].(string)
-	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/crawls/"+id)); err != nil {
-		t.Fatal(err)
-	}
+	ctx, id := openStartedCrawl(t, srv, slow.URL+"/", 1000)
 	waitFor(t, ctx, 20*time.Second, "the stop button", `document.body.getAttribute("data-crawl-state") === "running" && !document.querySelector("#stop").hidden`)
 	evalString(t, ctx, `window.__sameLoad = "yes"`)
 	if err := chromedp.Do(ctx, chromedp.Click("#stop")); err != nil {
@@ -348,7 +357,7 @@ func TestCrawlScreenStops(t *testing.T) {
 	if got := evalString(t, ctx, `document.querySelector("#action-note").textContent + "|" + window.__sameLoad`); got != "Stopped: no new page starts; what was admitted stays.|yes" {
 		t.Errorf("after stop the page reads %q", got)
 	}
-	code, body = apiAs(t, srv.URL, "GET", "/api/crawls/"+id, "alice", "acme", "")
+	code, body := apiAs(t, srv.URL, "GET", "/api/crawls/"+id, "alice", "acme", "")
 	if code != 200 || body["state"] != "succeeded" || body["stopReason"] != "stopped" {
 		t.Errorf("the crawl after stop: %d %v", code, body)
 	}
@@ -379,17 +388,7 @@ func TestCrawlPageShowsCapturesAsTheyLand(t *testing.T) {
 		}
 	}))
 	t.Cleanup(s.Close)
-	ctx := testenv.BrowserTab(t, 2*time.Minute)
-	signInOnCrawls(t, ctx, srv, "alice", "acme")
-	code, body := apiAs(t, srv.URL, "POST", "/api/crawls", "alice", "acme",
-		fmt.Sprintf(`{"seeds":[%q],"maxDepth":1,"perHostDelayMs":1500}`, s.URL+"/"))
-	if code != 202 {
-		t.Fatalf("start: %d %v", code, body)
-	}
-	id := body["crawlId"].(string)
-	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/crawls/"+id)); err != nil {
-		t.Fatal(err)
-	}
+	ctx, id := openStartedCrawl(t, srv, s.URL+"/", 1500)
 	waitFor(t, ctx, 20*time.Second, "the running crawl's page", `document.body.getAttribute("data-crawl-state") === "running"`)
 	evalString(t, ctx, `window.__sameLoad = "yes"`)
 	// /a is level 1's first page; /j comes 13.5 s after it.
