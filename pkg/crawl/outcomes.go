@@ -2,6 +2,7 @@ package crawl
 
 import (
 	"context"
+	"time"
 
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 	"github.com/capture-ledger/ledgerctl/pkg/manifest"
@@ -150,20 +151,7 @@ func (s *Service) AdmitCaptured(ctx context.Context, crawlID string, depth int, 
 		}
 		// Only the pages still pending at this depth, as the level will
 		// find them; the rest are left to the level's admission.
-		mine := make([]pageWork, 0, len(works))
-		for _, pw := range works {
-			if _, ok := st.Pending[pw.rep.URL]; ok && pw.refused == "" && pw.archive != nil {
-				mine = append(mine, pw)
-			}
-		}
-		if len(mine) == 0 {
-			return nil, nil
-		}
-		plan = &ledger.LevelPlan{}
-		plan.Submissions, plan.Archives, plan.Tuples = admissions(st.Crawl, mine, now)
-		for _, pw := range mine {
-			plan.Tasks = append(plan.Tasks, ledger.PageTask{URL: pw.rep.URL, TaskID: pw.rep.TaskID})
-		}
+		plan = capturedPlan(st.Crawl, works, st.Pending, now)
 		return plan, nil
 	})
 	if err != nil || plan == nil {
@@ -173,4 +161,26 @@ func (s *Service) AdmitCaptured(ctx context.Context, crawlID string, depth int, 
 		log.Info("archive registered before its level's end", "taskId", plan.Archives[i].TaskID, "objectKey", plan.Archives[i].ObjectKey)
 	}
 	return len(applied.Admitted), nil
+}
+
+// capturedPlan registers the archives of works before their level's
+// report: for each page with an archive to admit (and, when pending is
+// not nil, a pending page of the level), its submission, its archive with
+// its outbox rows, and its capture job; nil when there is none.
+func capturedPlan(cr ledger.Crawl, works []pageWork, pending map[string]int64, now time.Time) *ledger.LevelPlan {
+	mine := make([]pageWork, 0, len(works))
+	for _, pw := range works {
+		if _, ok := pending[pw.rep.URL]; (ok || pending == nil) && pw.refused == "" && pw.archive != nil {
+			mine = append(mine, pw)
+		}
+	}
+	if len(mine) == 0 {
+		return nil
+	}
+	plan := &ledger.LevelPlan{}
+	plan.Submissions, plan.Archives, plan.Tuples = admissions(cr, mine, now)
+	for _, pw := range mine {
+		plan.Tasks = append(plan.Tasks, ledger.PageTask{URL: pw.rep.URL, TaskID: pw.rep.TaskID})
+	}
+	return plan
 }

@@ -2,8 +2,11 @@ package crawl
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"log/slog"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
@@ -12,8 +15,13 @@ import (
 // Stopper is the store Stop needs; *postgres.Store implements it.
 type Stopper interface {
 	// StopCrawl ends a running crawl as stopped (succeeded, stop reason
-	// "stopped"); false when it was not running.
-	StopCrawl(ctx context.Context, id string, now time.Time) (bool, error)
+	// "stopped"); false when it was not running. In the same transaction,
+	// under the crawl's lock, it hands keep the results the runner kept for
+	// the crawl's pending pages whose capture is not in the ledger yet (by
+	// depth, each a PageReport as JSON) and writes the plan keep returns
+	// for them (submissions, archives with their outbox rows, the pages'
+	// capture jobs); it answers how many archives that registered.
+	StopCrawl(ctx context.Context, id string, now time.Time, keep func(cr ledger.Crawl, depth int, results [][]byte) (*ledger.LevelPlan, error)) (stopped bool, registered int, err error)
 }
 
 // StopStopped is the stop reason of a crawl a person stopped.
@@ -30,10 +38,12 @@ type StopResult struct {
 
 // Stop ends a running crawl at a person's request: it ends succeeded with
 // the stop reason "stopped", keeping the archives of the levels already
-// admitted, and those of the current level's captures registered before
-// the stop (AdmitCaptured). No new page is started after it; a capture in
-// flight runs to its end, but neither it nor the level it belongs to is
-// admitted. Who may stop a crawl is who may start crawls for its
+// admitted and of every capture of the current level whose result the
+// runner kept before the stop: those not registered yet (AdmitCaptured
+// registers them a moment after they land) are registered by the stop
+// itself, in its transaction. No new page is started after it; a capture
+// in flight runs to its end, but its result is not kept, and neither it
+// nor the level it belongs to is admitted. Who may stop a crawl is who may start crawls for its
 // organization: a caller claiming the organization with can_submit on it. An absent crawl and one the
 // caller may not stop are both ledger.ErrNotFound. Stopping a crawl that
 // has ended is not an error: Stopped is false and the state is the
@@ -59,15 +69,66 @@ func (s *Service) Stop(ctx context.Context, c Caller, id string) (StopResult, er
 	if !may {
 		return StopResult{}, ledger.ErrNotFound
 	}
-	stopped, err := st.StopCrawl(ctx, id, s.now())
+	now := s.now()
+	log := s.log().With("crawlId", id)
+	stopped, registered, err := st.StopCrawl(ctx, id, now, func(cr ledger.Crawl, depth int, results [][]byte) (*ledger.LevelPlan, error) {
+		return s.keptPlan(ctx, log.With("depth", depth), cr, depth, results, now), nil
+	})
 	if err != nil {
 		return StopResult{}, err
 	}
 	if stopped {
-		s.log().Info("crawl stopped", "crawlId", id, "by", c.Subject)
+		log.Info("crawl stopped", "by", c.Subject, "archivesRegisteredByTheStop", registered)
 	}
 	if cr, err = s.Store.Crawl(ctx, id); err != nil {
 		return StopResult{}, err
 	}
 	return StopResult{Stopped: stopped, State: cr.State, StopReason: cr.StopReason}, nil
+}
+
+// keptPlan is what a stop registers of the results the runner kept at
+// depth (each a PageReport as JSON) whose capture is not in the ledger:
+// each captured page judged as the level's admission judges it, its
+// manifest read from the bucket, and planned as AdmitCaptured plans it.
+// A result that does not read back, or a manifest that cannot be read or
+// is not the page's capture, registers nothing (logged): the stop goes on.
+func (s *Service) keptPlan(ctx context.Context, log *slog.Logger, cr ledger.Crawl, depth int, results [][]byte, now time.Time) *ledger.LevelPlan {
+	rep := LevelReport{Depth: depth}
+	for _, data := range results {
+		var pr PageReport
+		if err := json.Unmarshal(data, &pr); err != nil {
+			log.Warn("a result the runner kept does not read back; the stop does not register it", "error", err.Error())
+			continue
+		}
+		if pr.Status == StatusCaptured && pr.TaskID != "" {
+			rep.Results = append(rep.Results, pr)
+		}
+	}
+	if len(rep.Results) == 0 {
+		return nil
+	}
+	norm, err := rep.Normalize()
+	if err != nil {
+		log.Warn("the results the runner kept do not make a level report; the stop registers none of them", "error", err.Error())
+		return nil
+	}
+	works := s.pageWorks(cr, norm, nil)
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, s.concurrency())
+	for i := range works {
+		pw := &works[i]
+		if pw.refused != "" || pw.outcome == nil || pw.outcome.Key == "" {
+			continue
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			plog := log.With("url", pw.rep.URL)
+			m, ok := s.readManifest(ctx, plog, pw)
+			s.judgeManifest(plog, cr.ID, pw, m, ok)
+		}()
+	}
+	wg.Wait()
+	return capturedPlan(cr, works, nil, now)
 }

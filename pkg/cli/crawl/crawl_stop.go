@@ -15,10 +15,11 @@ func newCmdCrawlStop(opts *CrawlOptions) *cobra.Command {
 		Long: `Stop a running crawl for a person who may start crawls for its
 organization (can_submit on it, claimed with --org). The crawl ends
 succeeded with the stop reason "stopped". The archives of the levels
-already admitted stay, and those of the current level's captures
-registered before the stop (captures are registered as they land, a
-quarter of a second at a time); captures in flight run to their end but are not
-admitted, nor is their level. Stopping a crawl that has ended
+already admitted stay, and so do those of every capture of the current
+level that ended before the stop: captures are registered as they land,
+and the stop registers those still waiting. A capture in flight at the
+stop runs to its end but is not admitted, nor is its level. Stopping a
+crawl that has ended
 changes nothing and exits 0 (with --json, "stopped": false).`,
 		Example: "  ledgerctl crawl stop 3f0c… --as alice --org acme",
 		Args:    cobra.ExactArgs(1),

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -13,14 +14,99 @@ import (
 // StopCrawl ends a running crawl as stopped by a person: succeeded, with
 // the stop reason 'stopped'. It reports false when no running crawl has
 // that id (it had already ended, or was stopped before).
-func (s *Store) StopCrawl(ctx context.Context, id string, now time.Time) (bool, error) {
-	tag, err := s.Pool.Exec(ctx, `
-		UPDATE crawls SET state = 'succeeded', stop_reason = 'stopped', finished_at = $2, progressed_at = $2
-		WHERE id = $1 AND state = 'running'`, id, now)
+//
+// In the same transaction, under the crawl's row locked FOR UPDATE, it
+// registers what the runner kept before the stop: the results kept for the
+// crawl's pending pages whose status is captured and whose capture is not
+// in the ledger yet, grouped by depth, go to keep, and the plan keep
+// returns for a depth (nil: nothing) is written as AdmitCaptured writes
+// one (submissions, archives with their outbox rows, the pages' capture
+// jobs). A result is kept only while its crawl runs, under the crawl's
+// row locked FOR KEY SHARE (runnerSaves), so every result kept before the
+// stop is seen here and none is kept after it. It answers how many
+// archives it registered.
+func (s *Store) StopCrawl(ctx context.Context, id string, now time.Time, keep func(cr ledger.Crawl, depth int, results [][]byte) (*ledger.LevelPlan, error)) (stopped bool, registered int, err error) {
+	err = pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		stopped, registered = false, 0
+		t := &levelTx{tx: tx, crawlID: id}
+		cr, err := t.lock(ctx)
+		if errors.Is(err, ledger.ErrNotFound) {
+			return nil
+		}
+		if err != nil || cr.State != "running" {
+			return err
+		}
+		kept, err := t.keptCaptures(ctx)
+		if err != nil {
+			return err
+		}
+		for _, k := range kept {
+			plan, err := keep(cr, k.depth, k.results)
+			if err != nil {
+				return err
+			}
+			if plan == nil {
+				continue
+			}
+			admitted, err := t.applyCaptured(ctx, k.depth, plan)
+			if err != nil {
+				return err
+			}
+			registered += len(admitted)
+		}
+		tag, err := tx.Exec(ctx, `
+			UPDATE crawls SET state = 'succeeded', stop_reason = 'stopped', finished_at = $2, progressed_at = $2
+			WHERE id = $1 AND state = 'running'`, id, now)
+		if err != nil {
+			return fmt.Errorf("stop crawl: %w", err)
+		}
+		stopped = tag.RowsAffected() == 1
+		return nil
+	})
 	if err != nil {
-		return false, fmt.Errorf("stop crawl: %w", err)
+		return false, 0, err
 	}
-	return tag.RowsAffected() == 1, nil
+	return stopped, registered, nil
+}
+
+// keptAtDepth is the results the runner kept for one depth's pages.
+type keptAtDepth struct {
+	depth   int
+	results [][]byte
+}
+
+// keptCaptures reads, by depth, the results the runner kept for the
+// crawl's pending pages whose status is captured and whose capture (the
+// result's task) has no archive in the ledger: what the level's admission
+// would still register.
+func (t *levelTx) keptCaptures(ctx context.Context) ([]keptAtDepth, error) {
+	rows, err := t.tx.Query(ctx, `
+		SELECT r.depth, r.result::text
+		FROM crawl_runner_results r
+		JOIN crawl_pages p ON p.crawl_id = r.crawl_id AND p.url_hash = digest(r.url, 'sha256') AND p.url = r.url
+		                  AND p.depth = r.depth
+		WHERE r.crawl_id = $1 AND p.state = 'pending' AND r.result->>'status' = 'captured'
+		  AND NOT EXISTS (SELECT 1 FROM archives a
+		                  WHERE a.task_id = CASE WHEN r.task_id ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
+		                                         THEN r.task_id::uuid END)
+		ORDER BY r.depth, p.id`, t.crawlID)
+	if err != nil {
+		return nil, fmt.Errorf("read the runner's kept captures: %w", err)
+	}
+	defer rows.Close()
+	var out []keptAtDepth
+	for rows.Next() {
+		var depth int
+		var result string
+		if err := rows.Scan(&depth, &result); err != nil {
+			return nil, err
+		}
+		if len(out) == 0 || out[len(out)-1].depth != depth {
+			out = append(out, keptAtDepth{depth: depth})
+		}
+		out[len(out)-1].results = append(out[len(out)-1].results, []byte(result))
+	}
+	return out, rows.Err()
 }
 
 // CrawlPageRows reads up to limit pages of a crawl after the page id

@@ -145,18 +145,28 @@ func (s *Store) AdmitCaptured(ctx context.Context, crawlID string, depth int, ur
 		if err != nil || plan == nil {
 			return err
 		}
-		if err := t.insertSubmissions(ctx, plan.Submissions); err != nil {
-			return err
-		}
-		if applied.Admitted, err = insertArchives(ctx, tx, plan.Archives, plan.Tuples); err != nil {
-			return err
-		}
-		return t.nameTasks(ctx, depth, plan.Tasks)
+		applied.Admitted, err = t.applyCaptured(ctx, depth, plan)
+		return err
 	})
 	if err != nil {
 		return ledger.LevelApplied{}, err
 	}
 	return applied, nil
+}
+
+// applyCaptured writes what registering captures before their level's
+// report writes (AdmitCaptured, and a stop: StopCrawl): plan's
+// Submissions, Archives with their outbox rows, and Tasks. It answers the
+// indexes of the archives it admitted.
+func (t *levelTx) applyCaptured(ctx context.Context, depth int, plan *ledger.LevelPlan) ([]int, error) {
+	if err := t.insertSubmissions(ctx, plan.Submissions); err != nil {
+		return nil, err
+	}
+	admitted, err := insertArchives(ctx, t.tx, plan.Archives, plan.Tuples)
+	if err != nil {
+		return nil, err
+	}
+	return admitted, t.nameTasks(ctx, depth, plan.Tasks)
 }
 
 // levelTx is the transaction in which one level report is applied. Every

@@ -278,7 +278,10 @@ func (s *Store) runnerSaves(ctx context.Context, xs []runnerSave) ([]bool, error
 				$7::timestamptz[], $8::text[], $9::int[], $10::int[])
 				AS x (crawl_id, url, depth, host, task_id, submitted_at, finished_at, result, attempts, backoff_ms)
 		), live AS (
+			-- FOR KEY SHARE: a stop (StopCrawl, FOR UPDATE) sees every
+			-- result kept before it, and none is kept after it.
 			SELECT id, progressed_at FROM crawls WHERE id IN (SELECT crawl_id FROM x) AND state = 'running'
+			FOR KEY SHARE
 		), progressed AS (
 			UPDATE crawls c SET progressed_at = $11
 			FROM live WHERE c.id = live.id AND c.state = 'running' AND live.progressed_at < $11::timestamptz - $12::interval

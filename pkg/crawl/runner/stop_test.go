@@ -1,0 +1,139 @@
+package runner_test
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/capture-ledger/ledgerctl/pkg/crawl"
+	"github.com/capture-ledger/ledgerctl/pkg/crawl/runner"
+)
+
+// TestStopRegistersEveryKeptCapture: a person stops a crawl in the middle
+// of a level while captures whose results the runner kept are not yet
+// registered (the early registrations wait an hour here, where serve waits
+// a quarter of a second). The stop registers them: every capture whose
+// result was kept is an archive of the crawl, and the only WACZ the crawl
+// wrote that is not in the ledger is the capture in flight at the stop
+// (its result is not kept).
+func TestStopRegistersEveryKeptCapture(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	a := newHost(t)
+	links := ""
+	for i := range 8 {
+		links += fmt.Sprintf(`<a href="/p%d">p%d</a> `, i, i)
+		a.page(fmt.Sprintf("/p%d", i), fmt.Sprintf("p%d", i), "<p>page text</p>")
+	}
+	a.page("/", "home", links)
+	capt := newCounter(e)
+	levels := make(chan runner.LevelEvent, 4)
+	svc, r := e.service(capt, runner.Config{AdmitEvery: time.Hour, OnLevel: func(ev runner.LevelEvent) { levels <- ev }})
+	maxDepth, delay := 1, 0
+	id, err := svc.Start(e.ctx, alice, crawl.StartRequest{Seeds: []string{a.URL + "/"}, MaxDepth: &maxDepth, PerHostDelayMs: &delay})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := func() int {
+		res, err := e.store.RunnerResults(e.ctx, id, 1)
+		if err != nil {
+			t.Error(err)
+		}
+		n := 0
+		for _, k := range res {
+			if k.Result != nil {
+				n++
+			}
+		}
+		return n
+	}
+	// The person stops the crawl when three pages of level 1 are kept,
+	// as the fourth is being captured.
+	var depth1 atomic.Int32
+	stopped := make(chan error, 1)
+	capt.before = func(ctx context.Context, u string) error {
+		if u == a.URL+"/" || depth1.Add(1) != 4 {
+			return nil
+		}
+		for deadline := time.Now().Add(30 * time.Second); kept() < 3 && time.Now().Before(deadline); {
+			time.Sleep(10 * time.Millisecond)
+		}
+		res, err := svc.Stop(ctx, alice, id)
+		if err == nil && !res.Stopped {
+			err = fmt.Errorf("the stop answered %+v", res)
+		}
+		stopped <- err
+		return nil
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	}()
+	for ended := false; !ended; {
+		select {
+		case ev := <-levels:
+			if ev.Depth == 1 {
+				if ev.Err == nil {
+					t.Fatalf("level 1 ended %+v, want it closed by the stop", ev.Result)
+				}
+				ended = true
+			}
+		case <-time.After(time.Minute):
+			t.Fatal("level 1 did not end within a minute")
+		}
+	}
+	select {
+	case err := <-stopped:
+		if err != nil {
+			t.Fatal(err)
+		}
+	default:
+		t.Fatal("the crawl was not stopped")
+	}
+
+	if n := kept(); n != 3 {
+		t.Fatalf("%d results kept at level 1, want the 3 before the stop", n)
+	}
+	var registered, ofCrawl int
+	if err := e.store.Pool.QueryRow(e.ctx, `
+		SELECT (SELECT count(*) FROM crawl_runner_results r JOIN archives a ON a.task_id::text = r.task_id
+		        WHERE r.crawl_id = $1 AND r.depth = 1 AND r.result IS NOT NULL),
+		       (SELECT count(*) FROM archives a JOIN crawl_pages p ON p.task_id = a.task_id::text WHERE p.crawl_id = $1)`,
+		id).Scan(&registered, &ofCrawl); err != nil {
+		t.Fatal(err)
+	}
+	if registered != 3 || ofCrawl != 4 {
+		t.Errorf("%d of the 3 captures kept before the stop registered, %d archives of the crawl; want 3 and 4 (the seed's too)", registered, ofCrawl)
+	}
+	inLedger := map[string]bool{}
+	rows, err := e.store.Pool.Query(e.ctx, `SELECT object_key FROM archives`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var k string
+		if err := rows.Scan(&k); err != nil {
+			t.Fatal(err)
+		}
+		inLedger[k] = true
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	var outside []string
+	for _, k := range e.objects(".wacz") {
+		if !inLedger[k] {
+			outside = append(outside, k)
+		}
+	}
+	if len(outside) > 1 {
+		t.Errorf("WACZs the crawl wrote that are not in the ledger: %v; want at most the one in flight at the stop", outside)
+	}
+}

@@ -1,0 +1,108 @@
+package crawl_test
+
+import (
+	"encoding/json"
+	"net/url"
+	"testing"
+
+	"github.com/capture-ledger/ledgerctl/pkg/crawl"
+	"github.com/capture-ledger/ledgerctl/pkg/ledger"
+)
+
+// TestStopRegistersWhatTheRunnerKept: a stop keeps every capture the
+// runner kept before it. The captures whose results were kept but not yet
+// registered (the last moments before the stop, or an early registration
+// that failed) are registered in the stop's transaction, as an early
+// registration would: archive, submission, outbox row, the page naming its
+// capture job and staying pending. A capture already registered is not
+// registered twice; a failed one and one that is another crawl's are not
+// registered; a result kept after the stop is refused.
+func TestStopRegistersWhatTheRunnerKept(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	other := "https://www.example.com/other"
+	third := "https://docs.example.org/third"
+	id := e.start(crawl.StartRequest{Seeds: []string{www, docs, other, third}, Rules: siteRules, MaxDepth: ptr(1)})
+	keptOnly := e.write(capture{url: www})
+	early := e.write(capture{url: docs})
+	failed := e.write(capture{url: other, status: "failed", reported: crawl.StatusFailed})
+	e.crawlID = "5b0a3c1e-0000-4000-8000-000000000000"
+	foreign := e.write(capture{url: third}) // another crawl's capture, kept under this crawl's page
+	e.crawlID = id
+	keep := func(p crawl.PageReport) bool {
+		t.Helper()
+		data, err := json.Marshal(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		running, err := e.store.RunnerSave(e.ctx, id, ledger.RunnerPageResult{
+			URL: p.URL, Host: host(t, p.URL), Depth: 0, TaskID: p.TaskID, SubmittedAt: p.SubmittedAt, FinishedAt: p.FinishedAt,
+			Result: data, Attempts: 1,
+		}, e.clock.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return running
+	}
+	for _, p := range []crawl.PageReport{keptOnly, early, failed, foreign} {
+		if !keep(p) {
+			t.Fatalf("keeping %s: the crawl is not running", p.URL)
+		}
+	}
+	if n, err := e.svc.AdmitCaptured(e.ctx, id, 0, []crawl.PageOutcome{e.held(early)}); n != 1 || err != nil {
+		t.Fatalf("register %s early: %d, %v", docs, n, err)
+	}
+	rows := func() [3]int {
+		return [3]int{e.count(`SELECT count(*) FROM archives`), e.count(`SELECT count(*) FROM capture_submissions`), e.count(`SELECT count(*) FROM fga_outbox`)}
+	}
+	if got := rows(); got != [3]int{1, 1, 1} {
+		t.Fatalf("before the stop: %v archives, submissions, outbox rows; want 1 each", got)
+	}
+
+	res, err := e.svc.Stop(e.ctx, alice, id)
+	if err != nil || !res.Stopped || res.State != crawl.StateSucceeded {
+		t.Fatalf("stop: %+v, %v", res, err)
+	}
+	if got := rows(); got != [3]int{2, 2, 2} {
+		t.Fatalf("after the stop: %v archives, submissions, outbox rows; want 2 each (the kept capture of %s registered by the stop)", got, www)
+	}
+	for _, p := range []crawl.PageReport{keptOnly, early} {
+		if n := e.count(`SELECT count(*) FROM archives WHERE task_id = $1::uuid`, p.TaskID); n != 1 {
+			t.Errorf("%s: %d archives of its capture, want 1", p.URL, n)
+		}
+		if n := e.count(`SELECT count(*) FROM crawl_pages WHERE crawl_id = $1 AND url = $2 AND task_id = $3 AND state = 'pending'`, id, p.URL, p.TaskID); n != 1 {
+			t.Errorf("%s: the stopped level's page does not name its capture job (or is no longer pending)", p.URL)
+		}
+	}
+	for _, p := range []crawl.PageReport{failed, foreign} {
+		if n := e.count(`SELECT count(*) FROM archives WHERE task_id = $1::uuid`, p.TaskID); n != 0 {
+			t.Errorf("%s: %d archives registered by the stop, want none", p.URL, n)
+		}
+	}
+	if v := e.get(id); v.State != crawl.StateSucceeded || v.StopReason == nil || *v.StopReason != crawl.StopStopped {
+		t.Errorf("the crawl after its stop: %s %v", v.State, v.StopReason)
+	}
+
+	// Nothing is kept after the stop, and a second stop changes nothing.
+	late := e.write(capture{url: third})
+	if keep(late) {
+		t.Errorf("a result kept after the stop")
+	}
+	before := e.snapshot(id)
+	if res, err := e.svc.Stop(e.ctx, alice, id); err != nil || res.Stopped {
+		t.Errorf("stopped again: %+v, %v", res, err)
+	}
+	if after := e.snapshot(id); after != before {
+		t.Errorf("a second stop wrote:\n%s\nwas\n%s", after, before)
+	}
+}
+
+// host is u's host, as the runner keys its results.
+func host(t *testing.T, u string) string {
+	t.Helper()
+	p, err := url.Parse(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p.Host
+}
