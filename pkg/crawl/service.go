@@ -18,8 +18,11 @@ type Store interface {
 	Crawl(ctx context.Context, id string) (ledger.Crawl, error)
 	CrawlFailures(ctx context.Context, id string, limit int) ([]ledger.CrawlFailure, error)
 	ListCrawls(ctx context.Context, scope ledger.CrawlScope, state string, cursor *ledger.CrawlCursor, limit int) ([]ledger.CrawlRow, error)
-	FailCrawl(ctx context.Context, id, reason string, now time.Time) (bool, error)
-	CloseStalledCrawls(ctx context.Context, before time.Time, reason string, now time.Time) ([]string, error)
+	// FailCrawl and CloseStalledCrawls close running crawls as failed; in
+	// the same transaction, each registers the captures its runner kept
+	// and the plan of keep (Service.keep) for them.
+	FailCrawl(ctx context.Context, id, reason string, now time.Time, keep ledger.KeepCaptured) (closed bool, registered int, err error)
+	CloseStalledCrawls(ctx context.Context, before time.Time, reason string, now time.Time, keep ledger.KeepCaptured) ([]string, error)
 	RecordCrawlJob(ctx context.Context, id, jobID string, depth int) error
 	CrawlDecisions(ctx context.Context, id string) ([]ledger.DecisionRecord, error)
 	CrawlRobots(ctx context.Context, id string, samples int) ([]ledger.RobotsRecord, error)
@@ -282,7 +285,8 @@ func (s *Service) dispatchLevel(ctx context.Context, level Level) {
 	job, err := s.Dispatcher.Dispatch(ctx, level)
 	if err != nil {
 		s.log().Error("could not dispatch a crawl level; closing the crawl as failed", "crawlId", id, "depth", level.Depth, "error", err.Error())
-		closed, ferr := s.Store.FailCrawl(ctx, id, err.Error(), s.now())
+		now := s.now()
+		closed, _, ferr := s.Store.FailCrawl(ctx, id, err.Error(), now, s.keep(ctx, id, now))
 		if ferr != nil {
 			s.log().Error("could not close the crawl after a failed dispatch", "crawlId", id, "error", ferr.Error())
 		} else if !closed {

@@ -233,7 +233,8 @@ type FailResult struct {
 }
 
 // Fail closes a running crawl as failed with the reason the runner gives
-// (POST /api/crawls/:id/failed). A crawl that is not running is
+// (POST /api/crawls/:id/failed), registering the captures its embedded
+// runner kept that are not registered yet (keep), as a stop does. A crawl that is not running is
 // {"closed":false}, not an error. An unknown crawl and one the caller may
 // not touch are both ledger.ErrNotFound (the original answered an unknown
 // id {"closed":false}, which would tell another organization's crawl from
@@ -268,19 +269,21 @@ func (s *Service) CloseFailed(ctx context.Context, id, reason string) (FailResul
 }
 
 func (s *Service) fail(ctx context.Context, id, reason, by string) (FailResult, error) {
-	closed, err := s.Store.FailCrawl(ctx, id, reason, s.now())
+	now := s.now()
+	closed, registered, err := s.Store.FailCrawl(ctx, id, reason, now, s.keep(ctx, id, now))
 	if err != nil {
 		return FailResult{}, err
 	}
 	if closed {
-		s.log().Info("crawl closed as failed", "crawlId", id, "by", by, "reason", reason)
+		s.log().Info("crawl closed as failed", "crawlId", id, "by", by, "reason", reason, "archivesRegisteredByTheClose", registered)
 	}
 	return FailResult{Closed: closed}, nil
 }
 
 // CloseStalled closes as failed every running crawl with no progress (no
 // start, no accepted level report) for longer than timeout, so that a crawl
-// whose runner died is not left running forever. It
+// whose runner died is not left running forever; each registers the
+// captures its runner kept that are not registered yet (keep). It
 // returns the ids it closed. It is an operator/worker action: no caller.
 func (s *Service) CloseStalled(ctx context.Context, timeout time.Duration) ([]string, error) {
 	if timeout <= 0 {
@@ -288,7 +291,10 @@ func (s *Service) CloseStalled(ctx context.Context, timeout time.Duration) ([]st
 	}
 	now := s.now()
 	reason := fmt.Sprintf("no progress for %s: the crawl runner stopped reporting, so the crawl was closed", timeout)
-	ids, err := s.Store.CloseStalledCrawls(ctx, now.Add(-timeout), reason, now)
+	keep := func(cr ledger.Crawl, depth int, results [][]byte) (*ledger.LevelPlan, error) {
+		return s.keep(ctx, cr.ID, now)(cr, depth, results)
+	}
+	ids, err := s.Store.CloseStalledCrawls(ctx, now.Add(-timeout), reason, now, keep)
 	if err != nil {
 		return nil, err
 	}

@@ -16,12 +16,10 @@ import (
 type Stopper interface {
 	// StopCrawl ends a running crawl as stopped (succeeded, stop reason
 	// "stopped"); false when it was not running. In the same transaction,
-	// under the crawl's lock, it hands keep the results the runner kept for
-	// the crawl's pending pages whose capture is not in the ledger yet (by
-	// depth, each a PageReport as JSON) and writes the plan keep returns
-	// for them (submissions, archives with their outbox rows, the pages'
-	// capture jobs); it answers how many archives that registered.
-	StopCrawl(ctx context.Context, id string, now time.Time, keep func(cr ledger.Crawl, depth int, results [][]byte) (*ledger.LevelPlan, error)) (stopped bool, registered int, err error)
+	// under the crawl's lock, it registers the captures the runner kept
+	// and the plan of keep (Service.keep) for them, and answers how many
+	// archives that registered.
+	StopCrawl(ctx context.Context, id string, now time.Time, keep ledger.KeepCaptured) (stopped bool, registered int, err error)
 }
 
 // StopStopped is the stop reason of a crawl a person stopped.
@@ -70,15 +68,12 @@ func (s *Service) Stop(ctx context.Context, c Caller, id string) (StopResult, er
 		return StopResult{}, ledger.ErrNotFound
 	}
 	now := s.now()
-	log := s.log().With("crawlId", id)
-	stopped, registered, err := st.StopCrawl(ctx, id, now, func(cr ledger.Crawl, depth int, results [][]byte) (*ledger.LevelPlan, error) {
-		return s.keptPlan(ctx, log.With("depth", depth), cr, depth, results, now), nil
-	})
+	stopped, registered, err := st.StopCrawl(ctx, id, now, s.keep(ctx, id, now))
 	if err != nil {
 		return StopResult{}, err
 	}
 	if stopped {
-		log.Info("crawl stopped", "by", c.Subject, "archivesRegisteredByTheStop", registered)
+		s.log().Info("crawl stopped", "crawlId", id, "by", c.Subject, "archivesRegisteredByTheStop", registered)
 	}
 	if cr, err = s.Store.Crawl(ctx, id); err != nil {
 		return StopResult{}, err
@@ -86,18 +81,27 @@ func (s *Service) Stop(ctx context.Context, c Caller, id string) (StopResult, er
 	return StopResult{Stopped: stopped, State: cr.State, StopReason: cr.StopReason}, nil
 }
 
-// keptPlan is what a stop registers of the results the runner kept at
-// depth (each a PageReport as JSON) whose capture is not in the ledger:
-// each captured page judged as the level's admission judges it, its
-// manifest read from the bucket, and planned as AdmitCaptured plans it.
-// A result that does not read back, or a manifest that cannot be read or
-// is not the page's capture, registers nothing (logged): the stop goes on.
+// keep is what closing crawl id (a stop, a failure, the stall timeout)
+// registers of the captures its runner kept: keptPlan.
+func (s *Service) keep(ctx context.Context, id string, now time.Time) ledger.KeepCaptured {
+	return func(cr ledger.Crawl, depth int, results [][]byte) (*ledger.LevelPlan, error) {
+		return s.keptPlan(ctx, s.log().With("crawlId", id, "depth", depth), cr, depth, results, now), nil
+	}
+}
+
+// keptPlan is what closing a crawl registers of the results its runner
+// kept at depth (each a PageReport as JSON) whose capture is not in the
+// ledger: each captured page judged as the level's admission judges it,
+// its manifest read from the bucket, and planned as AdmitCaptured plans
+// it. A result that does not read back, or a manifest that cannot be read
+// or is not the page's capture, registers nothing (logged): the close
+// goes on.
 func (s *Service) keptPlan(ctx context.Context, log *slog.Logger, cr ledger.Crawl, depth int, results [][]byte, now time.Time) *ledger.LevelPlan {
 	rep := LevelReport{Depth: depth}
 	for _, data := range results {
 		var pr PageReport
 		if err := json.Unmarshal(data, &pr); err != nil {
-			log.Warn("a result the runner kept does not read back; the stop does not register it", "error", err.Error())
+			log.Warn("a result the runner kept does not read back; closing the crawl does not register it", "error", err.Error())
 			continue
 		}
 		if pr.Status == StatusCaptured && pr.TaskID != "" {
@@ -109,7 +113,7 @@ func (s *Service) keptPlan(ctx context.Context, log *slog.Logger, cr ledger.Craw
 	}
 	norm, err := rep.Normalize()
 	if err != nil {
-		log.Warn("the results the runner kept do not make a level report; the stop registers none of them", "error", err.Error())
+		log.Warn("the results the runner kept do not make a level report; closing the crawl registers none of them", "error", err.Error())
 		return nil
 	}
 	works := s.pageWorks(cr, norm, nil)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/url"
 	"testing"
+	"time"
 
 	"github.com/capture-ledger/ledgerctl/pkg/crawl"
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
@@ -105,4 +106,71 @@ func host(t *testing.T, u string) string {
 		t.Fatal(err)
 	}
 	return p.Host
+}
+
+// TestFailingACrawlRegistersWhatTheRunnerKept: a crawl closed failed (by
+// its runner or an operator, or by the stall timeout) keeps, like a stop,
+// the captures its runner kept: their archives are registered in the
+// transaction that closes it. A crawl the stall timeout does not close
+// registers nothing.
+func TestFailingACrawlRegistersWhatTheRunnerKept(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name  string
+		close func(e *env, id string) bool
+	}{
+		{"closed failed", func(e *env, id string) bool {
+			res, err := e.svc.CloseFailed(e.ctx, id, "the capture backend stayed unusable")
+			if err != nil {
+				e.t.Fatal(err)
+			}
+			return res.Closed
+		}},
+		{"stalled", func(e *env, id string) bool {
+			if ids, err := e.svc.CloseStalled(e.ctx, time.Hour); err != nil || len(ids) != 0 {
+				e.t.Fatalf("a crawl that progressed: closed %v, %v", ids, err)
+			}
+			if n := e.count(`SELECT count(*) FROM archives`); n != 0 {
+				e.t.Fatalf("a crawl the stall timeout left running: %d archives registered", n)
+			}
+			e.clock.Advance(2 * time.Hour)
+			ids, err := e.svc.CloseStalled(e.ctx, time.Hour)
+			if err != nil {
+				e.t.Fatal(err)
+			}
+			return len(ids) == 1 && ids[0] == id
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			id := e.start(crawl.StartRequest{Seeds: []string{www, docs}, Rules: siteRules, MaxDepth: ptr(1)})
+			p := e.write(capture{url: www})
+			data, err := json.Marshal(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if running, err := e.store.RunnerSave(e.ctx, id, ledger.RunnerPageResult{
+				URL: p.URL, Host: host(t, p.URL), Depth: 0, TaskID: p.TaskID, SubmittedAt: p.SubmittedAt, FinishedAt: p.FinishedAt,
+				Result: data, Attempts: 1,
+			}, e.clock.Now()); err != nil || !running {
+				t.Fatalf("keep: %v, %v", running, err)
+			}
+			if !c.close(e, id) {
+				t.Fatal("the crawl was not closed")
+			}
+			if v := e.get(id); v.State != crawl.StateFailed {
+				t.Errorf("the crawl is %s, want failed", v.State)
+			}
+			if n := e.count(`SELECT count(*) FROM archives WHERE task_id = $1::uuid`, p.TaskID); n != 1 {
+				t.Errorf("%d archives of the kept capture, want 1", n)
+			}
+			if n := e.count(`SELECT count(*) FROM fga_outbox`); n != 1 {
+				t.Errorf("%d outbox rows, want the kept capture's 1", n)
+			}
+			if n := e.count(`SELECT count(*) FROM crawl_pages WHERE crawl_id = $1 AND url = $2 AND task_id = $3`, id, p.URL, p.TaskID); n != 1 {
+				t.Errorf("the page does not name its capture job")
+			}
+		})
+	}
 }

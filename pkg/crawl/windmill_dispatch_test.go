@@ -12,6 +12,7 @@ import (
 
 	"github.com/capture-ledger/ledgerctl/pkg/crawl"
 	"github.com/capture-ledger/ledgerctl/pkg/crawl/rules"
+	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 	"github.com/capture-ledger/ledgerctl/pkg/windmill"
 )
 
@@ -158,7 +159,7 @@ func TestFailedDispatchOnlyClosesRunning(t *testing.T) {
 	e.disp.job = func(l crawl.Level) (string, error) {
 		if l.Depth == 1 {
 			// The crawl is closed while its level is being handed over.
-			if _, err := e.store.FailCrawl(e.ctx, l.CrawlID, "closed by hand", e.clock.Now()); err != nil {
+			if _, _, err := e.store.FailCrawl(e.ctx, l.CrawlID, "closed by hand", e.clock.Now(), keepNothing); err != nil {
 				t.Error(err)
 			}
 			return "", io.ErrUnexpectedEOF
@@ -171,3 +172,7 @@ func TestFailedDispatchOnlyClosesRunning(t *testing.T) {
 		t.Errorf("crawl = %s %q, want the first closing kept", v.State, str(v.Error))
 	}
 }
+
+// keepNothing registers nothing of what a runner kept (there is no runner
+// here).
+func keepNothing(ledger.Crawl, int, [][]byte) (*ledger.LevelPlan, error) { return nil, nil }

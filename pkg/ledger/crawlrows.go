@@ -253,6 +253,14 @@ type LevelState struct {
 	KnownCount int
 }
 
+// KeepCaptured plans, when a running crawl is closed (stopped, failed,
+// stalled), the registration of what its runner kept: results are the
+// results kept at depth (each a crawl.PageReport as JSON) for pending
+// pages whose status is captured and whose capture is not in the ledger
+// yet; cr is the crawl's row as locked. A nil plan registers nothing; only
+// its Submissions, Archives (with their outbox rows) and Tasks are written.
+type KeepCaptured func(cr Crawl, depth int, results [][]byte) (*LevelPlan, error)
+
 // LevelPlan is everything one accepted level report writes, decided from
 // a LevelState; the store applies it in the same transaction, in this
 // order.

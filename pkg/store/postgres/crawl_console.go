@@ -12,22 +12,30 @@ import (
 )
 
 // StopCrawl ends a running crawl as stopped by a person: succeeded, with
-// the stop reason 'stopped'. It reports false when no running crawl has
-// that id (it had already ended, or was stopped before).
-//
-// In the same transaction, under the crawl's row locked FOR UPDATE, it
-// registers what the runner kept before the stop: the results kept for the
-// crawl's pending pages whose status is captured and whose capture is not
-// in the ledger yet, grouped by depth, go to keep, and the plan keep
-// returns for a depth (nil: nothing) is written as AdmitCaptured writes
-// one (submissions, archives with their outbox rows, the pages' capture
-// jobs). A result is kept only while its crawl runs, under the crawl's
-// row locked FOR KEY SHARE (runnerSaves), so every result kept before the
-// stop is seen here and none is kept after it. It answers how many
-// archives it registered.
-func (s *Store) StopCrawl(ctx context.Context, id string, now time.Time, keep func(cr ledger.Crawl, depth int, results [][]byte) (*ledger.LevelPlan, error)) (stopped bool, registered int, err error) {
+// the stop reason 'stopped', registering what its runner kept
+// (closeKeeping). It reports false when no running crawl has that id (it
+// had already ended, or was stopped before).
+func (s *Store) StopCrawl(ctx context.Context, id string, now time.Time, keep ledger.KeepCaptured) (stopped bool, registered int, err error) {
+	return s.closeKeeping(ctx, id, keep, `
+		UPDATE crawls SET state = 'succeeded', stop_reason = 'stopped', finished_at = $2, progressed_at = $2
+		WHERE id = $1 AND state = 'running'`, id, now)
+}
+
+// closeKeeping closes the running crawl id with end (an UPDATE of the
+// crawl whose $1 is id, args its parameters) in one transaction under the
+// crawl's row locked FOR UPDATE, and, when end closed it, registers what
+// the runner kept before: the results kept for the crawl's pending pages
+// whose status is captured and whose capture is not in the ledger yet go,
+// by depth, to keep, and the plan keep returns for a depth (nil: nothing)
+// is written as AdmitCaptured writes one (submissions, archives with their
+// outbox rows, the pages' capture jobs). A result is kept only while its
+// crawl runs, under the crawl's row locked FOR KEY SHARE (runnerSaves), so
+// every result kept before the close is seen here and none is kept after
+// it (a nil keep registers nothing). It answers whether end closed the
+// crawl and how many archives it registered.
+func (s *Store) closeKeeping(ctx context.Context, id string, keep ledger.KeepCaptured, end string, args ...any) (closed bool, registered int, err error) {
 	err = pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
-		stopped, registered = false, 0
+		closed, registered = false, 0
 		t := &levelTx{tx: tx, crawlID: id}
 		cr, err := t.lock(ctx)
 		if errors.Is(err, ledger.ErrNotFound) {
@@ -35,6 +43,13 @@ func (s *Store) StopCrawl(ctx context.Context, id string, now time.Time, keep fu
 		}
 		if err != nil || cr.State != "running" {
 			return err
+		}
+		tag, err := tx.Exec(ctx, end, args...)
+		if err != nil {
+			return fmt.Errorf("close crawl: %w", err)
+		}
+		if closed = tag.RowsAffected() == 1; !closed || keep == nil {
+			return nil
 		}
 		kept, err := t.keptCaptures(ctx)
 		if err != nil {
@@ -54,19 +69,12 @@ func (s *Store) StopCrawl(ctx context.Context, id string, now time.Time, keep fu
 			}
 			registered += len(admitted)
 		}
-		tag, err := tx.Exec(ctx, `
-			UPDATE crawls SET state = 'succeeded', stop_reason = 'stopped', finished_at = $2, progressed_at = $2
-			WHERE id = $1 AND state = 'running'`, id, now)
-		if err != nil {
-			return fmt.Errorf("stop crawl: %w", err)
-		}
-		stopped = tag.RowsAffected() == 1
 		return nil
 	})
 	if err != nil {
 		return false, 0, err
 	}
-	return stopped, registered, nil
+	return closed, registered, nil
 }
 
 // keptAtDepth is the results the runner kept for one depth's pages.

@@ -181,29 +181,39 @@ func (s *Store) ListCrawls(ctx context.Context, scope ledger.CrawlScope, state s
 	})
 }
 
-// FailCrawl closes a running crawl as failed with reason; false when no
-// running crawl has that id.
-func (s *Store) FailCrawl(ctx context.Context, id, reason string, now time.Time) (bool, error) {
-	tag, err := s.Pool.Exec(ctx, `
+// FailCrawl closes a running crawl as failed with reason, registering what
+// its runner kept (closeKeeping); false when no running crawl has that id.
+func (s *Store) FailCrawl(ctx context.Context, id, reason string, now time.Time, keep ledger.KeepCaptured) (closed bool, registered int, err error) {
+	return s.closeKeeping(ctx, id, keep, `
 		UPDATE crawls SET state = 'failed', stop_reason = 'failed', finished_at = $3, progressed_at = $3, error = $2
 		WHERE id = $1 AND state = 'running'`, id, reason, now)
-	if err != nil {
-		return false, fmt.Errorf("fail crawl: %w", err)
-	}
-	return tag.RowsAffected() == 1, nil
 }
 
 // CloseStalledCrawls closes as failed, with reason, every running crawl whose
-// last progress is older than before, and returns their ids.
-func (s *Store) CloseStalledCrawls(ctx context.Context, before time.Time, reason string, now time.Time) ([]string, error) {
-	rows, err := s.Pool.Query(ctx, `
-		UPDATE crawls SET state = 'failed', stop_reason = 'failed', finished_at = $3, error = $2
-		WHERE state = 'running' AND progressed_at < $1
-		RETURNING id::text`, before, reason, now)
+// last progress is older than before, each registering what its runner
+// kept (closeKeeping), and returns their ids.
+func (s *Store) CloseStalledCrawls(ctx context.Context, before time.Time, reason string, now time.Time, keep ledger.KeepCaptured) ([]string, error) {
+	rows, err := s.Pool.Query(ctx, `SELECT id::text FROM crawls WHERE state = 'running' AND progressed_at < $1 ORDER BY id`, before)
 	if err != nil {
-		return nil, fmt.Errorf("close stalled crawls: %w", err)
+		return nil, fmt.Errorf("find stalled crawls: %w", err)
 	}
-	return pgx.CollectRows(rows, pgx.RowTo[string])
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("find stalled crawls: %w", err)
+	}
+	var closed []string
+	for _, id := range ids {
+		ok, _, err := s.closeKeeping(ctx, id, keep, `
+			UPDATE crawls SET state = 'failed', stop_reason = 'failed', finished_at = $3, error = $2
+			WHERE id = $1 AND state = 'running' AND progressed_at < $4`, id, reason, now, before)
+		if err != nil {
+			return closed, fmt.Errorf("close stalled crawl %s: %w", id, err)
+		}
+		if ok {
+			closed = append(closed, id)
+		}
+	}
+	return closed, nil
 }
 
 // RecordCrawlJob records the runner's job id of the level at depth, unless a

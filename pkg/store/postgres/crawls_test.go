@@ -109,7 +109,7 @@ func TestInsertCrawl(t *testing.T) {
 	if _, _, err := s.InsertCrawl(ctx, other); err != nil {
 		t.Fatalf("another organization's crawl: %v", err)
 	}
-	if ok, err := s.FailCrawl(ctx, id, "done", time.Now()); err != nil || !ok {
+	if ok, _, err := s.FailCrawl(ctx, id, "done", time.Now(), nil); err != nil || !ok {
 		t.Fatal(ok, err)
 	}
 	// Other failures are not translated.

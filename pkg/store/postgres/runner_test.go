@@ -44,7 +44,7 @@ func TestRunnerLockAndSave(t *testing.T) {
 	if err != nil || !c.ProgressedAt.Equal(t0.Add(2*time.Minute)) {
 		t.Errorf("progressed_at %v (%v), want the save's time", c.ProgressedAt, err)
 	}
-	if _, err := st.FailCrawl(ctx, id, "closed", t0.Add(3*time.Minute)); err != nil {
+	if _, _, err := st.FailCrawl(ctx, id, "closed", t0.Add(3*time.Minute), nil); err != nil {
 		t.Fatal(err)
 	}
 	res.URL = "https://example.com/other"
@@ -69,7 +69,7 @@ func TestRunnerBeginsAndSavesTogether(t *testing.T) {
 	st, _, ctx := crawlStore(t)
 	t0 := time.Date(2026, 10, 1, 9, 0, 0, 0, time.UTC)
 	live, closed := runningCrawl(t, ctx, st, t0), runningCrawl(t, ctx, st, t0)
-	if _, err := st.FailCrawl(ctx, closed, "closed", t0.Add(time.Minute)); err != nil {
+	if _, _, err := st.FailCrawl(ctx, closed, "closed", t0.Add(time.Minute), nil); err != nil {
 		t.Fatal(err)
 	}
 	const pages = 40
