@@ -26,6 +26,10 @@ type App struct {
 	blob    *blob.Client
 	authz   authz.Client
 	closers []func()
+	// recentWant is the App's own want of the WACZs its S3 client keeps
+	// (Blob): a command indexes what it wrote; a serve whose index is
+	// elected releases it and wants them only while it holds the index.
+	recentWant func()
 	// searchState holds the search backend (search.go).
 	searchState *searchState
 	// quota bounds the captures of this process (CaptureQuota).
@@ -78,8 +82,20 @@ func (a *App) Blob() *blob.Client {
 		// The indexer of this process reads the WACZs its captures just
 		// wrote from memory (blobObjects).
 		a.blob.KeepRecent(blob.NewRecent(blob.DefaultRecentBytes, blob.DefaultRecentAge))
+		a.recentWant = a.blob.WantRecent()
 	}
 	return a.blob
+}
+
+// keepRecentOnlyWhileIndexing ends the App's own want of the WACZs its S3
+// client keeps: from then on they are kept only while an indexer of this
+// process wants them (a serve that holds the search index).
+func (a *App) keepRecentOnlyWhileIndexing() {
+	a.Blob()
+	a.mu.Lock()
+	release := a.recentWant
+	a.mu.Unlock()
+	release()
 }
 
 // Admitter admits manifests into the configured bucket's ledger.

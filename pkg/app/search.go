@@ -510,6 +510,8 @@ func (a *App) serveSearch(ctx context.Context, srv *Server, apiSrv *api.Server) 
 		}
 		a.search().cluster = c
 		a.search().served.Store(true)
+		// One serve indexes: the others keep no copy of what they put.
+		a.keepRecentOnlyWhileIndexing()
 		// The first try now: a serve that can hold the index says so as it
 		// starts; then c.run keeps trying, or renewing.
 		if err := c.tryTake(ctx); err != nil {

@@ -74,6 +74,9 @@ type heldIndex struct {
 	searcher *search.Searcher
 	indexer  *search.Indexer
 	stop     context.CancelFunc
+	// unwant ends the indexer's want of the WACZs this process puts
+	// (blob.Recent): a serve that does not hold the index keeps none.
+	unwant func()
 	// finished is closed when the indexer has stopped, err saying why.
 	finished chan struct{}
 	err      error
@@ -256,6 +259,7 @@ func (c *searchCluster) tryTake(ctx context.Context) error {
 		_ = b.Close()
 		return c.store.ReleaseSearchIndexer(ctx, c.holder)
 	}
+	h.unwant = c.a.Blob().WantRecent()
 	c.held = h
 	c.mu.Unlock()
 	if !b.Filters() {
@@ -277,6 +281,7 @@ func (c *searchCluster) stepDown(reason string) {
 	}
 	h.stop()
 	<-h.finished
+	h.unwant()
 	_ = h.backend.Close()
 	if reason != "" {
 		c.a.Log.Warn("this serve no longer holds the search index; its searches go to the holder", "reason", reason)

@@ -319,11 +319,28 @@ func TestSearchIndexerDiesTakenOver(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := startClusterServe(t, env, "c")
+	// A serve keeps a copy of the WACZs it puts only while it holds the
+	// index (its indexer reads them from memory).
+	keeps := func() bool {
+		t.Helper()
+		key := "org/acme/" + uuid.NewString() + ".wacz"
+		if err := c.app.Blob().Put(ctx, env.Bucket, key, "application/wacz+zip", []byte("a wacz")); err != nil {
+			t.Fatal(err)
+		}
+		_, ok := c.app.Blob().TakeRecent(env.Bucket, key)
+		return ok
+	}
+	if keeps() {
+		t.Errorf("a serve that does not hold the search index kept a copy of a WACZ it put")
+	}
 	code, _, body := c.searchAs(t, "alice", "acme", "medlar")
 	if code != http.StatusServiceUnavailable {
 		t.Errorf("a search while the dead holder's lease runs: %d %s, want 503", code, body)
 	}
 	c.waitHits(t, "medlar", 1)
+	if !keeps() {
+		t.Errorf("the serve that took the index over keeps no copy of the WACZs it puts")
+	}
 	st, _ := env.App.Store(ctx)
 	if rec, err := st.SearchIndexer(ctx); err != nil || rec.Holder == "serve dead" || rec.IndexID == "bleve dead" || !rec.Live {
 		t.Errorf("record after the takeover: %+v %v", rec, err)

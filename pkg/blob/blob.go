@@ -47,6 +47,11 @@ type Client struct {
 // TakeRecent; call it before the client is used.
 func (c *Client) KeepRecent(r *Recent) { c.recent = r }
 
+// WantRecent says a reader of this process takes what the client keeps
+// (Recent.Want); without KeepRecent it keeps nothing and the release does
+// nothing.
+func (c *Client) WantRecent() (release func()) { return c.recent.Want() }
+
 // TakeRecent returns the body of a WACZ this client put moments ago, and
 // forgets it; false when it is not kept (then read it from S3).
 func (c *Client) TakeRecent(bucket, key string) ([]byte, bool) {

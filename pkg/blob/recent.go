@@ -22,6 +22,10 @@ type Recent struct {
 	size  int64
 	items map[recentKey]*recentItem
 	order []recentKey // oldest first; keys taken or replaced are skipped
+	// wanted counts the readers that take from it (Want): with none, it
+	// keeps nothing (a process that does not index: another serve holds
+	// the index, or the command writes but does not index).
+	wanted int
 }
 
 type recentKey struct{ bucket, key string }
@@ -57,6 +61,9 @@ func (r *Recent) keep(bucket, key string, body []byte) {
 	k := recentKey{bucket, key}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.wanted == 0 {
+		return
+	}
 	r.dropLocked(k)
 	if int64(len(body)) > r.maxBytes/8 {
 		return
@@ -96,6 +103,30 @@ func (r *Recent) forget(bucket, key string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.dropLocked(recentKey{bucket, key})
+}
+
+// Want says a reader of this process will take what is kept (the search
+// indexer, for as long as it runs here); Recent keeps objects only while
+// one wants them. The release it returns ends that reader's want (once;
+// it may be called more than once), and with the last one, everything
+// kept is dropped.
+func (r *Recent) Want() (release func()) {
+	if r == nil {
+		return func() {}
+	}
+	r.mu.Lock()
+	r.wanted++
+	r.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			if r.wanted--; r.wanted == 0 {
+				r.items, r.order, r.size = map[recentKey]*recentItem{}, nil, 0
+			}
+		})
+	}
 }
 
 // Len reports how many objects are kept and their bytes.

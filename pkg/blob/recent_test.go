@@ -14,7 +14,8 @@ import (
 // from memory, as a copy of what was put (the caller's buffer may be
 // reused); other objects, a WACZ deleted or one whose put failed are not
 // kept; the cache holds at most its bytes (oldest dropped first) and
-// nothing older than its age.
+// nothing older than its age; and it keeps only while a reader wants
+// what it keeps.
 func TestRecentKeepsWhatThisClientPut(t *testing.T) {
 	t.Parallel()
 	c, bucket, _ := testenv.Bucket(t)
@@ -23,6 +24,14 @@ func TestRecentKeepsWhatThisClientPut(t *testing.T) {
 	c.KeepRecent(r)
 
 	body := bytes.Repeat([]byte("w"), 600)
+	// Kept only while a reader wants them (this process indexes).
+	if err := c.Put(ctx, bucket, "org/unwanted.wacz", "application/wacz+zip", body); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := r.Len(); n != 0 {
+		t.Fatalf("%d objects kept while no reader wants them", n)
+	}
+	release := c.WantRecent()
 	if err := c.Put(ctx, bucket, "org/a.wacz", "application/wacz+zip", body); err != nil {
 		t.Fatal(err)
 	}
@@ -93,6 +102,25 @@ func TestRecentKeepsWhatThisClientPut(t *testing.T) {
 	if _, ok := c.TakeRecent(bucket, "org/big.wacz"); ok {
 		t.Errorf("an object above an eighth of the cache was kept")
 	}
+
+	// A second reader: released once, the first's want still keeps; the
+	// last release drops everything.
+	second := c.WantRecent()
+	second()
+	second()
+	if n, _ := r.Len(); n != 12 {
+		t.Errorf("%d objects kept after a second reader's release, want the 12 still kept", n)
+	}
+	release()
+	if n, size := r.Len(); n != 0 || size != 0 {
+		t.Errorf("after the last release: %d objects, %d B kept; want none", n, size)
+	}
+	if err := c.Put(ctx, bucket, "org/after.wacz", "", body); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := c.TakeRecent(bucket, "org/after.wacz"); ok {
+		t.Errorf("a WACZ put after the last release was kept")
+	}
 }
 
 // TestRecentForgetsOldObjects: nothing older than the cache's age is
@@ -103,6 +131,7 @@ func TestRecentForgetsOldObjects(t *testing.T) {
 	ctx := context.Background()
 	r := blob.NewRecent(1<<20, 300*time.Millisecond)
 	c.KeepRecent(r)
+	defer c.WantRecent()()
 	if err := c.Put(ctx, bucket, "old.wacz", "", []byte("old")); err != nil {
 		t.Fatal(err)
 	}
