@@ -286,7 +286,7 @@ func (s *Service) dispatchLevel(ctx context.Context, level Level) {
 	if err != nil {
 		s.log().Error("could not dispatch a crawl level; closing the crawl as failed", "crawlId", id, "depth", level.Depth, "error", err.Error())
 		now := s.now()
-		closed, _, ferr := s.Store.FailCrawl(ctx, id, err.Error(), now, s.keep(ctx, id, now))
+		closed, _, ferr := s.Store.FailCrawl(ctx, id, err.Error(), now, s.keep(ctx, now))
 		if ferr != nil {
 			s.log().Error("could not close the crawl after a failed dispatch", "crawlId", id, "error", ferr.Error())
 		} else if !closed {

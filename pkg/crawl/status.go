@@ -234,10 +234,10 @@ type FailResult struct {
 
 // Fail closes a running crawl as failed with the reason the runner gives
 // (POST /api/crawls/:id/failed), registering the captures its embedded
-// runner kept that are not registered yet (keep), as a stop does. A crawl that is not running is
-// {"closed":false}, not an error. An unknown crawl and one the caller may
-// not touch are both ledger.ErrNotFound (the original answered an unknown
-// id {"closed":false}, which would tell another organization's crawl from
+// runner kept that are not registered yet (keep), as a stop does. A crawl
+// that is not running is {"closed":false}, not an error. An unknown crawl
+// and one the caller may not touch are both ledger.ErrNotFound (an unknown
+// id answered {"closed":false} would tell another organization's crawl from
 // an absent one).
 func (s *Service) Fail(ctx context.Context, c Caller, id string, req FailRequest) (FailResult, error) {
 	if err := checkID(id); err != nil {
@@ -270,7 +270,7 @@ func (s *Service) CloseFailed(ctx context.Context, id, reason string) (FailResul
 
 func (s *Service) fail(ctx context.Context, id, reason, by string) (FailResult, error) {
 	now := s.now()
-	closed, registered, err := s.Store.FailCrawl(ctx, id, reason, now, s.keep(ctx, id, now))
+	closed, registered, err := s.Store.FailCrawl(ctx, id, reason, now, s.keep(ctx, now))
 	if err != nil {
 		return FailResult{}, err
 	}
@@ -291,10 +291,7 @@ func (s *Service) CloseStalled(ctx context.Context, timeout time.Duration) ([]st
 	}
 	now := s.now()
 	reason := fmt.Sprintf("no progress for %s: the crawl runner stopped reporting, so the crawl was closed", timeout)
-	keep := func(cr ledger.Crawl, depth int, results [][]byte) (*ledger.LevelPlan, error) {
-		return s.keep(ctx, cr.ID, now)(cr, depth, results)
-	}
-	ids, err := s.Store.CloseStalledCrawls(ctx, now.Add(-timeout), reason, now, keep)
+	ids, err := s.Store.CloseStalledCrawls(ctx, now.Add(-timeout), reason, now, s.keep(ctx, now))
 	if err != nil {
 		return nil, err
 	}

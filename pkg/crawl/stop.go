@@ -41,8 +41,8 @@ type StopResult struct {
 // registers them a moment after they land) are registered by the stop
 // itself, in its transaction. No new page is started after it; a capture
 // in flight runs to its end, but its result is not kept, and neither it
-// nor the level it belongs to is admitted. Who may stop a crawl is who may start crawls for its
-// organization: a caller claiming the organization with can_submit on it. An absent crawl and one the
+// nor the level it belongs to is admitted. Who may stop a crawl is who
+// may start crawls for its organization: a caller claiming the organization with can_submit on it. An absent crawl and one the
 // caller may not stop are both ledger.ErrNotFound. Stopping a crawl that
 // has ended is not an error: Stopped is false and the state is the
 // crawl's.
@@ -68,7 +68,7 @@ func (s *Service) Stop(ctx context.Context, c Caller, id string) (StopResult, er
 		return StopResult{}, ledger.ErrNotFound
 	}
 	now := s.now()
-	stopped, registered, err := st.StopCrawl(ctx, id, now, s.keep(ctx, id, now))
+	stopped, registered, err := st.StopCrawl(ctx, id, now, s.keep(ctx, now))
 	if err != nil {
 		return StopResult{}, err
 	}
@@ -81,11 +81,11 @@ func (s *Service) Stop(ctx context.Context, c Caller, id string) (StopResult, er
 	return StopResult{Stopped: stopped, State: cr.State, StopReason: cr.StopReason}, nil
 }
 
-// keep is what closing crawl id (a stop, a failure, the stall timeout)
+// keep is what closing a crawl (a stop, a failure, the stall timeout)
 // registers of the captures its runner kept: keptPlan.
-func (s *Service) keep(ctx context.Context, id string, now time.Time) ledger.KeepCaptured {
+func (s *Service) keep(ctx context.Context, now time.Time) ledger.KeepCaptured {
 	return func(cr ledger.Crawl, depth int, results [][]byte) (*ledger.LevelPlan, error) {
-		return s.keptPlan(ctx, s.log().With("crawlId", id, "depth", depth), cr, depth, results, now), nil
+		return s.keptPlan(ctx, s.log().With("crawlId", cr.ID, "depth", depth), cr, depth, results, now), nil
 	}
 }
 
