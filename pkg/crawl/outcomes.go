@@ -2,6 +2,7 @@ package crawl
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
@@ -98,14 +99,17 @@ func (s *Service) AdmitLevelOutcomes(ctx context.Context, crawlID string, lo Lev
 // judged as the level's admission judges them (a manifest that is not the
 // page's capture in this crawl admits nothing); each must be a pending
 // page of the level, and the crawl must be running with the level not yet
-// reported. It writes the pages' submissions and archives with their
-// outbox rows, and names each page's capture job (so the archive is the
-// crawl's at once: its filter, counts and replay collection), nothing
-// else: the pages stay pending, and the level's admission
-// (AdmitLevelOutcomes) closes them, decides their links and counts these
-// archives as its own without registering them twice. It answers how many
-// archives it registered; a crawl that is no longer running registers
-// none (not an error).
+// reported — or, for a crawl closed (stopped or failed) while the level
+// ran, a page whose capture with this task the runner began before the
+// close: a capture in flight at a stop or a failure runs to its end and
+// is kept (the runner registers it when its result can no longer be
+// kept). It writes the pages' submissions and archives with their outbox
+// rows, and names each page's capture job (so the archive is the crawl's
+// at once: its filter, counts and replay collection), nothing else: the
+// pages stay pending, and the level's admission (AdmitLevelOutcomes)
+// closes them, decides their links and counts these archives as its own
+// without registering them twice. It answers how many archives it
+// registered; anything else registers none (not an error).
 func (s *Service) AdmitCaptured(ctx context.Context, crawlID string, depth int, pages []PageOutcome) (int, error) {
 	if err := checkID(crawlID); err != nil {
 		return 0, err
@@ -128,7 +132,7 @@ func (s *Service) AdmitCaptured(ctx context.Context, crawlID string, depth int, 
 	if err != nil {
 		return 0, err
 	}
-	if cr.State != StateRunning {
+	if cr.State != StateRunning && cr.FinishedAt == nil {
 		return 0, nil
 	}
 	log := s.log().With("crawlId", cr.ID, "depth", depth)
@@ -146,12 +150,23 @@ func (s *Service) AdmitCaptured(ctx context.Context, crawlID string, depth int, 
 	var plan *ledger.LevelPlan
 	applied, err := s.Store.AdmitCaptured(ctx, crawlID, depth, urls, func(st ledger.LevelState) (*ledger.LevelPlan, error) {
 		plan = nil
-		if st.Accepted != nil || st.Crawl.State != StateRunning {
+		if st.Accepted != nil || len(st.Pending) == 0 {
 			return nil, nil
+		}
+		mine := works
+		if st.Crawl.State != StateRunning {
+			// Closed while the level ran: only the captures the runner
+			// began before the close.
+			mine = make([]pageWork, 0, len(works))
+			for _, pw := range works {
+				if task, ok := st.Begun[pw.rep.URL]; ok && strings.EqualFold(task, pw.rep.TaskID) {
+					mine = append(mine, pw)
+				}
+			}
 		}
 		// Only the pages still pending at this depth, as the level will
 		// find them; the rest are left to the level's admission.
-		plan = capturedPlan(st.Crawl, works, st.Pending, now)
+		plan = capturedPlan(st.Crawl, mine, st.Pending, now)
 		return plan, nil
 	})
 	if err != nil || plan == nil {

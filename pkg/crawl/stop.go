@@ -40,12 +40,13 @@ type StopResult struct {
 // runner kept before the stop: those not registered yet (AdmitCaptured
 // registers them a moment after they land) are registered by the stop
 // itself, in its transaction. No new page is started after it; a capture
-// in flight runs to its end, but its result is not kept, and neither it
-// nor the level it belongs to is admitted. Who may stop a crawl is who
-// may start crawls for its organization: a caller claiming the organization with can_submit on it. An absent crawl and one the
-// caller may not stop are both ledger.ErrNotFound. Stopping a crawl that
-// has ended is not an error: Stopped is false and the state is the
-// crawl's.
+// in flight runs to its end, its result is not kept, and the runner
+// registers it as it ends (AdmitCaptured: it began before the stop); the
+// level it belongs to is not admitted. Who may stop a crawl is who may
+// start crawls for its organization: a caller claiming the organization
+// with can_submit on it. An absent crawl and one the caller may not stop
+// are both ledger.ErrNotFound. Stopping a crawl that has ended is not an
+// error: Stopped is false and the state is the crawl's.
 func (s *Service) Stop(ctx context.Context, c Caller, id string) (StopResult, error) {
 	if err := checkID(id); err != nil {
 		return StopResult{}, err

@@ -17,13 +17,16 @@ import (
 // registration would: archive, submission, outbox row, the page naming its
 // capture job and staying pending. A capture already registered is not
 // registered twice; a failed one and one that is another crawl's are not
-// registered; a result kept after the stop is refused.
+// registered; a result kept after the stop is refused. A capture in flight
+// at the stop (begun before it) is registered when it ends; one begun
+// after it is not.
 func TestStopRegistersWhatTheRunnerKept(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	other := "https://www.example.com/other"
 	third := "https://docs.example.org/third"
-	id := e.start(crawl.StartRequest{Seeds: []string{www, docs, other, third}, Rules: siteRules, MaxDepth: ptr(1)})
+	inFlight := "https://www.example.com/in-flight"
+	id := e.start(crawl.StartRequest{Seeds: []string{www, docs, other, third, inFlight}, Rules: siteRules, MaxDepth: ptr(1)})
 	keptOnly := e.write(capture{url: www})
 	early := e.write(capture{url: docs})
 	failed := e.write(capture{url: other, status: "failed", reported: crawl.StatusFailed})
@@ -52,6 +55,12 @@ func TestStopRegistersWhatTheRunnerKept(t *testing.T) {
 	}
 	if n, err := e.svc.AdmitCaptured(e.ctx, id, 0, []crawl.PageOutcome{e.held(early)}); n != 1 || err != nil {
 		t.Fatalf("register %s early: %d, %v", docs, n, err)
+	}
+	// A capture in flight at the stop: begun before it, its result not
+	// kept.
+	flying := e.write(capture{url: inFlight})
+	if running, err := e.store.RunnerBegin(e.ctx, id, 0, inFlight, "www.example.com", flying.TaskID, flying.SubmittedAt); err != nil || !running {
+		t.Fatalf("begin %s: %v, %v", inFlight, running, err)
 	}
 	rows := func() [3]int {
 		return [3]int{e.count(`SELECT count(*) FROM archives`), e.count(`SELECT count(*) FROM capture_submissions`), e.count(`SELECT count(*) FROM fga_outbox`)}
@@ -95,6 +104,36 @@ func TestStopRegistersWhatTheRunnerKept(t *testing.T) {
 	}
 	if after := e.snapshot(id); after != before {
 		t.Errorf("a second stop wrote:\n%s\nwas\n%s", after, before)
+	}
+
+	// The capture in flight ends after the stop; its result is not kept,
+	// and the runner registers it: it began before the stop. Another
+	// task's capture of that page, or of a page begun after the stop, is
+	// not registered.
+	if keep(flying) {
+		t.Errorf("the in-flight capture's result was kept after the stop")
+	}
+	otherTask := e.write(capture{url: inFlight})
+	if n, err := e.svc.AdmitCaptured(e.ctx, id, 0, []crawl.PageOutcome{e.held(otherTask)}); n != 0 || err != nil {
+		t.Errorf("another task's capture of the in-flight page after the stop: registered %d, %v; want 0", n, err)
+	}
+	if running, err := e.store.RunnerBegin(e.ctx, id, 0, third, "docs.example.org", late.TaskID, late.SubmittedAt); err != nil || running {
+		t.Errorf("a capture begun after the stop: running %v, %v", running, err)
+	}
+	if n, err := e.svc.AdmitCaptured(e.ctx, id, 0, []crawl.PageOutcome{e.held(late)}); n != 0 || err != nil {
+		t.Errorf("a capture begun after the stop: registered %d, %v; want 0", n, err)
+	}
+	if n, err := e.svc.AdmitCaptured(e.ctx, id, 0, []crawl.PageOutcome{e.held(flying)}); n != 1 || err != nil {
+		t.Fatalf("the capture in flight at the stop: registered %d, %v; want 1", n, err)
+	}
+	if n, err := e.svc.AdmitCaptured(e.ctx, id, 0, []crawl.PageOutcome{e.held(flying)}); n != 0 || err != nil {
+		t.Errorf("registered again: %d, %v; want 0", n, err)
+	}
+	if got := rows(); got != [3]int{3, 3, 3} {
+		t.Fatalf("after the in-flight capture: %v archives, submissions, outbox rows; want 3 each", got)
+	}
+	if n := e.count(`SELECT count(*) FROM crawl_pages WHERE crawl_id = $1 AND url = $2 AND task_id = $3 AND state = 'pending'`, id, inFlight, flying.TaskID); n != 1 {
+		t.Errorf("the in-flight page does not name its capture job")
 	}
 }
 

@@ -245,6 +245,12 @@ type LevelState struct {
 	// Pending maps each URL the report names that is a pending page of the
 	// crawl at the depth to that page's id.
 	Pending map[string]int64
+	// Begun is read by AdmitCaptured for a crawl closed (stopped or
+	// failed) while the level ran: for each URL it was given that is a
+	// pending page at the depth, the task of the capture the runner began
+	// there before the crawl was closed (crawl_runner_results). Nil
+	// otherwise.
+	Begun map[string]string
 	// Known holds the url_hash (sha256 of the URL) of every page of the
 	// crawl, whatever its state; it is read only when a next level can
 	// exist (depth < MaxDepth), and is nil otherwise.

@@ -16,10 +16,10 @@ func newCmdCrawlStop(opts *CrawlOptions) *cobra.Command {
 organization (can_submit on it, claimed with --org). The crawl ends
 succeeded with the stop reason "stopped". The archives of the levels
 already admitted stay, and so do those of every capture of the current
-level that ended before the stop: captures are registered as they land,
-and the stop registers those still waiting. A capture in flight at the
-stop runs to its end but is not admitted, nor is its level. Stopping a
-crawl that has ended
+level that began before the stop: captures are registered as they land,
+the stop registers those still waiting, and a capture in flight at the
+stop runs to its end and is registered then. The level itself is not
+admitted and its links are not followed. Stopping a crawl that has ended
 changes nothing and exits 0 (with --json, "stopped": false).`,
 		Example: "  ledgerctl crawl stop 3f0c… --as alice --org acme",
 		Args:    cobra.ExactArgs(1),

@@ -332,10 +332,19 @@ func (e *env) successes() map[string]int {
 	return per
 }
 
-// runUntilDone runs r until the crawl ends (a level answers a stop reason,
-// or the crawl is closed) or the timeout passes, and returns the levels it
-// ran.
+// runUntilDone runs r until the crawl ends (a level answers a stop
+// reason) or the timeout passes, and returns the levels it ran.
 func runUntilDone(t testing.TB, r *runner.Runner, levels <-chan runner.LevelEvent, timeout time.Duration) []runner.LevelEvent {
+	t.Helper()
+	return runUntil(t, r, levels, timeout, "the crawl did not end", func(ev runner.LevelEvent) bool {
+		return ev.Result != nil && ev.Result.StopReason != nil
+	})
+}
+
+// runUntil runs r until it ran a level last says is the last one, or the
+// timeout passes (failing the test with what), and returns the levels it
+// ran.
+func runUntil(t testing.TB, r *runner.Runner, levels <-chan runner.LevelEvent, timeout time.Duration, what string, last func(runner.LevelEvent) bool) []runner.LevelEvent {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -352,12 +361,30 @@ func runUntilDone(t testing.TB, r *runner.Runner, levels <-chan runner.LevelEven
 		select {
 		case ev := <-levels:
 			got = append(got, ev)
-			if ev.Result != nil && ev.Result.StopReason != nil {
+			if last(ev) {
 				return got
 			}
 		case <-deadline:
-			t.Fatalf("the crawl did not end within %s; levels so far: %+v", timeout, got)
+			t.Fatalf("%s within %s; levels so far: %+v", what, timeout, got)
 			return nil
 		}
 	}
+}
+
+// keptResults counts the results the runner kept for crawl id's pages at
+// depth (a page only begun has none). It may be called from a capture's
+// hook: an error fails the test without stopping the goroutine.
+func (e *env) keptResults(id string, depth int) int {
+	e.t.Helper()
+	kept, err := e.store.RunnerResults(e.ctx, id, depth)
+	if err != nil {
+		e.t.Error(err)
+	}
+	n := 0
+	for _, k := range kept {
+		if k.Result != nil {
+			n++
+		}
+	}
+	return n
 }

@@ -639,6 +639,7 @@ func (r *Runner) keep(ctx context.Context, lv *levelRun, host string, po crawl.P
 		return err
 	}
 	if !running {
+		r.admitInFlight(kctx, lv, po)
 		return errClosed
 	}
 	lv.mu.Lock()
@@ -649,4 +650,23 @@ func (r *Runner) keep(ctx context.Context, lv *levelRun, host string, po crawl.P
 		r.cfg.OnPage(PageEvent{CrawlID: l.CrawlID, Depth: l.Depth, Host: host, Result: pr, Attempts: attempts, Delay: delay})
 	}
 	return nil
+}
+
+// admitInFlight registers the archive of a capture that was in flight when
+// its crawl was closed (stopped, failed): its result can no longer be
+// kept, but it began before the close, so the ledger keeps it
+// (crawl.Service.AdmitCaptured) and its WACZ is not left in the bucket
+// outside the ledger. A failure is only logged.
+func (r *Runner) admitInFlight(ctx context.Context, lv *levelRun, po crawl.PageOutcome) {
+	a, ok := r.getLedger().(CapturedAdmitter)
+	if !ok || po.Manifest == nil || po.Status != crawl.StatusCaptured {
+		return
+	}
+	n, err := a.AdmitCaptured(ctx, lv.l.CrawlID, lv.l.Depth, []crawl.PageOutcome{po})
+	switch {
+	case err != nil:
+		lv.log.Warn("crawl runner: could not register a capture that was in flight when the crawl was closed", "url", po.URL, "error", err.Error())
+	case n > 0:
+		lv.log.Info("crawl runner: registered a capture that was in flight when the crawl was closed", "url", po.URL, "taskId", po.TaskID)
+	}
 }

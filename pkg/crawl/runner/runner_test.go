@@ -335,17 +335,7 @@ func TestRestartResumesLevel(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatal("the first runner did not stop")
 	}
-	kept, err := e.store.RunnerResults(e.ctx, id, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	finished := 0
-	for _, k := range kept {
-		if k.Result != nil {
-			finished++
-		}
-	}
-	if finished != 3 {
+	if finished := e.keptResults(id, 1); finished != 3 {
 		t.Fatalf("the stopped runner kept %d results at depth 1, want 3", finished)
 	}
 	if v, _ := svc1.Get(e.ctx, alice, id); v.State != crawl.StateRunning {

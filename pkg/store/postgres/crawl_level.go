@@ -113,7 +113,9 @@ func (s *Store) ApplyLevel(ctx context.Context, crawlID string, depth int, urls 
 // before the level's report, in one transaction: it locks the crawl's row
 // FOR SHARE (so a level report, a stop or a close waits for it, and it for
 // them), reads the crawl, whether depth's report was accepted and, while
-// the crawl runs and it was not, which of urls are pending pages at depth;
+// the crawl runs and it was not, which of urls are pending pages at depth
+// (for a crawl closed since, those with the task the runner began there
+// before the close: LevelState.Begun);
 // decide plans from that, and only the plan's Submissions, Archives (with
 // their outbox rows) and Tasks (the pages' capture jobs, so the archives
 // are the crawl's at once: its list filter, counts and replay collection)
@@ -136,8 +138,14 @@ func (s *Store) AdmitCaptured(ctx context.Context, crawlID string, depth int, ur
 		if st.Accepted, err = crawlLevel(ctx, tx, crawlID, depth); err != nil {
 			return err
 		}
-		if st.Accepted == nil && st.Crawl.State == "running" {
+		switch {
+		case st.Accepted != nil:
+		case st.Crawl.State == "running":
 			if st.Pending, err = t.pending(ctx, depth, urls); err != nil {
+				return err
+			}
+		case st.Crawl.FinishedAt != nil:
+			if st.Pending, st.Begun, err = t.begunBefore(ctx, depth, urls, *st.Crawl.FinishedAt); err != nil {
 				return err
 			}
 		}
@@ -167,6 +175,35 @@ func (t *levelTx) applyCaptured(ctx context.Context, depth int, plan *ledger.Lev
 		return nil, err
 	}
 	return admitted, t.nameTasks(ctx, depth, plan.Tasks)
+}
+
+// begunBefore reads which of urls are pending pages at depth whose
+// capture the runner began (crawl_runner_results) at or before closedAt,
+// with that capture's task.
+func (t *levelTx) begunBefore(ctx context.Context, depth int, urls []string, closedAt time.Time) (map[string]int64, map[string]string, error) {
+	pending, begun := map[string]int64{}, map[string]string{}
+	if len(urls) == 0 {
+		return pending, begun, nil
+	}
+	rows, err := t.tx.Query(ctx, `
+		SELECT p.id, p.url, r.task_id FROM crawl_pages p JOIN unnest($3::text[]) AS x(url)
+		  ON p.url_hash = digest(x.url, 'sha256') AND p.url = x.url
+		JOIN crawl_runner_results r ON r.crawl_id = p.crawl_id AND r.url = p.url AND r.depth = p.depth
+		WHERE p.crawl_id = $1 AND p.depth = $2 AND p.state = 'pending'
+		  AND r.task_id IS NOT NULL AND r.submitted_at <= $4`, t.crawlID, depth, urls, closedAt)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read the captures begun before the crawl closed: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		var u, task string
+		if err := rows.Scan(&id, &u, &task); err != nil {
+			return nil, nil, err
+		}
+		pending[u], begun[u] = id, task
+	}
+	return pending, begun, rows.Err()
 }
 
 // levelTx is the transaction in which one level report is applied. Every
