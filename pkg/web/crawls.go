@@ -115,7 +115,7 @@ var crawlTexts = texts{
 	"replayCrawl":        {"Replay this crawl", "このクロールをリプレイ"},
 	"openReplay":         {"Open the replay in a new tab", "新しいタブでリプレイを開く"},
 	"replayExpires":      {"(link valid until {at})", "（{at} まで有効）"},
-	"stopped":            {"Stopped: no new page starts; what was admitted stays.", "停止しました。新しいページは開始されず、取り込み済みのものは残ります。"},
+	"stopped":            {"Stopped: no new page starts; every capture already made stays.", "停止しました。新しいページは開始されません。取得済みのキャプチャはすべて残ります。"},
 	"alreadyEnded":       {"The crawl had already ended; nothing changed.", "クロールはすでに終了していました。変更はありません。"},
 	"mayNotStop":         {"You may not stop this crawl.", "このクロールを停止する権限がありません。"},
 	"limits":             {"depth {depth}, {pages} pages, {delay} ms between captures on a host, {hosts} hosts at once", "深さ {depth}、{pages} ページ、同じホストで {delay} ミリ秒間隔、同時に {hosts} ホスト"},

@@ -329,15 +329,27 @@ func openStartedCrawl(t *testing.T, srv *served, seed string, delayMs int) (cont
 }
 
 // TestCrawlScreenStops: a running crawl of a slow site is stopped from its
-// page; the page says so without a reload and the crawl ends "stopped".
+// page while its level's second page is being fetched; the page says so
+// without a reload and the crawl ends "stopped". Every capture made stays,
+// the one in flight at the stop included: each page the page shows
+// captured links its archive, and no other page does, in English and
+// Japanese.
 func TestCrawlScreenStops(t *testing.T) {
 	t.Parallel()
 	srv := crawlServe(t)
 	// Thirty pages of a second each, a second apart: a minute of crawl.
+	// The fetch of /p1 is signalled as it starts.
+	p1 := make(chan struct{}, 1)
 	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/robots.txt" {
 			http.NotFound(w, r)
 			return
+		}
+		if r.URL.Path == "/p1" {
+			select {
+			case p1 <- struct{}{}:
+			default:
+			}
 		}
 		time.Sleep(time.Second)
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -349,17 +361,68 @@ func TestCrawlScreenStops(t *testing.T) {
 	ctx, id := openStartedCrawl(t, srv, slow.URL+"/", 1000)
 	waitFor(t, ctx, 20*time.Second, "the stop button", `document.body.getAttribute("data-crawl-state") === "running" && !document.querySelector("#stop").hidden`)
 	evalString(t, ctx, `window.__sameLoad = "yes"`)
+	// Stopped while /p1 is being fetched: its capture is in flight.
+	select {
+	case <-p1:
+	case <-time.After(30 * time.Second):
+		t.Fatal("/p1 was not fetched within 30 s")
+	}
 	if err := chromedp.Do(ctx, chromedp.Click("#stop")); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, ctx, 20*time.Second, "the stopped crawl",
 		`document.body.getAttribute("data-crawl-state") === "succeeded" && document.querySelector("#crawl-facts .chip").textContent === "stopped" && document.querySelector("#stop").hidden`)
-	if got := evalString(t, ctx, `document.querySelector("#action-note").textContent + "|" + window.__sameLoad`); got != "Stopped: no new page starts; what was admitted stays.|yes" {
+	if got := evalString(t, ctx, `document.querySelector("#action-note").textContent + "|" + window.__sameLoad`); got != "Stopped: no new page starts; every capture already made stays.|yes" {
 		t.Errorf("after stop the page reads %q", got)
 	}
 	code, body := apiAs(t, srv.URL, "GET", "/api/crawls/"+id, "alice", "acme", "")
 	if code != 200 || body["state"] != "succeeded" || body["stopReason"] != "stopped" {
 		t.Errorf("the crawl after stop: %d %v", code, body)
+	}
+	// A capture in flight at the stop ends up to a second later (the
+	// site answers in a second) and is registered then.
+	time.Sleep(2 * time.Second)
+	// Each row: its state chip, and whether it links an archive; the
+	// crawl's archives as the API counts them.
+	rows := `Array.prototype.map.call(document.querySelectorAll("#pages tbody tr"), function (r) { return r.cells[2].textContent + (r.querySelector("a[href^='/archives/']") ? "+archive" : ""); }).join(" ")`
+	for _, c := range []struct{ lang, captured, pending, file string }{
+		{"en", "captured", "pending", "crawl-stopped-en.png"},
+		{"ja", "取得", "待機", "crawl-stopped-ja.png"},
+	} {
+		if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/crawls/"+id+"?lang="+c.lang)); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, ctx, 20*time.Second, "the stopped crawl's pages in "+c.lang,
+			`document.documentElement.lang === "`+c.lang+`" && document.body.getAttribute("data-crawl-state") === "succeeded" && document.querySelectorAll("#pages tbody tr").length >= 3`)
+		got := strings.Fields(evalString(t, ctx, rows))
+		linked := 0
+		for _, r := range got {
+			state, archive := strings.CutSuffix(r, "+archive")
+			if (state == c.captured) != archive {
+				t.Errorf("%s: a page %s with archive %v; every captured page links its archive, and only those (rows: %v)", c.lang, state, archive, got)
+			}
+			if archive {
+				linked++
+			}
+		}
+		if linked != 3 {
+			t.Errorf("%s: %d pages link an archive after the stop, want 3: the seed, /p0 and /p1, in flight at the stop (rows: %v)", c.lang, linked, got)
+		}
+		if p1 := evalString(t, ctx, `(function () { var r = Array.prototype.find.call(document.querySelectorAll("#pages tbody tr"), function (r) { return r.cells[0].textContent === "`+slow.URL+`/p1"; }); return r ? r.cells[2].textContent + (r.querySelector("a[href^='/archives/']") ? "+archive" : "") : "no row"; })()`); p1 != c.captured+"+archive" {
+			t.Errorf("%s: /p1, in flight at the stop, reads %q; want %s with its archive", c.lang, p1, c.captured)
+		}
+		// The list follows OpenFGA, which the outbox reaches a moment
+		// after the registration.
+		listed := -1
+		for deadline := time.Now().Add(15 * time.Second); listed != linked && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+			_, list := apiAs(t, srv.URL, "GET", "/api/archives?crawl="+id, "alice", "acme", "")
+			as, _ := list["archives"].([]any)
+			listed = len(as)
+		}
+		if listed != linked {
+			t.Errorf("%s: alice lists %d archives of the crawl, %d pages link one (rows: %v)", c.lang, listed, linked, got)
+		}
+		shot(t, ctx, c.file)
 	}
 }
 

@@ -432,10 +432,14 @@ func (s *Store) RunnerProgress(ctx context.Context, crawlID string) ([]ledger.Ho
 // keptPages is a crawl's pages ($1) with each one's state as kept so far:
 // its level's close, or while its level runs the result the runner kept
 // for it (st), and its skip or failure reason the same way (reason) — what
-// the progress by host, by level and the pages' rows all count.
+// the progress by host, by level and the pages' rows all count. A pending
+// page without a kept result that names its capture job is captured: its
+// archive was registered, the capture having been in flight when the
+// crawl was stopped or failed (its result could not be kept then).
 const keptPages = `
 	SELECT cp.*,
-	       CASE WHEN cp.state <> 'pending' THEN cp.state ELSE coalesce(r.result->>'status', 'pending') END AS st,
+	       CASE WHEN cp.state <> 'pending' THEN cp.state
+	            ELSE coalesce(r.result->>'status', CASE WHEN cp.task_id IS NOT NULL THEN 'captured' END, 'pending') END AS st,
 	       coalesce(cp.skip_reason, CASE WHEN cp.state = 'pending' THEN nullif(r.result->>'skipReason', '') END) AS reason,
 	       coalesce(cp.submitted_at, r.submitted_at) AS kept_submitted_at,
 	       coalesce(cp.finished_at, r.finished_at) AS kept_finished_at
