@@ -166,7 +166,9 @@ func (s *Service) AdmitCaptured(ctx context.Context, crawlID string, depth int, 
 		}
 		// Only the pages still pending at this depth, as the level will
 		// find them; the rest are left to the level's admission.
-		plan = capturedPlan(st.Crawl, mine, st.Pending, now)
+		// No result of a capture of a closed crawl is kept: its page
+		// records its times.
+		plan = capturedPlan(st.Crawl, mine, st.Pending, now, st.Crawl.State != StateRunning)
 		return plan, nil
 	})
 	if err != nil || plan == nil {
@@ -181,8 +183,9 @@ func (s *Service) AdmitCaptured(ctx context.Context, crawlID string, depth int, 
 // capturedPlan registers the archives of works before their level's
 // report: for each page with an archive to admit (and, when pending is
 // not nil, a pending page of the level), its submission, its archive with
-// its outbox rows, and its capture job; nil when there is none.
-func capturedPlan(cr ledger.Crawl, works []pageWork, pending map[string]int64, now time.Time) *ledger.LevelPlan {
+// its outbox rows, and its capture job (with the capture's times when
+// times is set); nil when there is none.
+func capturedPlan(cr ledger.Crawl, works []pageWork, pending map[string]int64, now time.Time, times bool) *ledger.LevelPlan {
 	mine := make([]pageWork, 0, len(works))
 	for _, pw := range works {
 		if _, ok := pending[pw.rep.URL]; (ok || pending == nil) && pw.refused == "" && pw.archive != nil {
@@ -195,7 +198,11 @@ func capturedPlan(cr ledger.Crawl, works []pageWork, pending map[string]int64, n
 	plan := &ledger.LevelPlan{}
 	plan.Submissions, plan.Archives, plan.Tuples = admissions(cr, mine, now)
 	for _, pw := range mine {
-		plan.Tasks = append(plan.Tasks, ledger.PageTask{URL: pw.rep.URL, TaskID: pw.rep.TaskID})
+		task := ledger.PageTask{URL: pw.rep.URL, TaskID: pw.rep.TaskID}
+		if sub, fin := pw.rep.SubmittedAt, pw.rep.FinishedAt; times && !sub.IsZero() && !fin.IsZero() {
+			task.SubmittedAt, task.FinishedAt = &sub, &fin
+		}
+		plan.Tasks = append(plan.Tasks, task)
 	}
 	return plan
 }

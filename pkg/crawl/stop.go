@@ -135,5 +135,5 @@ func (s *Service) keptPlan(ctx context.Context, log *slog.Logger, cr ledger.Craw
 		}()
 	}
 	wg.Wait()
-	return capturedPlan(cr, works, nil, now)
+	return capturedPlan(cr, works, nil, now, false)
 }

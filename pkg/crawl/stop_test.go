@@ -132,8 +132,14 @@ func TestStopRegistersWhatTheRunnerKept(t *testing.T) {
 	if got := rows(); got != [3]int{3, 3, 3} {
 		t.Fatalf("after the in-flight capture: %v archives, submissions, outbox rows; want 3 each", got)
 	}
-	if n := e.count(`SELECT count(*) FROM crawl_pages WHERE crawl_id = $1 AND url = $2 AND task_id = $3 AND state = 'pending'`, id, inFlight, flying.TaskID); n != 1 {
-		t.Errorf("the in-flight page does not name its capture job")
+	// Its page names its capture job and records its times (no result of
+	// it is kept): the politeness timeline shows it.
+	if n := e.count(`SELECT count(*) FROM crawl_pages WHERE crawl_id = $1 AND url = $2 AND task_id = $3 AND state = 'pending'
+		AND submitted_at = $4 AND finished_at = $5`, id, inFlight, flying.TaskID, flying.SubmittedAt, flying.FinishedAt); n != 1 {
+		t.Errorf("the in-flight page does not name its capture job with its times")
+	}
+	if n := e.count(`SELECT count(*) FROM crawl_pages WHERE crawl_id = $1 AND url = $2 AND finished_at IS NULL`, id, www); n != 1 {
+		t.Errorf("a page whose result was kept has times of its own")
 	}
 }
 

@@ -295,7 +295,13 @@ type LevelPlan struct {
 
 // PageTask is a pending page (by its URL) and the capture job whose
 // archive was registered for it.
-type PageTask struct{ URL, TaskID string }
+type PageTask struct {
+	URL, TaskID string
+	// SubmittedAt and FinishedAt, when set, are recorded as the page's
+	// capture times: a capture in flight when its crawl was closed, whose
+	// result the runner could not keep (the politeness timeline shows it).
+	SubmittedAt, FinishedAt *time.Time
+}
 
 // LevelApplied is what applying a LevelPlan wrote.
 type LevelApplied struct {

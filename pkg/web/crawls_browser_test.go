@@ -332,8 +332,8 @@ func openStartedCrawl(t *testing.T, srv *served, seed string, delayMs int) (cont
 // page while its level's second page is being fetched; the page says so
 // without a reload and the crawl ends "stopped". Every capture made stays,
 // the one in flight at the stop included: each page the page shows
-// captured links its archive, and no other page does, in English and
-// Japanese.
+// captured links its archive, and no other page does, and the politeness
+// timeline shows its capture, in English and Japanese.
 func TestCrawlScreenStops(t *testing.T) {
 	t.Parallel()
 	srv := crawlServe(t)
@@ -407,6 +407,10 @@ func TestCrawlScreenStops(t *testing.T) {
 		}
 		if linked != 3 {
 			t.Errorf("%s: %d pages link an archive after the stop, want 3: the seed, /p0 and /p1, in flight at the stop (rows: %v)", c.lang, linked, got)
+		}
+		// /p1's capture is on the politeness timeline with the others.
+		if bars := evalString(t, ctx, `String(document.querySelectorAll("svg.timeline rect.capture").length)`); bars != "3" {
+			t.Errorf("%s: %s captures on the politeness timeline, want 3 (the seed, /p0, /p1)", c.lang, bars)
 		}
 		if p1 := evalString(t, ctx, `(function () { var r = Array.prototype.find.call(document.querySelectorAll("#pages tbody tr"), function (r) { return r.cells[0].textContent === "`+slow.URL+`/p1"; }); return r ? r.cells[2].textContent + (r.querySelector("a[href^='/archives/']") ? "+archive" : "") : "no row"; })()`); p1 != c.captured+"+archive" {
 			t.Errorf("%s: /p1, in flight at the stop, reads %q; want %s with its archive", c.lang, p1, c.captured)

@@ -300,14 +300,16 @@ func (t *levelTx) nameTasks(ctx context.Context, depth int, tasks []ledger.PageT
 		return nil
 	}
 	urls, ids := make([]string, len(tasks)), make([]string, len(tasks))
+	subs, fins := make([]*time.Time, len(tasks)), make([]*time.Time, len(tasks))
 	for i, p := range tasks {
-		urls[i], ids[i] = p.URL, p.TaskID
+		urls[i], ids[i], subs[i], fins[i] = p.URL, p.TaskID, p.SubmittedAt, p.FinishedAt
 	}
 	_, err := t.tx.Exec(ctx, `
-		UPDATE crawl_pages p SET task_id = x.task_id
-		FROM unnest($3::text[], $4::text[]) AS x(url, task_id)
+		UPDATE crawl_pages p SET task_id = x.task_id,
+		       submitted_at = coalesce(x.submitted_at, p.submitted_at), finished_at = coalesce(x.finished_at, p.finished_at)
+		FROM unnest($3::text[], $4::text[], $5::timestamptz[], $6::timestamptz[]) AS x(url, task_id, submitted_at, finished_at)
 		WHERE p.crawl_id = $1 AND p.depth = $2 AND p.state = 'pending'
-		  AND p.url_hash = digest(x.url, 'sha256') AND p.url = x.url`, t.crawlID, depth, urls, ids)
+		  AND p.url_hash = digest(x.url, 'sha256') AND p.url = x.url`, t.crawlID, depth, urls, ids, subs, fins)
 	if err != nil {
 		return fmt.Errorf("name the pages' capture jobs: %w", err)
 	}
