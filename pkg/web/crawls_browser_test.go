@@ -409,8 +409,8 @@ func TestCrawlScreenStops(t *testing.T) {
 			t.Errorf("%s: %d pages link an archive after the stop, want 3: the seed, /p0 and /p1, in flight at the stop (rows: %v)", c.lang, linked, got)
 		}
 		// /p1's capture is on the politeness timeline with the others.
-		if bars := evalString(t, ctx, `String(document.querySelectorAll("svg.timeline rect.capture").length)`); bars != "3" {
-			t.Errorf("%s: %s captures on the politeness timeline, want 3 (the seed, /p0, /p1)", c.lang, bars)
+		if bars := evalString(t, ctx, `Array.prototype.map.call(document.querySelectorAll("svg.timeline rect.capture"), function (r) { return r.getAttribute("class"); }).join(",")`); bars != "capture state-captured,capture state-captured,capture state-captured" {
+			t.Errorf("%s: the politeness timeline's captures are %q, want 3 captured (the seed, /p0, /p1)", c.lang, bars)
 		}
 		if p1 := evalString(t, ctx, `(function () { var r = Array.prototype.find.call(document.querySelectorAll("#pages tbody tr"), function (r) { return r.cells[0].textContent === "`+slow.URL+`/p1"; }); return r ? r.cells[2].textContent + (r.querySelector("a[href^='/archives/']") ? "+archive" : "") : "no row"; })()`); p1 != c.captured+"+archive" {
 			t.Errorf("%s: /p1, in flight at the stop, reads %q; want %s with its archive", c.lang, p1, c.captured)

@@ -141,26 +141,19 @@ func (s *Store) CrawlPageRows(ctx context.Context, crawlID string, after int64, 
 }
 
 // PolitenessTimeline reads every capture of a crawl with both times
-// recorded (the runner's kept results for a level not reported yet),
-// ordered by host and start: the evidence Politeness summarises.
+// recorded, each page in the state keptPages gives it (the runner's kept
+// results for a level not reported yet), ordered by host and start: the
+// evidence Politeness summarises.
 func (s *Store) PolitenessTimeline(ctx context.Context, crawlID string) ([]ledger.TimelineCapture, error) {
 	rows, err := s.Pool.Query(ctx, `
-		WITH p AS (
-			SELECT cp.host, cp.depth, cp.url,
-			       CASE WHEN cp.state <> 'pending' THEN cp.state ELSE coalesce(r.result->>'status', 'pending') END AS state,
-			       coalesce(cp.submitted_at, r.submitted_at) AS submitted_at,
-			       coalesce(cp.finished_at, r.finished_at) AS finished_at
-			FROM crawl_pages cp
-			LEFT JOIN crawl_runner_results r ON r.crawl_id = cp.crawl_id AND r.url = cp.url
-			WHERE cp.crawl_id = $1
-		)
-		SELECT p.host, p.depth, p.url, p.state, p.submitted_at, p.finished_at,
+		WITH p AS (`+keptPages+`)
+		SELECT p.host, p.depth, p.url, p.st, p.kept_submitted_at, p.kept_finished_at,
 		       coalesce(h.delay_ms, c.per_host_delay_ms)
 		FROM p
 		JOIN crawls c ON c.id = $1
 		LEFT JOIN crawl_runner_hosts h ON h.crawl_id = $1 AND h.depth = p.depth AND h.host = p.host
-		WHERE p.submitted_at IS NOT NULL AND p.finished_at IS NOT NULL
-		ORDER BY p.host, p.submitted_at, p.url`, crawlID)
+		WHERE p.kept_submitted_at IS NOT NULL AND p.kept_finished_at IS NOT NULL
+		ORDER BY p.host, p.kept_submitted_at, p.url`, crawlID)
 	if err != nil {
 		return nil, fmt.Errorf("read the crawl's capture times: %w", err)
 	}

@@ -432,10 +432,11 @@ func (s *Store) RunnerProgress(ctx context.Context, crawlID string) ([]ledger.Ho
 // keptPages is a crawl's pages ($1) with each one's state as kept so far:
 // its level's close, or while its level runs the result the runner kept
 // for it (st), and its skip or failure reason the same way (reason) — what
-// the progress by host, by level and the pages' rows all count. A pending
-// page without a kept result that names its capture job is captured: its
-// archive was registered, the capture having been in flight when the
-// crawl was stopped or failed (its result could not be kept then).
+// the progress by host, by level, the pages' rows and the politeness
+// timeline all count. A pending page without a kept result that names its
+// capture job is captured: its archive was registered, the capture having
+// been in flight when the crawl was stopped or failed (its result could
+// not be kept then).
 const keptPages = `
 	SELECT cp.*,
 	       CASE WHEN cp.state <> 'pending' THEN cp.state
