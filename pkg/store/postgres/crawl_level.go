@@ -534,7 +534,11 @@ func insertArchives(ctx context.Context, tx pgx.Tx, rows []ledger.NewArchive, tu
 		SELECT p::jsonb FROM unnest($1::text[]) WITH ORDINALITY AS x(p, i) ORDER BY x.i`, sortedPayloads); err != nil {
 		return nil, fmt.Errorf("queue tuples: %w", err)
 	}
-	if err := recordSources(ctx, tx, queued); err != nil {
+	fresh := make([]string, len(ins))
+	for j, r := range ins {
+		fresh[j] = r.ID
+	}
+	if err := recordSources(ctx, tx, queued, fresh); err != nil {
 		return nil, err
 	}
 	return sortedIdx, nil

@@ -43,8 +43,9 @@ func jobSources(payloads []ledger.OutboxPayload) []jobSource {
 // gives every archive of those jobs every grantee its job has (the list's
 // candidates; migrations/000008_list_sources.up.sql). The jobs are locked
 // first, in order, so that two admissions of one job at once cannot each
-// miss the other's archive.
-func recordSources(ctx context.Context, tx pgx.Tx, payloads []ledger.OutboxPayload) error {
+// miss the other's archive. fresh are the archives tx inserted: they wait
+// to be indexed already, and nobody else sees them yet.
+func recordSources(ctx context.Context, tx pgx.Tx, payloads []ledger.OutboxPayload, fresh []string) error {
 	src := jobSources(payloads)
 	if len(src) == 0 {
 		return nil
@@ -76,7 +77,9 @@ func recordSources(ctx context.Context, tx pgx.Tx, payloads []ledger.OutboxPaylo
 	// Store.SearchScope). The update is unconditional so that it takes the
 	// row's lock even while the indexer is at work on the archive (whose
 	// MarkIndexed then waits for this transaction, and whose re-read of
-	// the grantees sees this one's).
+	// the grantees sees this one's). An archive of this transaction is
+	// left alone: no indexer can be at work on it, and writing its row
+	// again would leave a dead version of it in the table and each index.
 	if _, err := tx.Exec(ctx, `
 		WITH gained AS (
 			INSERT INTO archive_sources (archive_id, captured_at, kind, principal)
@@ -85,7 +88,8 @@ func recordSources(ctx context.Context, tx pgx.Tx, payloads []ledger.OutboxPaylo
 			WHERE j.task_id = ANY($1::uuid[])
 			ON CONFLICT DO NOTHING
 			RETURNING archive_id)
-		UPDATE archives SET indexed_at = NULL WHERE id IN (SELECT archive_id FROM gained)`, tasks); err != nil {
+		UPDATE archives SET indexed_at = NULL
+		WHERE id IN (SELECT archive_id FROM gained) AND id <> ALL(coalesce($2::uuid[], '{}'))`, tasks, fresh); err != nil {
 		return fmt.Errorf("record list sources: %w", err)
 	}
 	return nil
