@@ -384,7 +384,7 @@ func (r *Runner) rescan(ctx context.Context) {
 			l.Frontier[i] = crawl.FrontierPage{URL: p.URL, Host: p.Host, LastFinishedAt: p.LastFinishedAt}
 		}
 		if len(l.Frontier) > 0 && r.enqueue(l) {
-			r.cfg.Log.Info("crawl runner: resuming an open level", "crawlId", l.CrawlID, "depth", l.Depth, "pages", len(l.Frontier))
+			r.cfg.Log.Info("crawl runner: found an open level (a new crawl's, or one a runner left unfinished)", "crawlId", l.CrawlID, "depth", l.Depth, "pages", len(l.Frontier))
 		}
 	}
 }
