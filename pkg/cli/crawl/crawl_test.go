@@ -265,6 +265,11 @@ func TestCrawlStartWait(t *testing.T) {
 		!strings.Contains(out, "failed  1 page(s): ") {
 		t.Fatalf("start --wait, every page refused: exit %d %q %s", code, out, errs)
 	}
+	// It registered no archive, and says so rather than that they can be
+	// listed.
+	if !strings.Contains(errs, "archives of this run: none (no page was captured)") || strings.Contains(errs, "can list and open them") {
+		t.Errorf("start --wait, every page refused, on its archives: %s", errs)
+	}
 	out, _, code = clitest.Run(t, dir, env, "crawl", "status", failedID, "--as", "alice", "--org", "acme", "--json")
 	if code != 0 || !strings.Contains(out, `"state":"failed"`) || !strings.Contains(out, `"pagesCaptured":0`) {
 		t.Errorf("status of the failed crawl: %d %s", code, out)
