@@ -114,15 +114,33 @@ func BenchmarkRunner500Pages(b *testing.B) {
 	alone()
 	b.ResetTimer()
 	var crawlTime, reportTime, aloneTime time.Duration
+	// The CPU each side used, by process: this one (the crawl or the
+	// capturer, and the sites), PostgreSQL's and the S3 server's (every
+	// process of those names on the machine).
+	procs := []string{"self", "postgres", "versitygw"}
+	crawlCPU, aloneCPU := map[string]time.Duration{}, map[string]time.Duration{}
+	add := func(to, d map[string]time.Duration) {
+		for k, v := range d {
+			to[k] += v
+		}
+	}
 	pages := 0
 	for range b.N {
+		c0 := processCPU(procs...)
 		took, reporting, n := crawlOnce(b, e, capt, seeds, 500, 0, 10)
+		c1 := processCPU(procs...)
 		crawlTime += took
 		reportTime += reporting
 		pages += n
 		aloneTime += alone()
+		add(crawlCPU, cpuSince(c0, c1))
+		add(aloneCPU, cpuSince(c1, processCPU(procs...)))
 	}
 	b.StopTimer()
+	for _, p := range procs {
+		b.ReportMetric(crawlCPU[p].Seconds()*1000/float64(b.N), "crawl-"+p+"-cpu-ms")
+		b.ReportMetric(aloneCPU[p].Seconds()*1000/float64(b.N), "capturer-"+p+"-cpu-ms")
+	}
 	if pages != 500*b.N {
 		b.Fatalf("%d pages captured over %d crawls, want 500 each", pages, b.N)
 	}
