@@ -219,3 +219,32 @@ func TestFailingACrawlRegistersWhatTheRunnerKept(t *testing.T) {
 		})
 	}
 }
+
+// TestInFlightCaptureKeptWhateverTheRunnersClock: a capture the runner
+// began while the crawl ran is registered when it ends after a stop, even
+// when the runner's clock is ahead of the clock of the process that
+// stopped the crawl. What says it began before the stop is its begin,
+// which the database records only while the crawl runs, not the times two
+// processes read from their own clocks.
+func TestInFlightCaptureKeptWhateverTheRunnersClock(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	id := e.start(crawl.StartRequest{Seeds: []string{www}, Rules: siteRules, MaxDepth: ptr(1)})
+	flying := e.write(capture{url: www})
+	// The runner's clock runs 5 s ahead of the stopping process's.
+	flying.SubmittedAt = e.clock.Now().Add(5 * time.Second)
+	flying.FinishedAt = flying.SubmittedAt.Add(time.Second)
+	if running, err := e.store.RunnerBegin(e.ctx, id, 0, www, host(t, www), flying.TaskID, flying.SubmittedAt); err != nil || !running {
+		t.Fatalf("begin %s: %v, %v", www, running, err)
+	}
+	if res, err := e.svc.Stop(e.ctx, alice, id); err != nil || !res.Stopped {
+		t.Fatalf("stop: %+v, %v", res, err)
+	}
+	if n, err := e.svc.AdmitCaptured(e.ctx, id, 0, []crawl.PageOutcome{e.held(flying)}); n != 1 || err != nil {
+		t.Fatalf("the capture in flight at the stop, begun at a time after it by the runner's clock: registered %d, %v; want 1", n, err)
+	}
+	if n := e.count(`SELECT count(*) FROM crawl_pages WHERE crawl_id = $1 AND url = $2 AND task_id = $3 AND submitted_at = $4`,
+		id, www, flying.TaskID, flying.SubmittedAt); n != 1 {
+		t.Errorf("its page does not name its capture job with the runner's times")
+	}
+}

@@ -145,7 +145,7 @@ func (s *Store) AdmitCaptured(ctx context.Context, crawlID string, depth int, ur
 				return err
 			}
 		case st.Crawl.FinishedAt != nil:
-			if st.Pending, st.Begun, err = t.begunBefore(ctx, depth, urls, *st.Crawl.FinishedAt); err != nil {
+			if st.Pending, st.Begun, err = t.begunBefore(ctx, depth, urls); err != nil {
 				return err
 			}
 		}
@@ -178,9 +178,13 @@ func (t *levelTx) applyCaptured(ctx context.Context, depth int, plan *ledger.Lev
 }
 
 // begunBefore reads which of urls are pending pages at depth whose
-// capture the runner began (crawl_runner_results) at or before closedAt,
-// with that capture's task.
-func (t *levelTx) begunBefore(ctx context.Context, depth int, urls []string, closedAt time.Time) (map[string]int64, map[string]string, error) {
+// capture the runner began before the crawl was closed, with that
+// capture's task: those with a begin in crawl_runner_results, which a
+// RunnerBegin statement writes only when it sees the crawl running, so
+// before the close by the database's order. The begin's own time is the
+// runner's clock and is not compared with the close's, which another
+// process's clock may have written.
+func (t *levelTx) begunBefore(ctx context.Context, depth int, urls []string) (map[string]int64, map[string]string, error) {
 	pending, begun := map[string]int64{}, map[string]string{}
 	if len(urls) == 0 {
 		return pending, begun, nil
@@ -190,7 +194,7 @@ func (t *levelTx) begunBefore(ctx context.Context, depth int, urls []string, clo
 		  ON p.url_hash = digest(x.url, 'sha256') AND p.url = x.url
 		JOIN crawl_runner_results r ON r.crawl_id = p.crawl_id AND r.url = p.url AND r.depth = p.depth
 		WHERE p.crawl_id = $1 AND p.depth = $2 AND p.state = 'pending'
-		  AND r.task_id IS NOT NULL AND r.submitted_at <= $4`, t.crawlID, depth, urls, closedAt)
+		  AND r.task_id IS NOT NULL`, t.crawlID, depth, urls)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read the captures begun before the crawl closed: %w", err)
 	}
