@@ -626,3 +626,49 @@ func TestCrawlScreensHostileStrings(t *testing.T) {
 	}
 	noScriptRan("the form", "New crawl · capture-ledger")
 }
+
+// TestCrawlScreenCountsOfOne: a count of one reads in the singular in
+// English ("1 gap", "1 host at once", "0 of 1 archive"), a count of two
+// in the plural, and Japanese, which has no plural, reads the same for
+// both. Two crawls recorded of one host each (two captures one gap apart,
+// and a single capture), one host at once, their archives not indexed.
+// The time line's axis starts at 0 in the page's language.
+func TestCrawlScreenCountsOfOne(t *testing.T) {
+	t.Parallel()
+	s := startServe(t, nil)
+	two := seedCrawl(t, s.Env, "acme", "alice", seedArchives(t, s.Env, "acme", time.Now().Add(-time.Hour), "https://crawl.test/", "https://crawl.test/about"))
+	one := seedCrawl(t, s.Env, "acme", "alice", seedArchives(t, s.Env, "acme", time.Now().Add(-2*time.Hour), "https://crawl.test/single"))
+	ctx := testenv.BrowserTab(t, 2*time.Minute)
+	signInOnCrawls(t, ctx, s, "alice", "acme")
+	read := `(document.querySelector("#crawl-facts")||{}).textContent + " | " + (document.querySelector("#politeness-summary")||{}).textContent +
+		" | axis " + ((document.querySelector("svg.timeline text.axis")||{}).textContent || "")`
+	for _, c := range []struct {
+		id, lang string
+		want     []string
+	}{
+		{two, "en", []string{"1 host at once", "2 captures, 1 gap (shortest", "0 of 2 archives indexed for search"}},
+		{one, "en", []string{"1 host at once", "1 capture, 0 gaps", "0 of 1 archive indexed for search"}},
+		{two, "ja", []string{"同時に 1 ホスト", "取得 2 件、間隔 1 件（最短", "2 件中 0 件のアーカイブを検索用に索引済み", "axis 0 秒"}},
+		{one, "ja", []string{"同時に 1 ホスト", "取得 1 件、間隔 0 件", "1 件中 0 件のアーカイブを検索用に索引済み", "axis 0 秒"}},
+	} {
+		if err := chromedp.Do(ctx, chromedp.Navigate(s.URL+"/crawls/"+c.id+"?lang="+c.lang)); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, ctx, 20*time.Second, "the crawl's facts and politeness summary",
+			`document.querySelector("#crawl-search") !== null && document.querySelector("#politeness-summary li") !== null`)
+		got, pages := evalString(t, ctx, read), map[string]int{two: 2, one: 1}[c.id]
+		for _, w := range c.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s crawl of %d page(s) reads %q; want %q in it", c.lang, pages, got, w)
+			}
+		}
+		shot(t, ctx, fmt.Sprintf("crawl-counts-%d-%s.png", pages, c.lang))
+		if c.lang == "en" {
+			for _, bad := range []string{"1 gaps", "1 captures", "1 hosts", "1 archives"} {
+				if strings.Contains(got, bad) {
+					t.Errorf("en crawl reads %q", bad)
+				}
+			}
+		}
+	}
+}

@@ -12,8 +12,10 @@
   L.who = document.body.getAttribute("data-who");
 
   // L.t("key", {n: 3}): the text in the page's language, {name}s filled
-  // with values shown as given.
+  // with values shown as given. When n is 1 and the language has a
+  // singular for the key ("key_one": English), that text is used.
   L.t = function (key, values) {
+    if (values && values.n === 1 && Object.prototype.hasOwnProperty.call(L.text, key + "_one")) { key += "_one"; }
     var s = Object.prototype.hasOwnProperty.call(L.text, key) ? L.text[key] : key;
     if (!values) { return s; }
     return s.replace(/\{(\w+)\}/g, function (m, k) { return Object.prototype.hasOwnProperty.call(values, k) ? String(values[k]) : m; });

@@ -104,7 +104,7 @@
       root.appendChild(g);
     });
     var ay = top + hosts.length * rowH + 14;
-    root.appendChild(svg("text", { x: left, y: ay, "class": "axis" }, "0 s"));
+    root.appendChild(svg("text", { x: left, y: ay, "class": "axis" }, L.t("durSec", { s: 0 })));
     root.appendChild(svg("text", { x: W - right, y: ay, "class": "axis", "text-anchor": "end" }, L.t("durSec", { s: Math.round(span / 100) / 10 })));
     return root;
   }
@@ -113,7 +113,7 @@
       var clean = h.overlaps === 0 && h.shortGaps === 0;
       return L.el("li", { className: clean ? "ok" : "error" },
         L.el("strong", null, h.host), " — ",
-        L.t("hostSummary", { captures: h.captures, gaps: h.gaps, min: ms(h.minGapMs), median: ms(h.medianGapMs), delay: ms(h.delayMs), source: L.t("source_" + h.delaySource) }),
+        L.t("hostSummary", { captures: L.t("nCaptures", { n: h.captures }), gaps: L.t("nGaps", { n: h.gaps }), min: ms(h.minGapMs), median: ms(h.medianGapMs), delay: ms(h.delayMs), source: L.t("source_" + h.delaySource) }),
         " ", clean ? L.t("hostClean") : L.t("hostBad", { overlaps: h.overlaps, short: h.shortGaps }),
         h.robots ? " " + L.t("robots_" + h.robots.outcome, { n: h.robots.skipped }) : "",
         h.backoff ? " " + L.t("backoff", { n: h.backoff.count, max: ms(h.backoff.maxMs) }) : "",
@@ -148,7 +148,7 @@
       fact("colStarted", L.time(v.startedAt));
       if (v.finishedAt) { fact("colFinished", L.time(v.finishedAt)); }
       fact("colDuration", duration(end - new Date(v.startedAt)));
-      fact("colLimits", L.t("limits", { depth: v.maxDepth, pages: v.maxPages, delay: v.perHostDelayMs, hosts: v.hostParallelism }));
+      fact("colLimits", L.t("limits", { depth: v.maxDepth, pages: L.t("nPages", { n: v.maxPages }), delay: v.perHostDelayMs, hosts: L.t("nHosts", { n: v.hostParallelism }) }));
       fact("colRules", L.el("ol", { className: "plain-ol" }, (v.rules || []).map(function (r) {
         var k = Object.keys(r)[0];
         return L.el("li", null, L.t("action_" + k) + " ", L.el("code", null, String(r[k])));

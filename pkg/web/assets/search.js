@@ -61,7 +61,7 @@ L.screen("search", function () {
   function others(h) {
     var o = Array.isArray(h.otherCaptures) ? h.otherCaptures : [];
     if (!o.length) { return null; }
-    var key = h.otherCapturesMore === true ? "otherCapturesMore" : (o.length === 1 ? "otherCapture" : "otherCaptures");
+    var key = h.otherCapturesMore === true ? "otherCapturesMore" : "otherCaptures";
     return L.el("details", { className: "others muted" },
       L.el("summary", null, L.t(key, { n: o.length })),
       L.el("ul", { className: "others-list" }, o.map(function (c) {
