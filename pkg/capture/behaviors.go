@@ -175,6 +175,7 @@ func (c *browserCapture) behave(ctx context.Context, budget time.Duration) *Beha
 			b.Scroll.Stopped = "steps"
 			break
 		}
+		scrolled := time.Now()
 		st, err := chromedp.Run(bctx, chromedp.Evaluate[scrollStep](stepJS))
 		if err != nil {
 			b.Scroll.Stopped = "error"
@@ -190,13 +191,19 @@ func (c *browserCapture) behave(ctx context.Context, budget time.Duration) *Beha
 		}
 		// At the bottom: let scroll handlers start their requests, wait
 		// for the network to go quiet (as long as the site takes, within
-		// the budget), then watch the height a little longer.
+		// the budget), then watch the height a little longer. A request
+		// that starts while the height is watched (a debounced handler, a
+		// busy page) keeps the watch open until a second after the
+		// network is quiet again.
 		if !sleep(150 * time.Millisecond) {
 			b.Scroll.Stopped = "time"
 			break
 		}
 		c.waitIdle(bctx, 300*time.Millisecond, min(5*time.Second, time.Until(end)))
 		grew := false
+		// The watch never outlasts the budget, nor five seconds (a page
+		// that polls without growing would otherwise hold it open).
+		limit := time.Now().Add(min(5*time.Second, max(0, time.Until(end))))
 		for wait := time.Now().Add(min(time.Second, max(0, time.Until(end)))); ; {
 			now, err := height()
 			if err != nil {
@@ -205,6 +212,17 @@ func (c *browserCapture) behave(ctx context.Context, budget time.Duration) *Beha
 			if now > st.H {
 				grew = true
 				break
+			}
+			if busy, last := c.activity(); last.After(scrolled) {
+				if busy {
+					last = time.Now()
+				}
+				if until := last.Add(time.Second); until.After(wait) {
+					wait = until
+				}
+				if wait.After(limit) {
+					wait = limit
+				}
 			}
 			if time.Now().After(wait) || !sleep(100*time.Millisecond) {
 				break

@@ -517,6 +517,14 @@ func (c *browserCapture) onEvent(ev any) {
 	}
 }
 
+// activity says whether a request of the page is in flight, and when the
+// page's network was last active.
+func (c *browserCapture) activity() (busy bool, last time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.inflight) > 0, c.lastActivity
+}
+
 // waitIdle returns once no request has been in flight for quiet, or after
 // max, or when ctx ends.
 func (c *browserCapture) waitIdle(ctx context.Context, quiet, max time.Duration) {

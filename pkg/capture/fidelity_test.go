@@ -311,3 +311,59 @@ func TestBehaviorBudgets(t *testing.T) {
 		})
 	}
 }
+
+// debouncedFeedHTML is a feed whose scroll handler waits for scrolling to
+// have stopped for a second before it asks for the next batch (a debounced
+// handler, as many sites write them), of debouncedBatches batches.
+const debouncedFeedHTML = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Debounced feed</title>
+<style>.batch { height: 900px; } .spacer { height: 2400px; }</style>
+</head><body><h1>Debounced feed</h1><div class="spacer">spacer</div><div id="feed"></div>
+<script>
+let n = 0, timer = 0;
+async function more() {
+	if (n >= 3) return;
+	n++;
+	const r = await fetch('/more?n=' + n);
+	document.getElementById('feed').insertAdjacentHTML('beforeend', await r.text());
+}
+addEventListener('scroll', () => {
+	clearTimeout(timer);
+	timer = setTimeout(() => { if (innerHeight + scrollY >= document.body.scrollHeight - 300) more(); }, 1000);
+});
+</script></body></html>`
+
+const debouncedBatches = 3
+
+// TestBehaviorsWaitForADebouncedFeed: a feed that asks for its next batch
+// only a second after scrolling stopped, and gets it 300 ms later, is
+// scrolled to its end: the request that starts while the height is
+// watched keeps the watch open until the batch is shown.
+func TestBehaviorsWaitForADebouncedFeed(t *testing.T) {
+	t.Parallel()
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, debouncedFeedHTML)
+	})
+	mux.HandleFunc("GET /more", func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(300 * time.Millisecond)
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(w, `<div class="batch">Batch %s</div>`, r.URL.Query().Get("n"))
+	})
+	s := httptest.NewServer(mux)
+	defer s.Close()
+	res := mustCapture(t, fidelityBrowser(t), s.URL+"/")
+	if res.Failure != nil {
+		t.Fatal(res.Failure)
+	}
+	b := res.Behaviors
+	if b == nil || b.Scroll.Grew != debouncedBatches || b.Scroll.Stopped != "stable" {
+		t.Errorf("behaviours %+v: want the page to grow %d times and stop stable", b, debouncedBatches)
+	}
+	for i := 1; i <= debouncedBatches; i++ {
+		if _, ok := exchangeFor(res, fmt.Sprintf("%s/more?n=%d", s.URL, i)); !ok {
+			t.Errorf("batch %d not recorded", i)
+		}
+	}
+}
