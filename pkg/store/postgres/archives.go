@@ -101,7 +101,7 @@ func (s *Store) CrawlArchives(ctx context.Context, crawlID string, limit int) ([
 	rows, err := s.Pool.Query(ctx, `
 		SELECT a.id::text FROM archives a
 		WHERE a.task_id IN (
-			SELECT CASE WHEN p.task_id ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' THEN p.task_id::uuid END
+			SELECT `+taskUUID("p.task_id")+`
 			FROM crawl_pages p WHERE p.crawl_id = $1 AND p.task_id IS NOT NULL)
 		ORDER BY a.captured_at, a.id
 		LIMIT $2`, crawlID, limit)

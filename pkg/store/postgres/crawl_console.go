@@ -77,6 +77,13 @@ func (s *Store) closeKeeping(ctx context.Context, id string, keep ledger.KeepCap
 	return closed, registered, nil
 }
 
+// taskUUID is the SQL of the text task id col as a uuid, NULL when it is
+// not one (a capture server may name its own tasks): what compares it with
+// archives.task_id.
+func taskUUID(col string) string {
+	return `CASE WHEN ` + col + ` ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' THEN ` + col + `::uuid END`
+}
+
 // keptAtDepth is the results the runner kept for one depth's pages.
 type keptAtDepth struct {
 	depth   int
@@ -95,8 +102,7 @@ func (t *levelTx) keptCaptures(ctx context.Context) ([]keptAtDepth, error) {
 		                  AND p.depth = r.depth
 		WHERE r.crawl_id = $1 AND p.state = 'pending' AND r.result->>'status' = 'captured'
 		  AND NOT EXISTS (SELECT 1 FROM archives a
-		                  WHERE a.task_id = CASE WHEN r.task_id ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
-		                                         THEN r.task_id::uuid END)
+		                  WHERE a.task_id = `+taskUUID("r.task_id")+`)
 		ORDER BY r.depth, p.id`, t.crawlID)
 	if err != nil {
 		return nil, fmt.Errorf("read the runner's kept captures: %w", err)
@@ -123,8 +129,7 @@ func (s *Store) CrawlPageRows(ctx context.Context, crawlID string, after int64, 
 	rows, err := s.Pool.Query(ctx, `
 		SELECT cp.id, cp.url, cp.depth, cp.host, cp.st, cp.reason,
 		       (SELECT a.id::text FROM archives a
-		        WHERE a.task_id = CASE WHEN cp.task_id ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
-		                               THEN cp.task_id::uuid END
+		        WHERE a.task_id = `+taskUUID("cp.task_id")+`
 		        ORDER BY a.id LIMIT 1),
 		       cp.kept_submitted_at, cp.kept_finished_at
 		FROM (`+keptPages+`) cp
