@@ -261,9 +261,10 @@ func (s *Service) ruleSet(cr ledger.Crawl) (*rules.Set, error) {
 // logged; reconcile retries). A links file that is missing, outside the
 // bucket or not a links file is skipped with a warning; any other error
 // reading one fails the report (nothing is written; the runner may resend).
+// With a nil set no links are read (only the manifests are judged).
 func (s *Service) read(ctx context.Context, cr ledger.Crawl, set *rules.Set, rep Report, h []held) ([]pageWork, error) {
 	pages := s.pageWorks(cr, rep, h)
-	follow := rep.Depth < cr.MaxDepth // links beyond the last level are never read
+	follow := set != nil && rep.Depth < cr.MaxDepth // links beyond the last level are never read
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"log/slog"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
@@ -117,23 +116,12 @@ func (s *Service) keptPlan(ctx context.Context, log *slog.Logger, cr ledger.Craw
 		log.Warn("the results the runner kept do not make a level report; closing the crawl registers none of them", "error", err.Error())
 		return nil
 	}
-	works := s.pageWorks(cr, norm, nil)
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, s.concurrency())
-	for i := range works {
-		pw := &works[i]
-		if pw.refused != "" || pw.outcome == nil || pw.outcome.Key == "" {
-			continue
-		}
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			plog := log.With("url", pw.rep.URL)
-			m, ok := s.readManifest(ctx, plog, pw)
-			s.judgeManifest(plog, cr.ID, pw, m, ok)
-		}()
+	// The manifests read and judged as the level's admission reads them;
+	// no links are read (the level is not admitted).
+	works, err := s.read(ctx, cr, nil, norm, nil)
+	if err != nil {
+		log.Warn("the manifests of the results the runner kept could not be read; closing the crawl registers none of them", "error", err.Error())
+		return nil
 	}
-	wg.Wait()
 	return capturedPlan(cr, works, nil, now, false)
 }
