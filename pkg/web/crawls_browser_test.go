@@ -384,25 +384,38 @@ func TestCrawlScreenStops(t *testing.T) {
 	time.Sleep(2 * time.Second)
 	// Each row: its state chip, and whether it links an archive; the
 	// crawl's archives as the API counts them.
-	rows := `Array.prototype.map.call(document.querySelectorAll("#pages tbody tr"), function (r) { return r.cells[2].textContent + (r.querySelector("a[href^='/archives/']") ? "+archive" : ""); }).join(" ")`
-	for _, c := range []struct{ lang, captured, pending, file string }{
-		{"en", "captured", "pending", "crawl-stopped-en.png"},
-		{"ja", "取得", "待機", "crawl-stopped-ja.png"},
+	rows := `Array.prototype.map.call(document.querySelectorAll("#pages tbody tr"), function (r) { return r.cells[2].textContent + (r.querySelector("a[href^='/archives/']") ? "+archive" : ""); }).join("|")`
+	// The pages the stop left uncaptured read so (not "pending": they
+	// never will be), and so do the columns that count them.
+	for _, c := range []struct{ lang, captured, unreached, head, file string }{
+		{"en", "captured", "not captured", "Not captured", "crawl-stopped-en.png"},
+		{"ja", "取得", "未取得", "未取得", "crawl-stopped-ja.png"},
 	} {
 		if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/crawls/"+id+"?lang="+c.lang)); err != nil {
 			t.Fatal(err)
 		}
 		waitFor(t, ctx, 20*time.Second, "the stopped crawl's pages in "+c.lang,
 			`document.documentElement.lang === "`+c.lang+`" && document.body.getAttribute("data-crawl-state") === "succeeded" && document.querySelectorAll("#pages tbody tr").length >= 3`)
-		got := strings.Fields(evalString(t, ctx, rows))
-		linked := 0
+		got := strings.Split(evalString(t, ctx, rows), "|")
+		linked, other := 0, ""
 		for _, r := range got {
 			state, archive := strings.CutSuffix(r, "+archive")
 			if (state == c.captured) != archive {
 				t.Errorf("%s: a page %s with archive %v; every captured page links its archive, and only those (rows: %v)", c.lang, state, archive, got)
 			}
+			if state != c.captured && state != c.unreached {
+				other = state
+			}
 			if archive {
 				linked++
+			}
+		}
+		if other != "" {
+			t.Errorf("%s: a page of the stopped crawl reads %q, want %q or %q (rows: %v)", c.lang, other, c.captured, c.unreached, got)
+		}
+		for _, table := range []string{"#levels", "#hosts"} {
+			if head := evalString(t, ctx, `(function () { var h = document.querySelectorAll("`+table+` thead th"); return h.length ? h[4].textContent : "no table"; })()`); head != c.head {
+				t.Errorf("%s: %s counts the uncaptured pages under %q, want %q", c.lang, table, head, c.head)
 			}
 		}
 		if linked != 3 {

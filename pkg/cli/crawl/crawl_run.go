@@ -29,7 +29,8 @@ embedded runner serve uses, without a server: robots.txt, per-host pacing and
 capture, level by level, until the crawl ends. Every level's pages are drawn
 by state, and every host of the crawl (captured, failed, skipped, pending over
 all levels; its delay and robots.txt), with why pages failed, redrawn in place
-on a terminal. Ctrl-C stops cleanly: the pages captured so far are kept,
+on a terminal; once the crawl has ended, the pages still pending are counted
+as "not captured". Ctrl-C stops cleanly: the pages captured so far are kept,
 and serve or another crawl run resumes the crawl where it stopped. Exits 1 when
 the crawl ends failed. Not for crawls run by the Windmill flow
 (CAPTURE_LEDGER_CRAWL_WEBHOOK_URL set).`,
@@ -203,6 +204,12 @@ func renderProgress(p politeness.Progress) string {
 		head += " (" + *p.StopReason + ")"
 	}
 	fmt.Fprintf(&b, "%s · level %d · %d captured, %d discovered\n", head, p.Depth, p.PagesCaptured, p.PagesDiscovered)
+	// Once the crawl has ended, nothing will capture the pages still
+	// pending: they are counted as not captured.
+	pending := "pending"
+	if p.State != crawl.StateRunning {
+		pending = "not captured"
+	}
 	rows := make([][]string, len(p.Hosts))
 	for i, h := range p.Hosts {
 		delay, robots := "-", "-"
@@ -220,11 +227,11 @@ func renderProgress(p politeness.Progress) string {
 	if len(p.Levels) > 1 {
 		parts := make([]string, len(p.Levels))
 		for i, l := range p.Levels {
-			parts[i] = fmt.Sprintf("%d: %d captured, %d failed, %d skipped, %d pending", l.Depth, l.Captured, l.Failed, l.Skipped, l.Pending)
+			parts[i] = fmt.Sprintf("%d: %d captured, %d failed, %d skipped, %d %s", l.Depth, l.Captured, l.Failed, l.Skipped, l.Pending, pending)
 		}
 		fmt.Fprintf(&b, "levels  %s\n", strings.Join(parts, " · "))
 	}
-	(&ui.Printer{W: &b}).Table([]string{"host", "captured", "failed", "skipped", "pending", "delay ms", "robots.txt"}, rows)
+	(&ui.Printer{W: &b}).Table([]string{"host", "captured", "failed", "skipped", pending, "delay ms", "robots.txt"}, rows)
 	for _, f := range p.Failures {
 		fmt.Fprintf(&b, "failed  %d page(s): %s\n", f.Pages, cmdutil.Printable(f.Reason))
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	crawlcmd "github.com/capture-ledger/ledgerctl/pkg/cli/crawl"
 	"github.com/capture-ledger/ledgerctl/pkg/crawl"
+	"github.com/capture-ledger/ledgerctl/pkg/crawl/politeness"
 )
 
 // TestCrawlRunInTerminal: `crawl run` runs a crawl with the embedded runner
@@ -163,4 +164,36 @@ func hostRow(drawing, host, captured string) bool {
 		}
 	}
 	return false
+}
+
+// TestProgressOfAnEndedCrawl: the drawing counts a running crawl's
+// uncaptured pages as pending, and an ended crawl's as not captured
+// (nothing will capture them any more), in the levels line and the hosts'
+// column.
+func TestProgressOfAnEndedCrawl(t *testing.T) {
+	t.Parallel()
+	stopped := "stopped"
+	p := politeness.Progress{CrawlID: "c", State: "running", PagesCaptured: 3, PagesDiscovered: 30, Depth: 1,
+		Hosts:  []politeness.HostProgress{{Host: "example.test", Captured: 3, Pending: 27}},
+		Levels: []politeness.LevelProgress{{Depth: 0, Captured: 1}, {Depth: 1, Captured: 2, Pending: 27}}}
+	for _, c := range []struct {
+		state, word, not string
+		stop        *string
+	}{
+		{"running", "pending", "not captured", nil},
+		{"succeeded", "not captured", "pending", &stopped},
+		{"failed", "not captured", "pending", nil},
+	} {
+		p.State, p.StopReason = c.state, c.stop
+		out := crawlcmd.RenderProgress(p)
+		if !strings.Contains(out, "1: 2 captured, 0 failed, 0 skipped, 27 "+c.word) {
+			t.Errorf("%s: the levels line does not count 27 %s:\n%s", c.state, c.word, out)
+		}
+		if head := strings.SplitN(out, "\n", 4)[2]; !strings.Contains(head, "skipped  "+c.word) {
+			t.Errorf("%s: the hosts' heading is %q, want a %q column", c.state, head, c.word)
+		}
+		if strings.Contains(out, c.not) {
+			t.Errorf("%s: the drawing says %q:\n%s", c.state, c.not, out)
+		}
+	}
 }

@@ -279,7 +279,7 @@ func TestCrawlStartWait(t *testing.T) {
 	out, errs, code = clitest.Run(t, dir, env, "crawl", "start", "--as", "alice", "--org", "acme", "--seed", site.URL+"/", "--max-depth", "1", "--per-host-delay-ms", "0", "--wait")
 	id, _, _ := strings.Cut(out, "\n")
 	// The last drawing shows the whole crawl: both levels.
-	if code != 0 || len(id) != 36 || !strings.Contains(out, "crawl "+id+" · succeeded") || !strings.Contains(out, "levels  0: 1 captured, 0 failed, 0 skipped, 0 pending · 1: 1 captured") {
+	if code != 0 || len(id) != 36 || !strings.Contains(out, "crawl "+id+" · succeeded") || !strings.Contains(out, "levels  0: 1 captured, 0 failed, 0 skipped, 0 not captured · 1: 1 captured") {
 		t.Fatalf("start --wait: exit %d %q %s", code, out, errs)
 	}
 	out, _, code = clitest.Run(t, dir, env, "crawl", "status", id, "--as", "alice", "--org", "acme", "--json")

@@ -160,9 +160,14 @@
       L.$("crawl-head").hidden = false;
     }
 
+    // A crawl that ended leaves its pending pages uncaptured for good:
+    // they read "not captured", not "pending".
+    function ended() { return !!view && view.state !== "running"; }
+    function pendingHead() { return L.t(ended() ? "colUnreached" : "colPending"); }
+
     function progress(p) {
       var lv = L.clear(L.$("levels"));
-      lv.appendChild(table(L.t("levelsCaption"), [L.t("colDepth"), L.t("colCaptured"), L.t("colFailed"), L.t("colSkipped"), L.t("colPending")],
+      lv.appendChild(table(L.t("levelsCaption"), [L.t("colDepth"), L.t("colCaptured"), L.t("colFailed"), L.t("colSkipped"), pendingHead()],
         (p.levels || []).map(function (l) {
           return L.el("tr", { "data-depth": String(l.depth) }, L.el("th", { scope: "row" }, String(l.depth)),
             L.el("td", { className: "num" }, String(l.captured)), L.el("td", { className: "num" }, String(l.failed)),
@@ -171,7 +176,7 @@
       var hs = L.clear(L.$("hosts"));
       if ((p.hosts || []).length) {
         hs.appendChild(L.el("h3", null, L.t("hostsTitle")));
-        hs.appendChild(table(L.t("hostsCaption"), [L.t("colHost"), L.t("colCaptured"), L.t("colFailed"), L.t("colSkipped"), L.t("colPending"), L.t("colDelay")],
+        hs.appendChild(table(L.t("hostsCaption"), [L.t("colHost"), L.t("colCaptured"), L.t("colFailed"), L.t("colSkipped"), pendingHead(), L.t("colDelay")],
           p.hosts.map(function (h) {
             return L.el("tr", { "data-host": h.host }, L.el("th", { scope: "row", className: "url" }, h.host),
               L.el("td", { className: "num" }, String(h.captured)), L.el("td", { className: "num" }, String(h.failed)),
@@ -191,7 +196,9 @@
         return L.el("tr", { "data-state": p.state },
           L.el("td", { className: "url" }, p.url),
           L.el("td", { className: "num" }, String(p.depth)),
-          L.el("td", null, L.el("span", { className: "chip page-" + p.state }, L.t("page_" + p.state))),
+          L.el("td", null, p.state === "pending" && ended() ?
+            L.el("span", { className: "chip page-unreached", title: L.t("unreachedTitle") }, L.t("page_unreached")) :
+            L.el("span", { className: "chip page-" + p.state }, L.t("page_" + p.state))),
           L.el("td", null, decidedBy(p), p.reason && p.reason !== "robots" ? L.el("div", { className: "reason" }, p.reason) : null),
           L.el("td", null, link));
       });
