@@ -178,7 +178,7 @@ func TestProgressOfAnEndedCrawl(t *testing.T) {
 		Levels: []politeness.LevelProgress{{Depth: 0, Captured: 1}, {Depth: 1, Captured: 2, Pending: 27}}}
 	for _, c := range []struct {
 		state, word, not string
-		stop        *string
+		stop             *string
 	}{
 		{"running", "pending", "not captured", nil},
 		{"succeeded", "not captured", "pending", &stopped},

@@ -11,4 +11,5 @@ var RunCrawlHere = runCrawlHere
 func NewCrawlOptions(f *cmdutil.Factory, as string, orgs []string) *CrawlOptions {
 	return &CrawlOptions{f: f, As: as, Orgs: orgs}
 }
+
 var RenderProgress = renderProgress
