@@ -23,12 +23,21 @@ import (
 // (the test's sites), and alice is a submitter of acme.
 func crawlServe(t testing.TB) *served {
 	t.Helper()
+	return crawlServeWith(t, nil)
+}
+
+// crawlServeWith is crawlServe with its settings tweaked.
+func crawlServeWith(t testing.TB, tweak func(*config.Settings)) *served {
+	t.Helper()
 	srv := startServe(t, func(s *config.Settings) {
 		s.Lookup = func(name string) string {
 			if name == capture.EnvAllowPrivate {
 				return "1"
 			}
 			return os.Getenv(name)
+		}
+		if tweak != nil {
+			tweak(s)
 		}
 	})
 	if _, err := authz.Grant(context.Background(), srv.Env.FGA, "submitter", "alice", "acme"); err != nil {
@@ -683,5 +692,66 @@ func TestCrawlScreenCountsOfOne(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestCrawlFormAtTheOrganizationsLimit: acme may run two crawls at once
+// and runs two; alice submits a third from the form. The form says that
+// her organization runs as many crawls as it may, how many, and links the
+// oldest, in English and Japanese; nothing is started. Another
+// organization still starts one.
+func TestCrawlFormAtTheOrganizationsLimit(t *testing.T) {
+	t.Parallel()
+	srv := crawlServeWith(t, func(s *config.Settings) { s.CrawlsPerOrg = 2 })
+	if _, err := authz.Grant(context.Background(), srv.Env.FGA, "submitter", "bob", "beta"); err != nil {
+		t.Fatal(err)
+	}
+	// Thirty pages a second apart: the crawls run for the whole test.
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		for i := 0; i < 30 && r.URL.Path == "/"; i++ {
+			fmt.Fprintf(w, `<a href="/p%d">%d</a> `, i, i)
+		}
+	}))
+	t.Cleanup(slow.Close)
+	start := func(subject, org string) (int, map[string]any) {
+		return apiAs(t, srv.URL, "POST", "/api/crawls", subject, org, fmt.Sprintf(`{"seeds":[%q],"maxDepth":1,"perHostDelayMs":1000}`, slow.URL+"/"))
+	}
+	var ids []string
+	for range 2 {
+		code, body := start("alice", "acme")
+		if code != 202 {
+			t.Fatalf("start: %d %v", code, body)
+		}
+		ids = append(ids, body["crawlId"].(string))
+	}
+	ctx := testenv.BrowserTab(t, 2*time.Minute)
+	signInOnCrawls(t, ctx, srv, "alice", "acme")
+	for _, c := range []struct{ lang, text, link, file string }{
+		{"en", "Your organization already runs 2 crawls, as many as it may run at once: start this one when one of them has ended. Open the oldest", "Open the oldest", "crawl-limit-en.png"},
+		{"ja", "この組織ではすでに 2 件のクロールが実行中で、同時に実行できる上限に達しています。いずれかが終わってから開始してください。 最も古いものを開く", "最も古いものを開く", "crawl-limit-ja.png"},
+	} {
+		if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/crawls/new?lang="+c.lang), chromedp.WaitVisible("#seeds")); err != nil {
+			t.Fatal(err)
+		}
+		typeInto(t, ctx, "#seeds", slow.URL+"/")
+		if err := chromedp.Do(ctx, chromedp.Click("#start")); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, ctx, 20*time.Second, "the refusal in "+c.lang, `document.querySelector("#form-error").textContent !== ""`)
+		if got := evalString(t, ctx, `document.querySelector("#form-error").textContent`); got != c.text {
+			t.Errorf("%s: the form reads %q, want %q", c.lang, got, c.text)
+		}
+		if got := evalString(t, ctx, `(function () { var a = document.querySelector("#form-error a"); return a ? a.textContent + " " + a.getAttribute("href") : "no link"; })()`); got != c.link+" /crawls/"+ids[0] {
+			t.Errorf("%s: the form links %q, want %q to the oldest crawl", c.lang, got, c.link+" /crawls/"+ids[0])
+		}
+		shot(t, ctx, c.file)
+	}
+	_, list := apiAs(t, srv.URL, "GET", "/api/crawls?state=running", "alice", "acme", "")
+	if cs, _ := list["crawls"].([]any); len(cs) != 2 {
+		t.Errorf("acme runs %d crawls after the refusals, want 2: %v", len(cs), list)
+	}
+	if code, body := start("bob", "beta"); code != 202 {
+		t.Errorf("another organization's crawl: %d %v, want 202", code, body)
 	}
 }

@@ -172,8 +172,14 @@
       if (r.status === 400 && Array.isArray(b.seeds)) { fieldError("seeds", L.t("seedsNotFollowed", { seeds: b.seeds.join(" ") })); return; }
       if (r.status === 400 && b.error && /seed/.test(b.error)) { fieldError("seeds", String(b.error)); return; }
       var box = L.clear(L.$("form-error"));
-      if (r.status === 409 && b.crawlId) {
-        L.append(box, [L.t("crawlRunning") + " ", L.el("a", { href: "/crawls/" + encodeURIComponent(b.crawlId) }, L.t("openRunning"))]);
+      if (r.status === 409) {
+        // The organization runs as many crawls as it may at once (limit);
+        // the oldest of them is named when this person may open it.
+        var n = typeof b.limit === "number" && b.limit > 0 ? b.limit : 0;
+        L.append(box, [n ? L.t("crawlsAtLimit", { n: n }) : L.t("crawlsAtLimitSome")]);
+        if (b.crawlId) {
+          L.append(box, [" ", L.el("a", { href: "/crawls/" + encodeURIComponent(b.crawlId), id: "oldest-crawl" }, L.t(n === 1 ? "openRunning" : "openOldest"))]);
+        }
         return;
       }
       box.textContent = r.status === 404 ? L.t("mayNotStart") : L.problem(r);
