@@ -2,19 +2,22 @@ package api
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
 
 	"github.com/capture-ledger/ledgerctl/pkg/crawl"
 	"github.com/capture-ledger/ledgerctl/pkg/crawl/politeness"
+	"github.com/capture-ledger/ledgerctl/pkg/crawl/rules"
 	"github.com/capture-ledger/ledgerctl/pkg/identity"
 )
 
 // crawlConsoleRoutes serves what the console's crawl pages need besides
 // the crawl routes: stopping a crawl (POST /api/crawls/{id}/stop), its
-// progress by level and host (GET /api/crawls/{id}/progress) and its pages
-// with what decided each (GET /api/crawls/{id}/pages?after=&limit=). Each
+// progress by level and host (GET /api/crawls/{id}/progress), its pages
+// with what decided each (GET /api/crawls/{id}/pages?after=&limit=) and
+// what it did with one URL, and why (GET /api/crawls/{id}/why?url=). Each
 // is gated like GET /api/crawls/{id}: an absent crawl and one the caller
 // may not touch are the same 404.
 func (s *Server) crawlConsoleRoutes() {
@@ -49,6 +52,43 @@ func (s *Server) crawlConsoleRoutes() {
 				return p, crawlRefusal(err, inParams)
 			}))
 	}
+	if st, ok := svc.Store.(politeness.WhyStore); ok {
+		why := &politeness.WhyService{Crawls: svc, Store: st}
+		s.mux.HandleFunc("GET /api/crawls/{id}/why", handle(s, http.StatusOK,
+			func(r *http.Request) (whyQuery, error) {
+				id, err := crawlID(r)
+				if err != nil {
+					return whyQuery{}, err
+				}
+				u, err := ParseWhyQuery(r.URL.Query())
+				return whyQuery{id: id, url: u}, err
+			},
+			func(ctx context.Context, who identity.Identity, q whyQuery) (any, error) {
+				w, err := why.Why(ctx, crawlCaller(who), q.id, q.url)
+				return w, crawlRefusal(err, inParams)
+			}))
+	}
+}
+
+type whyQuery struct {
+	id  string
+	url rules.URL
+}
+
+// ParseWhyQuery reads ?url= (given once, an absolute http(s) URL the ledger
+// can hold); any other parameter is a 400 naming it.
+func ParseWhyQuery(v url.Values) (rules.URL, error) {
+	for name := range v {
+		if name != politeness.FieldURL {
+			return rules.URL{}, &BadRequest{Message: fmt.Sprintf("querystring must NOT have additional properties (%q)", name)}
+		}
+	}
+	raw := v[politeness.FieldURL]
+	if len(raw) != 1 {
+		return rules.URL{}, &BadRequest{Message: "querystring/url must be given once: the URL to explain"}
+	}
+	u, err := politeness.ParseWhyURL(raw[0])
+	return u, inQuery(err)
 }
 
 // ParsePagesQuery reads ?after= (a non-negative row id, 0 when absent) and

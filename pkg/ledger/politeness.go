@@ -18,6 +18,9 @@ type CrawlPageRow struct {
 	Reason                  *string
 	ArchiveID               *string
 	SubmittedAt, FinishedAt *time.Time
+	// FinalURL is where the page's capture ended after redirects, when
+	// reported.
+	FinalURL *string
 }
 
 // TimelineCapture is one capture on a host of a crawl, with the delay its

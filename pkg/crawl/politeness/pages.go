@@ -44,6 +44,9 @@ type Page struct {
 	ArchiveID   *string    `json:"archiveId"`
 	SubmittedAt *time.Time `json:"submittedAt"`
 	FinishedAt  *time.Time `json:"finishedAt"`
+	// FinalURL is where the capture ended after redirects, when that is
+	// another URL (absent otherwise).
+	FinalURL *string `json:"finalUrl,omitempty"`
 }
 
 // DecidedBy is what put a page in the crawl or kept it out: Kind seed (a
@@ -85,34 +88,64 @@ func (p *PagesService) Pages(ctx context.Context, c crawl.Caller, crawlID string
 		next := rows[len(rows)-1].ID
 		out.Next = &next
 	}
+	pin := pinnedRules(v)
+	for _, r := range rows {
+		out.Pages = append(out.Pages, pin.page(r))
+	}
+	return out, nil
+}
+
+// pinned is a crawl's seeds and pinned rules, as they decide its links.
+type pinned struct {
+	set *rules.Set
+	err error
+}
+
+func pinnedRules(v crawl.CrawlView) pinned {
 	var seeds []rules.URL
 	for _, s := range v.Seeds {
 		if u, err := rules.ParseURL(s); err == nil {
 			seeds = append(seeds, u)
 		}
 	}
-	set, setErr := rules.NewSet(v.Rules, seeds)
-	for _, r := range rows {
-		pg := Page{ID: r.ID, URL: r.URL, Depth: r.Depth, Host: r.Host, State: r.State, Reason: r.Reason, ArchiveID: r.ArchiveID,
-			SubmittedAt: utc(r.SubmittedAt), FinishedAt: utc(r.FinishedAt)}
-		switch {
-		case r.State == "skipped" && r.Reason != nil && *r.Reason == "robots":
-			pg.DecidedBy = DecidedBy{Kind: "robots"}
-		case r.Depth == 0:
-			pg.DecidedBy = DecidedBy{Kind: "seed"}
-		default:
-			pg.DecidedBy = DecidedBy{Kind: "rule"}
-			if u, err := rules.ParseURL(r.URL); err == nil && setErr == nil {
-				d := set.Decide(u)
-				pg.DecidedBy.Rule, pg.DecidedBy.Action = d.Rule, d.Action
-				if d.Rule > 0 {
-					pg.DecidedBy.Pattern = set.Rules()[d.Rule-1].Pattern
-				}
-			}
-		}
-		out.Pages = append(out.Pages, pg)
+	set, err := rules.NewSet(v.Rules, seeds)
+	return pinned{set, err}
+}
+
+// rule is what the first pinned rule that matches u decides (Rule 0: none
+// matches, and the link is skipped).
+func (p pinned) rule(u rules.URL) DecidedBy {
+	out := DecidedBy{Kind: "rule"}
+	if p.err != nil {
+		return out
 	}
-	return out, nil
+	d := p.set.Decide(u)
+	out.Rule, out.Action = d.Rule, d.Action
+	if d.Rule > 0 {
+		out.Pattern = p.set.Rules()[d.Rule-1].Pattern
+	}
+	return out
+}
+
+// page is a row of the pages table with what decided it.
+func (p pinned) page(r ledger.CrawlPageRow) Page {
+	pg := Page{ID: r.ID, URL: r.URL, Depth: r.Depth, Host: r.Host, State: r.State, Reason: r.Reason, ArchiveID: r.ArchiveID,
+		SubmittedAt: utc(r.SubmittedAt), FinishedAt: utc(r.FinishedAt)}
+	if r.FinalURL != nil && *r.FinalURL != r.URL {
+		pg.FinalURL = r.FinalURL
+	}
+	switch {
+	case r.State == "skipped" && r.Reason != nil && *r.Reason == "robots":
+		pg.DecidedBy = DecidedBy{Kind: "robots"}
+	case r.Depth == 0:
+		pg.DecidedBy = DecidedBy{Kind: "seed"}
+	default:
+		pg.DecidedBy = DecidedBy{Kind: "rule"}
+		if u, err := rules.ParseURL(r.URL); err == nil {
+			pg.DecidedBy = p.rule(u)
+		}
+	}
+	return pg
 }
 
 func utc(t *time.Time) *time.Time {

@@ -123,26 +123,43 @@ func (t *levelTx) keptCaptures(ctx context.Context) ([]keptAtDepth, error) {
 	return out, rows.Err()
 }
 
-// CrawlPageRows reads up to limit pages of a crawl after the page id
-// after, in the order they were added (seeds first, then level by level).
-func (s *Store) CrawlPageRows(ctx context.Context, crawlID string, after int64, limit int) ([]ledger.CrawlPageRow, error) {
-	rows, err := s.Pool.Query(ctx, `
+// crawlPageRows is the select of the pages table's rows (a page in the
+// state keptPages gives it, with its archive), over the crawl $1, narrowed
+// by where.
+func crawlPageRows(where string) string {
+	return `
 		SELECT cp.id, cp.url, cp.depth, cp.host, cp.st, cp.reason,
 		       (SELECT a.id::text FROM archives a
-		        WHERE a.task_id = `+taskUUID("cp.task_id")+`
+		        WHERE a.task_id = ` + taskUUID("cp.task_id") + `
 		        ORDER BY a.id LIMIT 1),
-		       cp.kept_submitted_at, cp.kept_finished_at
-		FROM (`+keptPages+`) cp
-		WHERE cp.id > $2
-		ORDER BY cp.id LIMIT $3`, crawlID, after, limit)
+		       cp.kept_submitted_at, cp.kept_finished_at, cp.final_url
+		FROM (` + keptPages + `) cp
+		WHERE ` + where
+}
+
+// collectPageRows scans crawlPageRows' rows.
+func collectPageRows(rows pgx.Rows, err error) ([]ledger.CrawlPageRow, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read the crawl's pages: %w", err)
 	}
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (ledger.CrawlPageRow, error) {
 		var p ledger.CrawlPageRow
-		err := r.Scan(&p.ID, &p.URL, &p.Depth, &p.Host, &p.State, &p.Reason, &p.ArchiveID, &p.SubmittedAt, &p.FinishedAt)
+		err := r.Scan(&p.ID, &p.URL, &p.Depth, &p.Host, &p.State, &p.Reason, &p.ArchiveID, &p.SubmittedAt, &p.FinishedAt, &p.FinalURL)
 		return p, err
 	})
+}
+
+// CrawlPageRows reads up to limit pages of a crawl after the page id
+// after, in the order they were added (seeds first, then level by level).
+func (s *Store) CrawlPageRows(ctx context.Context, crawlID string, after int64, limit int) ([]ledger.CrawlPageRow, error) {
+	return collectPageRows(s.Pool.Query(ctx, crawlPageRows(`cp.id > $2 ORDER BY cp.id LIMIT $3`), crawlID, after, limit))
+}
+
+// CrawlPagesOf reads the pages of a crawl whose URL is url (at most one)
+// and those whose capture ended at url after redirects, in the order they
+// were added.
+func (s *Store) CrawlPagesOf(ctx context.Context, crawlID, url string) ([]ledger.CrawlPageRow, error) {
+	return collectPageRows(s.Pool.Query(ctx, crawlPageRows(`(cp.url_hash = digest($2::text, 'sha256') AND cp.url = $2) OR cp.final_url = $2 ORDER BY cp.id`), crawlID, url))
 }
 
 // PolitenessTimeline reads every capture of a crawl with both times
