@@ -45,11 +45,12 @@ func TestCrawlWhy(t *testing.T) {
 		t.Errorf("the seed: %+v", w)
 	}
 	w = why(id, "HTTPS://WWW.Example.COM:443/a#top")
-	if w.URL != "https://www.example.com/a" || w.Verdict != politeness.VerdictPending || w.Rules.Rule != 1 || w.Rules.Action != "follow" || len(w.Pages) != 1 {
+	if w.URL != "https://www.example.com/a" || w.Verdict != politeness.VerdictPending || w.Rules.Rule != 1 || w.Rules.Action != "follow" || len(w.Pages) != 1 ||
+		w.Page == nil || w.Page.URL != w.URL {
 		t.Errorf("/a, asked as another spelling: %+v", w)
 	}
 	w = why(id, "https://elsewhere.net/")
-	if w.Verdict != politeness.VerdictRuledOut || w.Rules.Kind != "rule" || w.Rules.Rule != 0 || len(w.Pages) != 0 {
+	if w.Verdict != politeness.VerdictRuledOut || w.Rules.Kind != "rule" || w.Rules.Rule != 0 || len(w.Pages) != 0 || w.Page != nil {
 		t.Errorf("a link no rule takes: %+v", w)
 	}
 	w = why(id, "https://www.example.com/never-linked")
@@ -97,6 +98,7 @@ func TestCrawlWhy(t *testing.T) {
 	// A crawl stopped before its level: its queued page was not captured.
 	other := f.startCrawl(t, "https://www.example.org/")
 	seed = f.capture(t, "https://www.example.org/", []map[string]any{{"href": "https://www.example.org/b"}})
+	seed["finalUrl"] = "https://www.example.org/home"
 	report, _ = json.Marshal(map[string]any{"depth": 0, "results": []any{seed}})
 	if code, body := f.do(t, "POST", "/api/crawls/"+other+"/pages", "alice", string(report)); code != 200 {
 		t.Fatalf("level 0: %d %s", code, body)
@@ -107,5 +109,11 @@ func TestCrawlWhy(t *testing.T) {
 	w = why(other, "https://www.example.org/b")
 	if w.Verdict != politeness.VerdictNotCaptured || len(w.Pages) != 1 || w.Pages[0].State != "pending" || w.StopReason == nil || *w.StopReason != "stopped" {
 		t.Errorf("a page the stop left: %+v", w)
+	}
+	// Where a redirect ended: captured, as the seed's capture.
+	w = why(other, "https://www.example.org/home")
+	if w.Verdict != politeness.VerdictCaptured || w.Page == nil || w.Page.URL != "https://www.example.org/" || w.Page.FinalURL == nil ||
+		*w.Page.FinalURL != "https://www.example.org/home" || w.Page.ArchiveID == nil {
+		t.Errorf("where the seed's redirect ended: %+v", w)
 	}
 }

@@ -153,6 +153,65 @@ func TestCrawlStatusWatchShowsEveryHost(t *testing.T) {
 	if p.Depth != 1 || len(got) != 2 || got[wwwHost] != 1 || got[blogHost] != 1 {
 		t.Errorf("--json: depth %d, hosts %v; want depth 1 and both hosts with a page each", p.Depth, got)
 	}
+
+	// crawl why: the post was captured (its archive named); a page no
+	// page linked was never reached; a URL that is not one changes
+	// nothing and says why.
+	out, errs, code = clitest.Run(t, dir, env, append([]string{"crawl", "why", id, blog.URL + "/post"}, as...)...)
+	if code != 0 || !strings.HasPrefix(out, blog.URL+"/post: captured, archive ") || !strings.Contains(out, "(depth 1; rule 1 (follow any))") {
+		t.Errorf("crawl why of the post: exit %d %q %s", code, out, errs)
+	}
+	out, errs, code = clitest.Run(t, dir, env, append([]string{"crawl", "why", id, blog.URL + "/never"}, as...)...)
+	if code != 0 || !strings.Contains(out, "not captured: rule 1 (follow any) would take it, but no page the crawl followed linked to it within depth 1 and 30 pages; the crawl succeeded (max_depth)") {
+		t.Errorf("crawl why of a page never linked: exit %d %q %s", code, out, errs)
+	}
+	out, errs, code = clitest.Run(t, dir, env, append([]string{"crawl", "why", id, blog.URL + "/post", "--json"}, as...)...)
+	var w struct {
+		Verdict string `json:"verdict"`
+		Page    struct {
+			ArchiveID string `json:"archiveId"`
+		} `json:"page"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &w) != nil || w.Verdict != "captured" || w.Page.ArchiveID == "" {
+		t.Errorf("crawl why --json: exit %d %q %s", code, out, errs)
+	}
+	_, errs, code = clitest.Run(t, dir, env, append([]string{"crawl", "why", id, "/post"}, as...)...)
+	if code != 2 || !strings.Contains(errs, "URL: ") || !strings.Contains(errs, "no scheme") {
+		t.Errorf("crawl why of a relative URL: exit %d %s", code, errs)
+	}
+}
+
+// TestWhySentence: each verdict in words, with what decided it.
+func TestWhySentence(t *testing.T) {
+	t.Parallel()
+	archive, reason, stopped, final := "a1", "timeout after 30 s", "stopped", "https://e.test/home"
+	rule := politeness.DecidedBy{Kind: "rule", Rule: 2, Action: "follow", Pattern: "same-origin"}
+	page := func(state string) *politeness.Page {
+		return &politeness.Page{URL: "https://e.test/a", Depth: 1, State: state, DecidedBy: rule}
+	}
+	captured := page("captured")
+	captured.ArchiveID = &archive
+	failed := page("failed")
+	failed.Reason = &reason
+	redirected := &politeness.Page{URL: "https://e.test/", Depth: 0, State: "captured", DecidedBy: politeness.DecidedBy{Kind: "seed"}, ArchiveID: &archive, FinalURL: &final}
+	for _, c := range []struct {
+		w    politeness.Why
+		want string
+	}{
+		{politeness.Why{URL: "https://e.test/a", Verdict: "captured", Page: captured}, "https://e.test/a: captured, archive a1 (depth 1; rule 2 (follow same-origin))"},
+		{politeness.Why{URL: final, Verdict: "captured", Page: redirected}, final + ": captured, archive a1: the capture of https://e.test/ was redirected here (depth 0; a seed of the crawl)"},
+		{politeness.Why{URL: "https://e.test/a", Verdict: "failed", Page: failed}, "https://e.test/a: not captured: its capture failed: timeout after 30 s (depth 1; rule 2 (follow same-origin))"},
+		{politeness.Why{URL: "https://e.test/a", Verdict: "skipped", Page: page("skipped")}, "https://e.test/a: not captured: not fetched, robots.txt disallows it (depth 1)"},
+		{politeness.Why{URL: "https://e.test/a", Verdict: "pending", Page: page("pending"), State: "running"}, "https://e.test/a: not captured yet: queued at depth 1 (rule 2 (follow same-origin)); the crawl is running"},
+		{politeness.Why{URL: "https://e.test/a", Verdict: "notCaptured", Page: page("pending"), State: "succeeded", StopReason: &stopped}, "https://e.test/a: not captured: queued at depth 1 (rule 2 (follow same-origin)), and the crawl succeeded (stopped) before its capture"},
+		{politeness.Why{URL: "https://x.test/", Verdict: "ruledOut", Rules: politeness.DecidedBy{Kind: "rule", Rule: 1, Action: "skip", Pattern: "x.test"}}, "https://x.test/: not captured: rule 1 (skip x.test)"},
+		{politeness.Why{URL: "https://y.test/", Verdict: "ruledOut", Rules: politeness.DecidedBy{Kind: "rule"}}, "https://y.test/: not captured: no rule of the crawl matches it (a link no rule matches is skipped)"},
+		{politeness.Why{URL: "https://e.test/b", Verdict: "notReached", Rules: rule, State: "running", MaxDepth: 2, MaxPages: 30}, "https://e.test/b: not captured: rule 2 (follow same-origin) would take it, but no page the crawl followed linked to it within depth 2 and 30 pages so far; the crawl is running"},
+	} {
+		if got := crawlcmd.WhySentence(c.w); got != c.want {
+			t.Errorf("%s:\n got %q\nwant %q", c.w.Verdict, got, c.want)
+		}
+	}
 }
 
 // hostRow reports whether the drawing has a row for host whose captured

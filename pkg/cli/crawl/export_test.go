@@ -13,3 +13,4 @@ func NewCrawlOptions(f *cmdutil.Factory, as string, orgs []string) *CrawlOptions
 }
 
 var RenderProgress = renderProgress
+var WhySentence = whySentence

@@ -44,6 +44,10 @@ type Why struct {
 	// URL is the URL asked about, normalised as the crawl keys its pages.
 	URL     string `json:"url"`
 	Verdict string `json:"verdict"`
+	// Page is the page the verdict speaks of (a captured one when any
+	// is; else the URL's own page, else one that ended at it), null when
+	// the URL is not a page of the crawl.
+	Page *Page `json:"page"`
 	// Pages are the crawl's page of the URL and the pages whose capture
 	// ended at it after redirects, in the order they joined the crawl
 	// (empty when none).
@@ -103,35 +107,36 @@ func (w *WhyService) Why(ctx context.Context, c crawl.Caller, crawlID string, u 
 	for _, r := range rows {
 		out.Pages = append(out.Pages, pin.page(r))
 	}
-	out.Verdict = verdict(out.Pages, out.Rules, v.State == crawl.StateRunning)
+	out.Verdict, out.Page = verdict(u, out.Pages, out.Rules, v.State == crawl.StateRunning)
 	return out, nil
 }
 
-// verdict is the one word for what became of a URL: captured when any of
-// its pages was; otherwise the state of its own page (or, with none, of a
-// page that ended at it); with no page, whether the rules would take it.
-func verdict(pages []Page, r DecidedBy, running bool) string {
+// verdict is the one word for what became of u, and the page it speaks
+// of: captured when any of its pages was; otherwise the state of its own
+// page (or, with none, of a page that ended at it); with no page, whether
+// the rules would take it.
+func verdict(u rules.URL, pages []Page, r DecidedBy, running bool) (string, *Page) {
 	var page *Page
 	for i := range pages {
 		p := &pages[i]
 		if p.State == "captured" {
-			return VerdictCaptured
+			return VerdictCaptured, p
 		}
-		if page == nil || (p.FinalURL == nil && page.FinalURL != nil) {
+		if page == nil || p.URL == u.Normalized {
 			page = p
 		}
 	}
 	switch {
 	case page != nil && page.State == "failed":
-		return VerdictFailed
+		return VerdictFailed, page
 	case page != nil && page.State == "skipped":
-		return VerdictSkipped
+		return VerdictSkipped, page
 	case page != nil && running:
-		return VerdictPending
+		return VerdictPending, page
 	case page != nil:
-		return VerdictNotCaptured
+		return VerdictNotCaptured, page
 	case r.Kind == "rule" && (r.Rule == 0 || r.Action == rules.Skip):
-		return VerdictRuledOut
+		return VerdictRuledOut, nil
 	}
-	return VerdictNotReached
+	return VerdictNotReached, nil
 }
