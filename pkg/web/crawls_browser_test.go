@@ -396,9 +396,18 @@ func TestCrawlScreenStops(t *testing.T) {
 	rows := `Array.prototype.map.call(document.querySelectorAll("#pages tbody tr"), function (r) { return r.cells[2].textContent + (r.querySelector("a[href^='/archives/']") ? "+archive" : ""); }).join("|")`
 	// The pages the stop left uncaptured read so (not "pending": they
 	// never will be), and so do the columns that count them.
-	for _, c := range []struct{ lang, captured, unreached, head, file string }{
-		{"en", "captured", "not captured", "Not captured", "crawl-stopped-en.png"},
-		{"ja", "取得", "未取得", "未取得", "crawl-stopped-ja.png"},
+	for _, c := range []struct {
+		lang, captured, unreached, head, file, whyFile string
+		why                                            [3]string
+	}{
+		{"en", "captured", "not captured", "Not captured", "crawl-stopped-en.png", "crawl-why-en.png", [3]string{
+			slow.URL + "/p0: captured (rule 1: follow same-origin, depth 1). Open its archive",
+			"https://elsewhere.example/x: not captured: no rule of the crawl matches it, and a link no rule matches is skipped.",
+			slow.URL + "/p5: not captured: it was queued at depth 1 (rule 1: follow same-origin), and the crawl ended (stopped) before its capture."}},
+		{"ja", "取得", "未取得", "未取得", "crawl-stopped-ja.png", "crawl-why-ja.png", [3]string{
+			slow.URL + "/p0：取得済み（ルール 1：たどる same-origin、深さ 1）。 アーカイブを開く",
+			"https://elsewhere.example/x：未取得。クロールのどのルールにも一致せず、一致しないリンクは除外されます。",
+			slow.URL + "/p5：未取得。深さ 1 で順番を待っていましたが（ルール 1：たどる same-origin）、取得の前にクロールが終了しました（停止）。"}},
 	} {
 		if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/crawls/"+id+"?lang="+c.lang)); err != nil {
 			t.Fatal(err)
@@ -449,6 +458,36 @@ func TestCrawlScreenStops(t *testing.T) {
 			t.Errorf("%s: alice lists %d archives of the crawl, %d pages link one (rows: %v)", c.lang, listed, linked, got)
 		}
 		shot(t, ctx, c.file)
+		// Why a URL was captured or not, asked on the page.
+		for _, q := range []struct{ url, verdict, want string }{
+			{slow.URL + "/p0", "captured", c.why[0]},
+			{"https://elsewhere.example/x", "ruledOut", c.why[1]},
+			{slow.URL + "/p5#top", "notCaptured", c.why[2]},
+			{"/p5", "", "querystring/url"},
+		} {
+			typeInto(t, ctx, "#why-url", q.url)
+			evalString(t, ctx, `(function () { var a = document.querySelector("#why-answer"); a.textContent = ""; a.removeAttribute("data-verdict"); return ""; })()`)
+			if err := chromedp.Do(ctx, chromedp.Click("#why-ask")); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, ctx, 20*time.Second, "the answer for "+q.url, `document.querySelector("#why-answer").textContent !== ""`)
+			verdict := evalString(t, ctx, `document.querySelector("#why-answer").getAttribute("data-verdict") || ""`)
+			text := evalString(t, ctx, `document.querySelector("#why-answer").textContent`)
+			if verdict != q.verdict || !strings.Contains(text, q.want) {
+				t.Errorf("%s: why %s: %q %q, want %q containing %q", c.lang, q.url, verdict, text, q.verdict, q.want)
+			}
+			if q.verdict == "captured" {
+				if href := evalString(t, ctx, `(document.querySelector("#why-archive") || {}).getAttribute ? document.querySelector("#why-archive").getAttribute("href") : ""`); !strings.HasPrefix(href, "/archives/") {
+					t.Errorf("%s: the captured page's answer links %q, want its archive", c.lang, href)
+				}
+			}
+			if q.verdict == "notCaptured" {
+				if err := chromedp.Do(ctx, chromedp.ScrollIntoView("#h-why")); err != nil {
+					t.Fatal(err)
+				}
+				shot(t, ctx, c.whyFile)
+			}
+		}
 	}
 }
 

@@ -324,6 +324,44 @@
       });
     });
     L.$("pages-more").addEventListener("click", function () { pages(true); });
+
+    // Why a URL was captured or not: the crawl's verdict in words, with
+    // what decided it; every string from the API is text.
+    function whySentence(w) {
+      var p = w.page || { decidedBy: w.rules };
+      var ended = L.t("state_" + (w.stopReason === "stopped" ? "stopped" : w.state)) +
+        (w.stopReason && w.stopReason !== "stopped" && Object.prototype.hasOwnProperty.call(L.text, "stop_" + w.stopReason) ? " " + L.t("stop_" + w.stopReason) : "");
+      var v = { url: w.url, by: decidedBy(p), depth: p.depth, state: ended, from: p.url, reason: p.reason || "", pages: w.maxPages };
+      switch (w.verdict) {
+        case "captured": return L.t(p.url !== w.url ? "whyRedirected" : "whyCaptured", v);
+        case "failed": return L.t("whyFailed", v);
+        case "skipped": return L.t("whySkipped", v);
+        case "pending": return L.t("whyPending", v);
+        case "notCaptured": return L.t("whyNotCaptured", v);
+        case "ruledOut":
+          return w.rules && w.rules.rule > 0 ?
+            L.t("whyRuledOut", { url: w.url, n: w.rules.rule, action: L.t("action_" + w.rules.action), pattern: w.rules.pattern || "" }) : L.t("whyNoRule", v);
+      }
+      v.depth = w.maxDepth;
+      return L.t(w.state === "running" ? "whyNotYetReached" : "whyNotReached", v);
+    }
+    L.$("why-form").addEventListener("submit", function (e) {
+      e.preventDefault();
+      var out = L.clear(L.$("why-answer"));
+      var u = L.$("why-url").value.trim();
+      if (!u) { L.$("why-url").focus(); return; }
+      L.api("GET", base + "/why?url=" + encodeURIComponent(u)).then(function (r) {
+        out = L.clear(L.$("why-answer"));
+        if (!r.ok) { out.className = "error"; out.textContent = L.problem(r); return; }
+        var w = r.body;
+        out.className = "verdict-" + w.verdict;
+        out.setAttribute("data-verdict", w.verdict);
+        out.appendChild(document.createTextNode(whySentence(w)));
+        if (w.verdict === "captured" && w.page && w.page.archiveId) {
+          L.append(out, [" ", L.el("a", { href: "/archives/" + encodeURIComponent(w.page.archiveId), id: "why-archive" }, L.t("whyArchive"))]);
+        }
+      });
+    });
     document.addEventListener("identity", function () { lastKey = ""; may().then(tick); });
     may().then(tick);
   });
