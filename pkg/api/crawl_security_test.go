@@ -259,6 +259,9 @@ func TestCrawlBelongsToItsOrganization(t *testing.T) {
 			for _, op := range []struct{ method, path, body string }{
 				{"GET", "/api/crawls/%s", ""},
 				{"GET", "/api/crawls/%s/decisions", ""},
+				{"GET", "/api/crawls/%s/progress", ""},
+				{"GET", "/api/crawls/%s/pages", ""},
+				{"GET", "/api/crawls/%s/why?url=https%3A%2F%2Fwww.example.com%2F", ""},
 				{"POST", "/api/crawls/%s/pages", report},
 				{"POST", "/api/crawls/%s/failed", `{"reason":"sabotage"}`},
 			} {
