@@ -21,14 +21,7 @@ import (
 func TestCrawlPagesAndStop(t *testing.T) {
 	t.Parallel()
 	f := newCrawlFixture(t)
-	id := f.startCrawl(t, "https://www.example.com/")
-	seed := f.capture(t, "https://www.example.com/", []map[string]any{
-		{"href": "https://www.example.com/a"}, {"href": "https://www.example.com/private"}, {"href": "https://elsewhere.net/"},
-	})
-	report, _ := json.Marshal(map[string]any{"depth": 0, "results": []any{seed}})
-	if code, body := f.do(t, "POST", "/api/crawls/"+id+"/pages", "alice", string(report)); code != 200 {
-		t.Fatalf("level 0: %d %s", code, body)
-	}
+	id := f.pastSeed(t, "https://www.example.com/", nil, "https://www.example.com/a", "https://www.example.com/private", "https://elsewhere.net/")
 	// Level 1 is running: report nothing yet; the robots skip is recorded
 	// by the level report below, after the stop, and must be refused.
 
@@ -100,3 +93,24 @@ func TestCrawlPagesAndStop(t *testing.T) {
 }
 
 func jsonInt(n int64) string { b, _ := json.Marshal(n); return string(b) }
+
+// pastSeed starts a crawl of seed (maxDepth 1, as startCrawl) and reports
+// its level 0: the seed captured, linking links (its result changed by
+// tweak first, when given). It returns the crawl's id.
+func (f *crawlFixture) pastSeed(t *testing.T, seed string, tweak func(result map[string]any), links ...string) string {
+	t.Helper()
+	id := f.startCrawl(t, seed)
+	hrefs := make([]map[string]any, len(links))
+	for i, l := range links {
+		hrefs[i] = map[string]any{"href": l}
+	}
+	result := f.capture(t, seed, hrefs)
+	if tweak != nil {
+		tweak(result)
+	}
+	report, _ := json.Marshal(map[string]any{"depth": 0, "results": []any{result}})
+	if code, body := f.do(t, "POST", "/api/crawls/"+id+"/pages", "alice", string(report)); code != 200 {
+		t.Fatalf("level 0: %d %s", code, body)
+	}
+	return id
+}

@@ -22,14 +22,7 @@ import (
 func TestCrawlWhy(t *testing.T) {
 	t.Parallel()
 	f := newCrawlFixture(t)
-	id := f.startCrawl(t, "https://www.example.com/")
-	seed := f.capture(t, "https://www.example.com/", []map[string]any{
-		{"href": "https://www.example.com/a"}, {"href": "https://www.example.com/private"}, {"href": "https://elsewhere.net/"},
-	})
-	report, _ := json.Marshal(map[string]any{"depth": 0, "results": []any{seed}})
-	if code, body := f.do(t, "POST", "/api/crawls/"+id+"/pages", "alice", string(report)); code != 200 {
-		t.Fatalf("level 0: %d %s", code, body)
-	}
+	id := f.pastSeed(t, "https://www.example.com/", nil, "https://www.example.com/a", "https://www.example.com/private", "https://elsewhere.net/")
 	why := func(crawlID, u string) politeness.Why {
 		t.Helper()
 		code, body := f.do(t, "GET", "/api/crawls/"+crawlID+"/why?url="+url.QueryEscape(u), "alice", "")
@@ -96,13 +89,7 @@ func TestCrawlWhy(t *testing.T) {
 	}
 
 	// A crawl stopped before its level: its queued page was not captured.
-	other := f.startCrawl(t, "https://www.example.org/")
-	seed = f.capture(t, "https://www.example.org/", []map[string]any{{"href": "https://www.example.org/b"}})
-	seed["finalUrl"] = "https://www.example.org/home"
-	report, _ = json.Marshal(map[string]any{"depth": 0, "results": []any{seed}})
-	if code, body := f.do(t, "POST", "/api/crawls/"+other+"/pages", "alice", string(report)); code != 200 {
-		t.Fatalf("level 0: %d %s", code, body)
-	}
+	other := f.pastSeed(t, "https://www.example.org/", func(r map[string]any) { r["finalUrl"] = "https://www.example.org/home" }, "https://www.example.org/b")
 	if code, body := f.do(t, "POST", "/api/crawls/"+other+"/stop", "alice", ""); code != 200 {
 		t.Fatalf("stop: %d %s", code, body)
 	}
