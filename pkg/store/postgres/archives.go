@@ -19,8 +19,7 @@ type Store struct {
 	cursorKey cursorKeyCache
 	// The embedded runner's begins and saves of the same moment, each
 	// batch written in one statement (runner.go).
-	begins batcher[runnerBegin]
-	saves  batcher[runnerSave]
+	writes batcher[runnerWrite]
 }
 
 // InsertArchive inserts the row and, only when it was inserted, the outbox

@@ -133,9 +133,9 @@ func (s *Store) RunnerResults(ctx context.Context, crawlID string, depth int) ([
 // task id the runner gave it ("" when the capture server names its own),
 // unless the page already has a result. A process killed during the
 // capture leaves this behind for the next one to look for. running is
-// false (and nothing is recorded) once the crawl was closed. The begins of
-// the same moment (a crawl's hosts, other crawls) share one statement
-// (batcher).
+// false (and nothing is recorded) once the crawl was closed. The begins and
+// saves of the same moment (a crawl's hosts, other crawls) share one
+// statement (batcher, runnerWrites).
 func (s *Store) RunnerBegin(ctx context.Context, crawlID string, depth int, url, host, taskID string, submittedAt time.Time) (running bool, err error) {
 	id, err := uuid.Parse(crawlID)
 	if err != nil {
@@ -145,7 +145,7 @@ func (s *Store) RunnerBegin(ctx context.Context, crawlID string, depth int, url,
 	if taskID != "" {
 		b.task = &taskID
 	}
-	running, err = s.begins.do(ctx, b, s.runnerBegins)
+	running, err = s.writes.do(ctx, runnerWrite{begin: &b}, s.runnerWrites)
 	if err != nil {
 		return false, fmt.Errorf("record the capture of %s: %w", url, err)
 	}
@@ -161,38 +161,6 @@ type runnerBegin struct {
 }
 
 func (b runnerBegin) key() string { return b.crawl.String() + " " + b.url }
-
-// runnerBegins writes a batch of begins in one statement; each is answered
-// with whether its crawl runs.
-func (s *Store) runnerBegins(ctx context.Context, bs []runnerBegin) ([]bool, error) {
-	crawls := make([]uuid.UUID, len(bs))
-	urls, hosts := make([]string, len(bs)), make([]string, len(bs))
-	depths := make([]int32, len(bs))
-	tasks := make([]*string, len(bs))
-	subs := make([]time.Time, len(bs))
-	for i, b := range bs {
-		crawls[i], urls[i], hosts[i], depths[i], tasks[i], subs[i] = b.crawl, b.url, b.host, int32(b.depth), b.task, b.submitted
-	}
-	var live []uuid.UUID
-	err := s.Pool.QueryRow(ctx, `
-		WITH x AS (
-			SELECT * FROM unnest($1::uuid[], $2::text[], $3::int[], $4::text[], $5::text[], $6::timestamptz[])
-				AS x (crawl_id, url, depth, host, task_id, submitted_at)
-		), live AS (
-			SELECT id FROM crawls WHERE id IN (SELECT crawl_id FROM x) AND state = 'running'
-		), begun AS (
-			INSERT INTO crawl_runner_results (crawl_id, url, depth, host, task_id, submitted_at)
-			SELECT x.crawl_id, x.url, x.depth, x.host, x.task_id, x.submitted_at FROM x JOIN live ON live.id = x.crawl_id
-			ON CONFLICT (crawl_id, url) DO UPDATE
-			SET task_id = EXCLUDED.task_id, submitted_at = EXCLUDED.submitted_at, finished_at = NULL, updated_at = now()
-			WHERE crawl_runner_results.result IS NULL
-		)
-		SELECT coalesce(array_agg(id), '{}') FROM live`, crawls, urls, depths, hosts, tasks, subs).Scan(&live)
-	if err != nil {
-		return nil, err
-	}
-	return liveOf(crawls, live), nil
-}
 
 // liveOf answers each of crawls with whether it is among live.
 func liveOf(crawls, live []uuid.UUID) []bool {
@@ -217,14 +185,14 @@ const progressStep = time.Second
 // nothing is kept) once it was closed. The crawl's row is written at most
 // once per progressStep, not once per page: with ten hosts at once, a write
 // of that one row per page made every save wait for the others' (and the
-// stall timeout, minutes, needs no finer clock). The saves of the same
-// moment share one statement (batcher).
+// stall timeout, minutes, needs no finer clock). The saves and begins of
+// the same moment share one statement (batcher, runnerWrites).
 func (s *Store) RunnerSave(ctx context.Context, crawlID string, r ledger.RunnerPageResult, now time.Time) (running bool, err error) {
 	id, err := uuid.Parse(crawlID)
 	if err != nil {
 		return false, fmt.Errorf("keep the result of %s: crawl id %q is not a UUID", r.URL, crawlID)
 	}
-	running, err = s.saves.do(ctx, runnerSave{crawl: id, r: r, now: now}, s.runnerSaves)
+	running, err = s.writes.do(ctx, runnerWrite{save: &runnerSave{crawl: id, r: r, now: now}}, s.runnerWrites)
 	if err != nil {
 		return false, fmt.Errorf("keep the result of %s: %w", r.URL, err)
 	}
@@ -239,52 +207,90 @@ type runnerSave struct {
 
 func (x runnerSave) key() string { return x.crawl.String() + " " + x.r.URL }
 
-// runnerSaves keeps a batch of results in one statement; each is answered
-// with whether its crawl runs (and so was kept). The crawls' progress is
-// the latest of the batch's times.
-func (s *Store) runnerSaves(ctx context.Context, xs []runnerSave) ([]bool, error) {
-	n := len(xs)
-	crawls := make([]uuid.UUID, n)
-	urls, hosts := make([]string, n), make([]string, n)
-	depths, attempts, backoffs := make([]int32, n), make([]int32, n), make([]int32, n)
-	tasks, results := make([]*string, n), make([]*string, n)
-	subs, fins := make([]*time.Time, n), make([]*time.Time, n)
-	var now time.Time
-	for i, x := range xs {
+// runnerWrite is one call of RunnerBegin (begin) or RunnerSave (save).
+type runnerWrite struct {
+	begin *runnerBegin
+	save  *runnerSave
+}
+
+func (w runnerWrite) key() string {
+	if w.begin != nil {
+		return w.begin.key()
+	}
+	return w.save.key()
+}
+
+// runnerWrites writes a batch of begins and saves in one statement, each
+// answered with whether its crawl runs (and so was recorded). A begin
+// records a capture about to start unless its page has a result; a save
+// keeps a result, and the latest save of a crawl counts as its progress.
+// The crawls are locked FOR KEY SHARE: a close (FOR UPDATE) sees every
+// begin and result kept before it, and none is kept after it.
+func (s *Store) runnerWrites(ctx context.Context, ws []runnerWrite) ([]bool, error) {
+	var (
+		bCrawls, sCrawls             []uuid.UUID
+		bURLs, bHosts, sURLs, sHosts []string
+		bDepths, sDepths             []int32
+		attempts, backoffs           []int32
+		bTasks, sTasks, results      []*string
+		bSubs                        []time.Time
+		sSubs, fins                  []*time.Time
+		now                          time.Time
+	)
+	for _, w := range ws {
+		if b := w.begin; b != nil {
+			bCrawls, bURLs, bHosts, bDepths = append(bCrawls, b.crawl), append(bURLs, b.url), append(bHosts, b.host), append(bDepths, int32(b.depth))
+			bTasks, bSubs = append(bTasks, b.task), append(bSubs, b.submitted)
+			continue
+		}
+		x := w.save
 		r := x.r
-		crawls[i], urls[i], hosts[i], depths[i] = x.crawl, r.URL, r.Host, int32(r.Depth)
-		attempts[i], backoffs[i] = int32(r.Attempts), int32(r.BackoffMs)
+		sCrawls, sURLs, sHosts, sDepths = append(sCrawls, x.crawl), append(sURLs, r.URL), append(sHosts, r.Host), append(sDepths, int32(r.Depth))
+		attempts, backoffs = append(attempts, int32(r.Attempts)), append(backoffs, int32(r.BackoffMs))
+		var task, result *string
 		if r.TaskID != "" {
-			tasks[i] = &r.TaskID
+			task = &r.TaskID
 		}
 		if r.Result != nil {
 			res := string(r.Result)
-			results[i] = &res
+			result = &res
 		}
+		sTasks, results = append(sTasks, task), append(results, result)
+		var sub, fin *time.Time
 		if !r.SubmittedAt.IsZero() {
-			subs[i] = &r.SubmittedAt
+			sub = &r.SubmittedAt
 		}
 		if !r.FinishedAt.IsZero() {
-			fins[i] = &r.FinishedAt
+			fin = &r.FinishedAt
 		}
+		sSubs, fins = append(sSubs, sub), append(fins, fin)
 		if x.now.After(now) {
 			now = x.now
 		}
 	}
-	var live []uuid.UUID
+	var live, kept []uuid.UUID
 	err := s.Pool.QueryRow(ctx, `
-		WITH x AS (
-			SELECT * FROM unnest($1::uuid[], $2::text[], $3::int[], $4::text[], $5::text[], $6::timestamptz[],
-				$7::timestamptz[], $8::text[], $9::int[], $10::int[])
+		WITH b AS (
+			SELECT * FROM unnest($1::uuid[], $2::text[], $3::int[], $4::text[], $5::text[], $6::timestamptz[])
+				AS b (crawl_id, url, depth, host, task_id, submitted_at)
+		), x AS (
+			SELECT * FROM unnest($7::uuid[], $8::text[], $9::int[], $10::text[], $11::text[], $12::timestamptz[],
+				$13::timestamptz[], $14::text[], $15::int[], $16::int[])
 				AS x (crawl_id, url, depth, host, task_id, submitted_at, finished_at, result, attempts, backoff_ms)
 		), live AS (
-			-- FOR KEY SHARE: a stop (StopCrawl, FOR UPDATE) sees every
-			-- result kept before it, and none is kept after it.
-			SELECT id, progressed_at FROM crawls WHERE id IN (SELECT crawl_id FROM x) AND state = 'running'
+			SELECT id, progressed_at FROM crawls
+			WHERE id IN (SELECT crawl_id FROM b UNION SELECT crawl_id FROM x) AND state = 'running'
 			FOR KEY SHARE
 		), progressed AS (
-			UPDATE crawls c SET progressed_at = $11
-			FROM live WHERE c.id = live.id AND c.state = 'running' AND live.progressed_at < $11::timestamptz - $12::interval
+			UPDATE crawls c SET progressed_at = $17
+			FROM live WHERE c.id = live.id AND c.state = 'running' AND live.progressed_at < $17::timestamptz - $18::interval
+			  AND live.id IN (SELECT crawl_id FROM x)
+		), begun AS (
+			INSERT INTO crawl_runner_results (crawl_id, url, depth, host, task_id, submitted_at)
+			SELECT b.crawl_id, b.url, b.depth, b.host, b.task_id, b.submitted_at FROM b JOIN live ON live.id = b.crawl_id
+			ON CONFLICT (crawl_id, url) DO UPDATE
+			SET task_id = EXCLUDED.task_id, submitted_at = EXCLUDED.submitted_at, finished_at = NULL, updated_at = now()
+			WHERE crawl_runner_results.result IS NULL
 		), kept AS (
 			INSERT INTO crawl_runner_results
 				(crawl_id, url, depth, host, task_id, submitted_at, finished_at, result, attempts, backoff_ms)
@@ -297,12 +303,22 @@ func (s *Store) runnerSaves(ctx context.Context, xs []runnerSave) ([]bool, error
 			    attempts = EXCLUDED.attempts, backoff_ms = EXCLUDED.backoff_ms, updated_at = now()
 			RETURNING crawl_id
 		)
-		SELECT coalesce(array_agg(DISTINCT crawl_id), '{}') FROM kept`,
-		crawls, urls, depths, hosts, tasks, subs, fins, results, attempts, backoffs, now, progressStep).Scan(&live)
+		SELECT (SELECT coalesce(array_agg(id), '{}') FROM live), (SELECT coalesce(array_agg(DISTINCT crawl_id), '{}') FROM kept)`,
+		bCrawls, bURLs, bDepths, bHosts, bTasks, bSubs,
+		sCrawls, sURLs, sDepths, sHosts, sTasks, sSubs, fins, results, attempts, backoffs, now, progressStep).Scan(&live, &kept)
 	if err != nil {
 		return nil, err
 	}
-	return liveOf(crawls, live), nil
+	out := make([]bool, len(ws))
+	bLive, sKept := liveOf(bCrawls, live), liveOf(sCrawls, kept)
+	for i, w := range ws {
+		if w.begin != nil {
+			out[i], bLive = bLive[0], bLive[1:]
+		} else {
+			out[i], sKept = sKept[0], sKept[1:]
+		}
+	}
+	return out, nil
 }
 
 // RunnerSaveHost keeps (or updates) a host's pacing at a level.
