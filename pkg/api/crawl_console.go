@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/capture-ledger/ledgerctl/pkg/crawl"
 	"github.com/capture-ledger/ledgerctl/pkg/crawl/politeness"
@@ -16,7 +18,7 @@ import (
 // crawlConsoleRoutes serves what the console's crawl pages need besides
 // the crawl routes: stopping a crawl (POST /api/crawls/{id}/stop), its
 // progress by level and host (GET /api/crawls/{id}/progress), its pages
-// with what decided each (GET /api/crawls/{id}/pages?after=&limit=) and
+// with what decided each (GET /api/crawls/{id}/pages?after=&limit=&state=) and
 // what it did with one URL, and why (GET /api/crawls/{id}/why?url=). Each
 // is gated like GET /api/crawls/{id}: an absent crawl and one the caller
 // may not touch are the same 404.
@@ -39,16 +41,17 @@ func (s *Server) crawlConsoleRoutes() {
 	if st, ok := svc.Store.(politeness.PagesStore); ok {
 		pages := &politeness.PagesService{Crawls: svc, Store: st}
 		s.mux.HandleFunc("GET /api/crawls/{id}/pages", handle(s, http.StatusOK,
-			func(r *http.Request) (pagesQuery, error) {
+			func(r *http.Request) (PagesQuery, error) {
 				id, err := crawlID(r)
 				if err != nil {
-					return pagesQuery{}, err
+					return PagesQuery{}, err
 				}
-				after, limit, err := ParsePagesQuery(r.URL.Query())
-				return pagesQuery{id: id, after: after, limit: limit}, err
+				q, err := ParsePagesQuery(r.URL.Query())
+				q.id = id
+				return q, err
 			},
-			func(ctx context.Context, who identity.Identity, q pagesQuery) (any, error) {
-				p, err := pages.Pages(ctx, crawlCaller(who), q.id, q.after, q.limit)
+			func(ctx context.Context, who identity.Identity, q PagesQuery) (any, error) {
+				p, err := pages.Pages(ctx, crawlCaller(who), q.id, q.After, q.Limit, q.State)
 				return p, crawlRefusal(err, inParams)
 			}))
 	}
@@ -91,32 +94,43 @@ func ParseWhyQuery(v url.Values) (rules.URL, error) {
 	return u, inQuery(err)
 }
 
-// ParsePagesQuery reads ?after= (a non-negative row id, 0 when absent) and
+// PagesQuery is where a page of the pages table starts, how long it is and
+// which pages it shows.
+type PagesQuery struct {
+	id    string
+	After int64
+	Limit int
+	// State narrows the table to the pages in one state ("": all).
+	State string
+}
+
+// ParsePagesQuery reads ?after= (a non-negative row id, 0 when absent),
 // ?limit= (1 to politeness.MaxPageRows, politeness.DefaultPageRows when
-// absent), each at most once; anything else is a 400 naming the parameter.
-func ParsePagesQuery(v url.Values) (after int64, limit int, err error) {
-	limit = politeness.DefaultPageRows
+// absent) and ?state= (one of politeness.PageStates, all when absent),
+// each at most once; anything else is a 400 naming the parameter.
+func ParsePagesQuery(v url.Values) (PagesQuery, error) {
+	q := PagesQuery{Limit: politeness.DefaultPageRows}
 	if a := v["after"]; len(a) > 0 {
 		n, err := strconv.ParseInt(a[0], 10, 64)
 		if len(a) > 1 || err != nil || n < 0 {
-			return 0, 0, &BadRequest{Message: "querystring/after must be a non-negative integer, given once"}
+			return PagesQuery{}, &BadRequest{Message: "querystring/after must be a non-negative integer, given once"}
 		}
-		after = n
+		q.After = n
 	}
 	if l := v["limit"]; len(l) > 0 {
 		n, err := strconv.Atoi(l[0])
 		if len(l) > 1 || err != nil || n < 1 || n > politeness.MaxPageRows {
-			return 0, 0, &BadRequest{Message: "querystring/limit must be an integer from 1 to " + strconv.Itoa(politeness.MaxPageRows) + ", given once"}
+			return PagesQuery{}, &BadRequest{Message: "querystring/limit must be an integer from 1 to " + strconv.Itoa(politeness.MaxPageRows) + ", given once"}
 		}
-		limit = n
+		q.Limit = n
 	}
-	return after, limit, nil
-}
-
-type pagesQuery struct {
-	id    string
-	after int64
-	limit int
+	if st := v["state"]; len(st) > 0 {
+		if len(st) > 1 || !slices.Contains(politeness.PageStates, st[0]) {
+			return PagesQuery{}, &BadRequest{Message: "querystring/state must be equal to one of the allowed values (" + strings.Join(politeness.PageStates, ", ") + "), given once"}
+		}
+		q.State = st[0]
+	}
+	return q, nil
 }
 
 // crawlCaller is the crawl use-cases' view of an identity.

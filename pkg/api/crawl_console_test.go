@@ -45,7 +45,36 @@ func TestCrawlPagesAndStop(t *testing.T) {
 	if code != 200 || !strings.Contains(body, `"url":"https://www.example.com/private"`) || !strings.Contains(body, `"next":null`) {
 		t.Errorf("second page: %d %s", code, body)
 	}
-	for _, q := range []string{"?after=-1", "?after=x", "?limit=0", "?limit=501", "?after=1&after=2"} {
+	// Narrowed to one state, paged the same way.
+	for _, c := range []struct {
+		q    string
+		urls []string
+	}{
+		{"?state=captured", []string{"https://www.example.com/"}},
+		{"?state=pending", []string{"https://www.example.com/a", "https://www.example.com/private"}},
+		{"?state=failed", nil},
+	} {
+		var got politeness.Pages
+		code, body := f.do(t, "GET", "/api/crawls/"+id+"/pages"+c.q, "alice", "")
+		if code != 200 || json.Unmarshal([]byte(body), &got) != nil || len(got.Pages) != len(c.urls) {
+			t.Errorf("pages%s: %d %s, want %v", c.q, code, body, c.urls)
+			continue
+		}
+		for i, p := range got.Pages {
+			if p.URL != c.urls[i] {
+				t.Errorf("pages%s: row %d is %s, want %s", c.q, i, p.URL, c.urls[i])
+			}
+		}
+	}
+	code, body = f.do(t, "GET", "/api/crawls/"+id+"/pages?state=pending&limit=1", "alice", "")
+	if err := json.Unmarshal([]byte(body), &pages); code != 200 || err != nil || len(pages.Pages) != 1 || pages.Next == nil {
+		t.Fatalf("first pending page of 1: %d %s", code, body)
+	}
+	code, body = f.do(t, "GET", "/api/crawls/"+id+"/pages?state=pending&after="+jsonInt(*pages.Next), "alice", "")
+	if code != 200 || !strings.Contains(body, `"url":"https://www.example.com/private"`) || strings.Contains(body, `"url":"https://www.example.com/"`) || !strings.Contains(body, `"next":null`) {
+		t.Errorf("second pending page: %d %s", code, body)
+	}
+	for _, q := range []string{"?after=-1", "?after=x", "?limit=0", "?limit=501", "?after=1&after=2", "?state=bogus", "?state=Captured", "?state=failed&state=captured", "?state=%00"} {
 		if code, body := f.do(t, "GET", "/api/crawls/"+id+"/pages"+q, "alice", ""); code != 400 || !strings.Contains(body, "querystring/") {
 			t.Errorf("pages%s: %d %s", q, code, body)
 		}

@@ -397,14 +397,14 @@ func TestCrawlScreenStops(t *testing.T) {
 	// The pages the stop left uncaptured read so (not "pending": they
 	// never will be), and so do the columns that count them.
 	for _, c := range []struct {
-		lang, captured, unreached, head, file, whyFile string
-		why                                            [3]string
+		lang, captured, unreached, head, file, whyFile, whyBad string
+		why                                                    [3]string
 	}{
-		{"en", "captured", "not captured", "Not captured", "crawl-stopped-en.png", "crawl-why-en.png", [3]string{
+		{"en", "captured", "not captured", "Not captured", "crawl-stopped-en.png", "crawl-why-en.png", "Type a whole URL, starting with http:// or https://.", [3]string{
 			slow.URL + "/p0: captured (rule 1: follow same-origin, depth 1). Open its archive",
 			"https://elsewhere.example/x: not captured: no rule of the crawl matches it, and a link no rule matches is skipped.",
 			slow.URL + "/p5: not captured: it was queued at depth 1 (rule 1: follow same-origin), and the crawl ended (stopped) before its capture."}},
-		{"ja", "取得", "未取得", "未取得", "crawl-stopped-ja.png", "crawl-why-ja.png", [3]string{
+		{"ja", "取得", "未取得", "未取得", "crawl-stopped-ja.png", "crawl-why-ja.png", "http:// または https:// で始まる URL 全体を入力してください。", [3]string{
 			slow.URL + "/p0：取得済み（ルール 1：たどる same-origin、深さ 1）。 アーカイブを開く",
 			"https://elsewhere.example/x：未取得。クロールのどのルールにも一致せず、一致しないリンクは除外されます。",
 			slow.URL + "/p5：未取得。深さ 1 で順番を待っていましたが（ルール 1：たどる same-origin）、取得の前にクロールが終了しました（停止）。"}},
@@ -463,7 +463,7 @@ func TestCrawlScreenStops(t *testing.T) {
 			{slow.URL + "/p0", "captured", c.why[0]},
 			{"https://elsewhere.example/x", "ruledOut", c.why[1]},
 			{slow.URL + "/p5#top", "notCaptured", c.why[2]},
-			{"/p5", "", "querystring/url"},
+			{"/p5", "", c.whyBad},
 		} {
 			typeInto(t, ctx, "#why-url", q.url)
 			evalString(t, ctx, `(function () { var a = document.querySelector("#why-answer"); a.textContent = ""; a.removeAttribute("data-verdict"); return ""; })()`)
@@ -486,6 +486,32 @@ func TestCrawlScreenStops(t *testing.T) {
 					t.Fatal(err)
 				}
 				shot(t, ctx, c.whyFile)
+			}
+		}
+		// The pages table narrowed to one state; the pending pages are
+		// offered as not captured.
+		if got := evalString(t, ctx, `document.querySelector("#pages-state option[value='pending']").textContent`); got != c.unreached {
+			t.Errorf("%s: the filter offers the pending pages as %q, want %q", c.lang, got, c.unreached)
+		}
+		for _, f := range []struct {
+			state string
+			rows  int
+			chip  string
+		}{{"captured", 3, c.captured}, {"pending", 27, c.unreached}, {"failed", 0, ""}, {"", 30, ""}} {
+			evalString(t, ctx, `(function () { var s = document.querySelector("#pages-state"); s.value = "`+f.state+`"; s.dispatchEvent(new Event("change")); return ""; })()`)
+			want := fmt.Sprintf(`document.querySelectorAll("#pages tbody tr").length === %d`, f.rows)
+			if f.rows == 0 {
+				want = `document.querySelector("#pages-none") !== null`
+			}
+			waitFor(t, ctx, 20*time.Second, c.lang+" pages narrowed to "+f.state, want)
+			if f.state == "captured" {
+				shot(t, ctx, "crawl-pages-captured-"+c.lang+".png")
+			}
+			if f.chip == "" {
+				continue
+			}
+			if got := strings.Split(evalString(t, ctx, rows), "|"); len(got) != f.rows || strings.TrimSuffix(got[0], "+archive") != f.chip || strings.TrimSuffix(got[len(got)-1], "+archive") != f.chip {
+				t.Errorf("%s: pages narrowed to %s read %v", c.lang, f.state, got)
 			}
 		}
 	}

@@ -12,7 +12,7 @@ import (
 // PagesStore reads a crawl's pages one page of rows at a time;
 // *postgres.Store implements it.
 type PagesStore interface {
-	CrawlPageRows(ctx context.Context, crawlID string, after int64, limit int) ([]ledger.CrawlPageRow, error)
+	CrawlPageRows(ctx context.Context, crawlID string, after int64, limit int, state string) ([]ledger.CrawlPageRow, error)
 }
 
 // PagesService answers GET /api/crawls/{id}/pages (the console's pages
@@ -68,9 +68,14 @@ type Pages struct {
 	Next    *int64 `json:"next"`
 }
 
+// PageStates are the states a page of the pages table is in (Page.State),
+// by which the table may be narrowed.
+var PageStates = []string{"pending", "captured", "failed", "skipped"}
+
 // Pages returns up to limit pages of the crawl after the row id after
-// (0: from the start), in the order they joined the crawl.
-func (p *PagesService) Pages(ctx context.Context, c crawl.Caller, crawlID string, after int64, limit int) (Pages, error) {
+// (0: from the start), in the order they joined the crawl; with state (one
+// of PageStates), only the pages in that state.
+func (p *PagesService) Pages(ctx context.Context, c crawl.Caller, crawlID string, after int64, limit int, state string) (Pages, error) {
 	if limit <= 0 || limit > MaxPageRows {
 		limit = DefaultPageRows
 	}
@@ -78,7 +83,7 @@ func (p *PagesService) Pages(ctx context.Context, c crawl.Caller, crawlID string
 	if err != nil {
 		return Pages{}, err
 	}
-	rows, err := p.Store.CrawlPageRows(ctx, v.CrawlID, after, limit+1)
+	rows, err := p.Store.CrawlPageRows(ctx, v.CrawlID, after, limit+1, state)
 	if err != nil {
 		return Pages{}, err
 	}

@@ -150,9 +150,10 @@ func collectPageRows(rows pgx.Rows, err error) ([]ledger.CrawlPageRow, error) {
 }
 
 // CrawlPageRows reads up to limit pages of a crawl after the page id
-// after, in the order they were added (seeds first, then level by level).
-func (s *Store) CrawlPageRows(ctx context.Context, crawlID string, after int64, limit int) ([]ledger.CrawlPageRow, error) {
-	return collectPageRows(s.Pool.Query(ctx, crawlPageRows(`cp.id > $2 ORDER BY cp.id LIMIT $3`), crawlID, after, limit))
+// after, in the order they were added (seeds first, then level by level);
+// with state, only the pages in that state (as keptPages gives it).
+func (s *Store) CrawlPageRows(ctx context.Context, crawlID string, after int64, limit int, state string) ([]ledger.CrawlPageRow, error) {
+	return collectPageRows(s.Pool.Query(ctx, crawlPageRows(`cp.id > $2 AND ($4 = '' OR cp.st = $4) ORDER BY cp.id LIMIT $3`), crawlID, after, limit, state))
 }
 
 // CrawlPagesOf reads the pages of a crawl whose URL is url (at most one)

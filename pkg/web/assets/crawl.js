@@ -204,13 +204,22 @@
       });
     }
     function pages(append) {
-      var q = base + "/pages" + (append && pagesNext !== null ? "?after=" + encodeURIComponent(pagesNext) : "");
+      var state = L.$("pages-state").value;
+      // An ended crawl's pending pages read "not captured", in the filter too.
+      L.$("pages-state").querySelector("option[value='pending']").textContent = L.t(ended() ? "page_unreached" : "page_pending");
+      var params = [];
+      if (state) { params.push("state=" + encodeURIComponent(state)); }
+      if (append && pagesNext !== null) { params.push("after=" + encodeURIComponent(pagesNext)); }
+      var q = base + "/pages" + (params.length ? "?" + params.join("&") : "");
       return L.api("GET", q).then(function (r) {
         var box = L.$("pages");
+        if (state !== L.$("pages-state").value) { return; }
         if (!r.ok) { L.clear(box).appendChild(L.el("p", { className: "error" }, L.problem(r))); return; }
         var rows = pageRows(r.body.pages || []);
         var body = box.querySelector("tbody");
-        if (!append || !body) {
+        if (!append && rows.length === 0) {
+          L.clear(box).appendChild(L.el("p", { className: "muted", id: "pages-none" }, L.t("pagesNone")));
+        } else if (!append || !body) {
           L.clear(box).appendChild(table(L.t("pagesCaption"), [L.t("colURL"), L.t("colDepth"), L.t("colStatus"), L.t("colDecidedBy"), L.t("colArchive")], rows, [false, true, false, false, false]));
         } else {
           label(rows, [L.t("colURL"), L.t("colDepth"), L.t("colStatus"), L.t("colDecidedBy"), L.t("colArchive")]);
@@ -324,6 +333,8 @@
       });
     });
     L.$("pages-more").addEventListener("click", function () { pages(true); });
+    L.$("pages-state").addEventListener("change", function () { pagesNext = null; pages(false); });
+    L.$("pages-filter").addEventListener("submit", function (e) { e.preventDefault(); });
 
     // Why a URL was captured or not: the crawl's verdict in words, with
     // what decided it; every string from the API is text.
@@ -352,7 +363,12 @@
       if (!u) { L.$("why-url").focus(); return; }
       L.api("GET", base + "/why?url=" + encodeURIComponent(u)).then(function (r) {
         out = L.clear(L.$("why-answer"));
+        // A URL the API refuses (400 querystring/url) is the person's to
+        // retype: said in their language, the API's reason as a tooltip.
+        if (r.status === 400) { out.className = "error"; out.textContent = L.t("whyBadURL"); out.title = L.problem(r); L.$("why-url").focus(); return; }
         if (!r.ok) { out.className = "error"; out.textContent = L.problem(r); return; }
+        out.className = "";
+        out.removeAttribute("title");
         var w = r.body;
         out.className = "verdict-" + w.verdict;
         out.setAttribute("data-verdict", w.verdict);
