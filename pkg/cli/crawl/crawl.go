@@ -72,7 +72,7 @@ BrowserHive when CAPTURE_LEDGER_BROWSERHIVE_ENDPOINTS is set).`,
 	cmd.PersistentFlags().StringSliceVar(&opts.Orgs, "org", nil, "organization of the subject (repeatable; the first owns new crawls)")
 	cmd.PersistentFlags().BoolVar(&opts.JSON, "json", false, "print the API's JSON body")
 	cmd.AddCommand(newCmdCrawlStart(opts), newCmdCrawlStatus(opts), newCmdCrawlList(opts), newCmdCrawlDecisions(opts), newCmdCrawlFail(opts),
-		newCmdCrawlRun(opts), newCmdCrawlPoliteness(opts), newCmdCrawlStop(opts), newCmdCrawlWhy(opts))
+		newCmdCrawlRun(opts), newCmdCrawlPoliteness(opts), newCmdCrawlStop(opts), newCmdCrawlWhy(opts), newCmdCrawlPages(opts))
 	return cmd
 }
 

@@ -179,6 +179,37 @@ func TestCrawlStatusWatchShowsEveryHost(t *testing.T) {
 	if code != 2 || !strings.Contains(errs, "URL: ") || !strings.Contains(errs, "no scheme") {
 		t.Errorf("crawl why of a relative URL: exit %d %s", code, errs)
 	}
+
+	// crawl pages: both pages with what decided each and their archives;
+	// narrowed to a state; a state that is none refused.
+	out, errs, code = clitest.Run(t, dir, env, append([]string{"crawl", "pages", id}, as...)...)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if code != 0 || len(lines) != 3 || !strings.HasPrefix(lines[1], www.URL+"/ ") || !strings.Contains(lines[1], " captured  seed ") ||
+		!strings.HasPrefix(lines[2], blog.URL+"/post ") || !strings.Contains(lines[2], "rule 1 (follow any)") {
+		t.Errorf("crawl pages: exit %d\n%s%s", code, out, errs)
+	}
+	out, _, code = clitest.Run(t, dir, env, append([]string{"crawl", "pages", id, "--state", "failed"}, as...)...)
+	if code != 0 || out != "no page in that state\n" {
+		t.Errorf("crawl pages --state failed: exit %d %q", code, out)
+	}
+	out, _, code = clitest.Run(t, dir, env, append([]string{"crawl", "pages", id, "--state", "captured", "--json"}, as...)...)
+	var archives []string
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		var pg struct {
+			State     string `json:"state"`
+			ArchiveID string `json:"archiveId"`
+		}
+		if json.Unmarshal([]byte(l), &pg) == nil && pg.State == "captured" && pg.ArchiveID != "" {
+			archives = append(archives, pg.ArchiveID)
+		}
+	}
+	if code != 0 || len(archives) != 2 {
+		t.Errorf("crawl pages --json: exit %d, %d captured pages with archives in %q; want 2", code, len(archives), out)
+	}
+	_, errs, code = clitest.Run(t, dir, env, append([]string{"crawl", "pages", id, "--state", "lost"}, as...)...)
+	if code != 2 || !strings.Contains(errs, "--state must be equal to one of the allowed values (pending, captured, failed, skipped)") {
+		t.Errorf("crawl pages --state lost: exit %d %s", code, errs)
+	}
 }
 
 // TestWhySentence: each verdict in words, with what decided it.
