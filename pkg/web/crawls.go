@@ -187,6 +187,7 @@ var crawlTexts = texts{
 	"whyNoRule":          {"{url}: not captured: no rule of the crawl matches it, and a link no rule matches is skipped.", "{url}：未取得。クロールのどのルールにも一致せず、一致しないリンクは除外されます。"},
 	"whyNotReached":      {"{url}: not captured: {by} would take it, but no page the crawl followed linked to it within depth {depth} and {pages} pages; the crawl ended ({state}).", "{url}：未取得。{by} の対象ですが、深さ {depth}・{pages} ページの範囲でたどったページからのリンクがありませんでした。クロールは終了しています（{state}）。"},
 	"whyNotYetReached":   {"{url}: not captured: {by} would take it, but no page the crawl followed has linked to it so far; the crawl is running.", "{url}：未取得。{by} の対象ですが、これまでにたどったページからのリンクがありません。クロールは実行中です。"},
+	"listSep":            {", ", "、"},
 	"whyBadURL":          {"Type a whole URL, starting with http:// or https://.", "http:// または https:// で始まる URL 全体を入力してください。"},
 	"whyArchive":         {"Open its archive", "アーカイブを開く"},
 	"pagesCaption":       {"Pages of the crawl and what decided each", "クロールのページと、それぞれの決め手"},

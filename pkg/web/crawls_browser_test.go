@@ -203,6 +203,22 @@ func TestCrawlScreensLive(t *testing.T) {
 			t.Errorf("pages table lacks %q:\n%s", want, rows)
 		}
 	}
+	// Why: robots.txt kept /private out; a page no page linked was never
+	// reached, and the sentence says how the crawl ended.
+	for _, q := range []struct{ url, want string }{
+		{one.URL + "/private", one.URL + "/private: not captured: its robots.txt disallows it, so it was not fetched (depth 1)."},
+		{one.URL + "/never", one.URL + "/never: not captured: rule 1: follow same-origin would take it, but no page the crawl followed linked to it within depth 1 and 10 pages; the crawl ended (succeeded, depth limit reached)."},
+	} {
+		typeInto(t, ctx, "#why-url", q.url)
+		evalString(t, ctx, `(function () { document.querySelector("#why-answer").textContent = ""; return ""; })()`)
+		if err := chromedp.Do(ctx, chromedp.Click("#why-ask")); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, ctx, 20*time.Second, "the answer for "+q.url, `document.querySelector("#why-answer").textContent !== ""`)
+		if got := evalString(t, ctx, `document.querySelector("#why-answer").textContent`); got != q.want {
+			t.Errorf("why %s:\n got %q\nwant %q", q.url, got, q.want)
+		}
+	}
 	// The hosts table counts each host's pages over every level: its seed
 	// and its two pages of level 1, and the page robots.txt kept out.
 	for _, h := range []string{one.URL, two.URL} {

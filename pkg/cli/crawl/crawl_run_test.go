@@ -162,7 +162,7 @@ func TestCrawlStatusWatchShowsEveryHost(t *testing.T) {
 		t.Errorf("crawl why of the post: exit %d %q %s", code, out, errs)
 	}
 	out, errs, code = clitest.Run(t, dir, env, append([]string{"crawl", "why", id, blog.URL + "/never"}, as...)...)
-	if code != 0 || !strings.Contains(out, "not captured: rule 1 (follow any) would take it, but no page the crawl followed linked to it within depth 1 and 30 pages; the crawl succeeded (max_depth)") {
+	if code != 0 || !strings.Contains(out, "not captured: rule 1 (follow any) would take it, but no page the crawl followed linked to it within depth 1 and 30 pages; the crawl ended (succeeded, max_depth)") {
 		t.Errorf("crawl why of a page never linked: exit %d %q %s", code, out, errs)
 	}
 	out, errs, code = clitest.Run(t, dir, env, append([]string{"crawl", "why", id, blog.URL + "/post", "--json"}, as...)...)
@@ -234,7 +234,7 @@ func TestWhySentence(t *testing.T) {
 		{politeness.Why{URL: "https://e.test/a", Verdict: "failed", Page: failed}, "https://e.test/a: not captured: its capture failed: timeout after 30 s (depth 1; rule 2 (follow same-origin))"},
 		{politeness.Why{URL: "https://e.test/a", Verdict: "skipped", Page: page("skipped")}, "https://e.test/a: not captured: not fetched, robots.txt disallows it (depth 1)"},
 		{politeness.Why{URL: "https://e.test/a", Verdict: "pending", Page: page("pending"), State: "running"}, "https://e.test/a: not captured yet: queued at depth 1 (rule 2 (follow same-origin)); the crawl is running"},
-		{politeness.Why{URL: "https://e.test/a", Verdict: "notCaptured", Page: page("pending"), State: "succeeded", StopReason: &stopped}, "https://e.test/a: not captured: queued at depth 1 (rule 2 (follow same-origin)), and the crawl succeeded (stopped) before its capture"},
+		{politeness.Why{URL: "https://e.test/a", Verdict: "notCaptured", Page: page("pending"), State: "succeeded", StopReason: &stopped}, "https://e.test/a: not captured: queued at depth 1 (rule 2 (follow same-origin)), and the crawl was stopped before its capture"},
 		{politeness.Why{URL: "https://x.test/", Verdict: "ruledOut", Rules: politeness.DecidedBy{Kind: "rule", Rule: 1, Action: "skip", Pattern: "x.test"}}, "https://x.test/: not captured: rule 1 (skip x.test)"},
 		{politeness.Why{URL: "https://y.test/", Verdict: "ruledOut", Rules: politeness.DecidedBy{Kind: "rule"}}, "https://y.test/: not captured: no rule of the crawl matches it (a link no rule matches is skipped)"},
 		{politeness.Why{URL: "https://e.test/b", Verdict: "notReached", Rules: rule, State: "running", MaxDepth: 2, MaxPages: 30}, "https://e.test/b: not captured: rule 2 (follow same-origin) would take it, but no page the crawl followed linked to it within depth 2 and 30 pages so far; the crawl is running"},

@@ -62,9 +62,13 @@ captured, pending, failed, skipped, notCaptured, ruledOut, notReached.`,
 // whySentence says Why in words: the URL, then what became of it.
 func whySentence(w politeness.Why) string {
 	page := w.Page
-	ended := fmt.Sprintf("the crawl %s", w.State)
+	ended := "the crawl ended (" + w.State
 	if w.StopReason != nil {
-		ended += " (" + *w.StopReason + ")"
+		ended += ", " + *w.StopReason
+	}
+	ended += ")"
+	if w.StopReason != nil && *w.StopReason == "stopped" {
+		ended = "the crawl was stopped"
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: ", w.URL)

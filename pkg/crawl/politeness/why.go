@@ -19,7 +19,7 @@ const (
 	// A page of the URL (or one that ended at it after redirects) was
 	// captured.
 	VerdictCaptured = "captured"
-	// Its capture failed (Pages[0].Reason says why).
+	// Its capture failed (Page.Reason says why).
 	VerdictFailed = "failed"
 	// It was not fetched: robots.txt disallowed it.
 	VerdictSkipped = "skipped"

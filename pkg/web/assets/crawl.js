@@ -340,8 +340,12 @@
     // what decided it; every string from the API is text.
     function whySentence(w) {
       var p = w.page || { decidedBy: w.rules };
-      var ended = L.t("state_" + (w.stopReason === "stopped" ? "stopped" : w.state)) +
-        (w.stopReason && w.stopReason !== "stopped" && Object.prototype.hasOwnProperty.call(L.text, "stop_" + w.stopReason) ? " " + L.t("stop_" + w.stopReason) : "");
+      // How the crawl ended, for a sentence's parentheses: "stopped", or
+      // its state and why ("succeeded, depth limit reached").
+      var ended = L.t("state_" + (w.stopReason === "stopped" ? "stopped" : w.state));
+      if (w.stopReason && w.stopReason !== "stopped" && Object.prototype.hasOwnProperty.call(L.text, "stop_" + w.stopReason)) {
+        ended += L.t("listSep") + L.t("stop_" + w.stopReason).replace(/^[(（]|[)）]$/g, "");
+      }
       var v = { url: w.url, by: decidedBy(p), depth: p.depth, state: ended, from: p.url, reason: p.reason || "", pages: w.maxPages };
       switch (w.verdict) {
         case "captured": return L.t(p.url !== w.url ? "whyRedirected" : "whyCaptured", v);
