@@ -29,7 +29,7 @@ func (s *Store) StopCrawl(ctx context.Context, id string, now time.Time, keep le
 // by depth, to keep, and the plan keep returns for a depth (nil: nothing)
 // is written as AdmitCaptured writes one (submissions, archives with their
 // outbox rows, the pages' capture jobs). A result is kept only while its
-// crawl runs, under the crawl's row locked FOR KEY SHARE (runnerSaves), so
+// crawl runs, under the crawl's row locked FOR KEY SHARE (runnerWrites), so
 // every result kept before the close is seen here and none is kept after
 // it (a nil keep registers nothing). It answers whether end closed the
 // crawl and how many archives it registered.

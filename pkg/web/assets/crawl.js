@@ -342,11 +342,11 @@
       var p = w.page || { decidedBy: w.rules };
       // How the crawl ended, for a sentence's parentheses: "stopped", or
       // its state and why ("succeeded, depth limit reached").
-      var ended = L.t("state_" + (w.stopReason === "stopped" ? "stopped" : w.state));
+      var how = L.t("state_" + (w.stopReason === "stopped" ? "stopped" : w.state));
       if (w.stopReason && w.stopReason !== "stopped" && Object.prototype.hasOwnProperty.call(L.text, "stop_" + w.stopReason)) {
-        ended += L.t("listSep") + L.t("stop_" + w.stopReason).replace(/^[(（]|[)）]$/g, "");
+        how += L.t("listSep") + L.t("stop_" + w.stopReason).replace(/^[(（]|[)）]$/g, "");
       }
-      var v = { url: w.url, by: decidedBy(p), depth: p.depth, state: ended, from: p.url, reason: p.reason || "", pages: w.maxPages };
+      var v = { url: w.url, by: decidedBy(p), depth: p.depth, state: how, from: p.url, reason: p.reason || "", pages: w.maxPages };
       switch (w.verdict) {
         case "captured": return L.t(p.url !== w.url ? "whyRedirected" : "whyCaptured", v);
         case "failed": return L.t("whyFailed", v);
@@ -362,17 +362,18 @@
     }
     L.$("why-form").addEventListener("submit", function (e) {
       e.preventDefault();
-      var out = L.clear(L.$("why-answer"));
       var u = L.$("why-url").value.trim();
       if (!u) { L.$("why-url").focus(); return; }
       L.api("GET", base + "/why?url=" + encodeURIComponent(u)).then(function (r) {
-        out = L.clear(L.$("why-answer"));
+        // Nothing of the answer before stays: its verdict, tooltip, text.
+        var out = L.clear(L.$("why-answer"));
+        out.className = "";
+        out.removeAttribute("title");
+        out.removeAttribute("data-verdict");
         // A URL the API refuses (400 querystring/url) is the person's to
         // retype: said in their language, the API's reason as a tooltip.
         if (r.status === 400) { out.className = "error"; out.textContent = L.t("whyBadURL"); out.title = L.problem(r); L.$("why-url").focus(); return; }
         if (!r.ok) { out.className = "error"; out.textContent = L.problem(r); return; }
-        out.className = "";
-        out.removeAttribute("title");
         var w = r.body;
         out.className = "verdict-" + w.verdict;
         out.setAttribute("data-verdict", w.verdict);
