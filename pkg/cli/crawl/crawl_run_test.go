@@ -237,6 +237,8 @@ func TestWhySentence(t *testing.T) {
 		{politeness.Why{URL: "https://e.test/a", Verdict: "notCaptured", Page: page("pending"), State: "succeeded", StopReason: &stopped}, "https://e.test/a: not captured: queued at depth 1 (rule 2 (follow same-origin)), and the crawl was stopped before its capture"},
 		{politeness.Why{URL: "https://x.test/", Verdict: "ruledOut", Rules: politeness.DecidedBy{Kind: "rule", Rule: 1, Action: "skip", Pattern: "x.test"}}, "https://x.test/: not captured: rule 1 (skip x.test)"},
 		{politeness.Why{URL: "https://y.test/", Verdict: "ruledOut", Rules: politeness.DecidedBy{Kind: "rule"}}, "https://y.test/: not captured: no rule of the crawl matches it (a link no rule matches is skipped)"},
+		// A terminal's control sequence in a stored URL is printed quoted, never sent.
+		{politeness.Why{URL: "https://y.test/\x1b[2J", Verdict: "ruledOut", Rules: politeness.DecidedBy{Kind: "rule"}}, `"https://y.test/\x1b[2J": not captured: no rule of the crawl matches it (a link no rule matches is skipped)`},
 		{politeness.Why{URL: "https://e.test/b", Verdict: "notReached", Rules: rule, State: "running", MaxDepth: 2, MaxPages: 30}, "https://e.test/b: not captured: rule 2 (follow same-origin) would take it, but no page the crawl followed linked to it within depth 2 and 30 pages so far; the crawl is running"},
 	} {
 		if got := crawlcmd.WhySentence(c.w); got != c.want {

@@ -71,7 +71,7 @@ func whySentence(w politeness.Why) string {
 		ended = "the crawl was stopped"
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: ", w.URL)
+	fmt.Fprintf(&b, "%s: ", cmdutil.Printable(w.URL))
 	switch w.Verdict {
 	case politeness.VerdictCaptured:
 		b.WriteString("captured")
@@ -79,7 +79,7 @@ func whySentence(w politeness.Why) string {
 			fmt.Fprintf(&b, ", archive %s", *page.ArchiveID)
 		}
 		if page.FinalURL != nil && page.URL != w.URL {
-			fmt.Fprintf(&b, ": the capture of %s was redirected here", page.URL)
+			fmt.Fprintf(&b, ": the capture of %s was redirected here", cmdutil.Printable(page.URL))
 		}
 		fmt.Fprintf(&b, " (depth %d; %s)", page.Depth, decidedBy(page.DecidedBy))
 	case politeness.VerdictFailed:
