@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
-	"github.com/capture-ledger/ledgerctl/pkg/crawl"
 	"github.com/capture-ledger/ledgerctl/pkg/crawl/politeness"
 	"github.com/capture-ledger/ledgerctl/pkg/ui"
 )
@@ -70,7 +69,7 @@ gives it.`,
 						}
 						continue
 					}
-					rows = append(rows, pageRow(pg, v.State != crawl.StateRunning))
+					rows = append(rows, pageRow(pg, v.State))
 				}
 				if p.Next == nil {
 					break
@@ -92,12 +91,12 @@ gives it.`,
 	return cmd
 }
 
-// pageRow is a page of the table in words; an ended crawl's pending page
-// reads "not captured".
-func pageRow(p politeness.Page, ended bool) []string {
+// pageRow is a page of a crawl in crawlState as a row of the table; a
+// pending page reads as pendingWord says.
+func pageRow(p politeness.Page, crawlState string) []string {
 	state := p.State
-	if state == "pending" && ended {
-		state = "not captured"
+	if state == "pending" {
+		state = pendingWord(crawlState)
 	}
 	by := decidedBy(p.DecidedBy)
 	switch p.DecidedBy.Kind {

@@ -204,12 +204,7 @@ func renderProgress(p politeness.Progress) string {
 		head += " (" + *p.StopReason + ")"
 	}
 	fmt.Fprintf(&b, "%s · level %d · %d captured, %d discovered\n", head, p.Depth, p.PagesCaptured, p.PagesDiscovered)
-	// Once the crawl has ended, nothing will capture the pages still
-	// pending: they are counted as not captured.
-	pending := "pending"
-	if p.State != crawl.StateRunning {
-		pending = "not captured"
-	}
+	pending := pendingWord(p.State)
 	rows := make([][]string, len(p.Hosts))
 	for i, h := range p.Hosts {
 		delay, robots := "-", "-"
@@ -236,4 +231,14 @@ func renderProgress(p politeness.Progress) string {
 		fmt.Fprintf(&b, "failed  %d page(s): %s\n", f.Pages, cmdutil.Printable(f.Reason))
 	}
 	return b.String()
+}
+
+// pendingWord is what the terminal calls a page still pending in a crawl
+// in state: once the crawl has ended nothing will capture it, and it is
+// "not captured".
+func pendingWord(state string) string {
+	if state != crawl.StateRunning {
+		return "not captured"
+	}
+	return "pending"
 }
