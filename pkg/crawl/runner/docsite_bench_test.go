@@ -169,11 +169,18 @@ func (f timedFetched) StoreAfter(ctx context.Context, prev runner.Fetched) (runn
 	return storeAfter(ctx, f.Fetched, prev)
 }
 
-// timedObjects adds up the time spent putting objects.
+// timedObjects adds up the time spent putting objects, and keeps what was
+// put so that the same puts can be made again bare.
 type timedObjects struct {
 	capture.Objects
 	mu    sync.Mutex
 	spent time.Duration
+	put   []barePut
+}
+
+type barePut struct {
+	bucket, key, contentType string
+	body                     []byte
 }
 
 func (t *timedObjects) Put(ctx context.Context, bucket, key, contentType string, body []byte) error {
@@ -181,8 +188,51 @@ func (t *timedObjects) Put(ctx context.Context, bucket, key, contentType string,
 	err := t.Objects.Put(ctx, bucket, key, contentType, body)
 	t.mu.Lock()
 	t.spent += time.Since(start)
+	t.put = append(t.put, barePut{bucket, key, contentType, bytes.Clone(body)})
 	t.mu.Unlock()
 	return err
+}
+
+// take returns the puts made since the last take, and the time they took.
+func (t *timedObjects) take() ([]barePut, time.Duration) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	put, spent := t.put, t.spent
+	t.put, t.spent = nil, 0
+	return put, spent
+}
+
+// putBare makes the same puts again under other keys, workers at a time,
+// with nothing else running: the least time storing the crawl's objects
+// can take through this S3 client and server.
+func putBare(ctx context.Context, b *testing.B, o capture.Objects, puts []barePut, workers int) time.Duration {
+	next := make(chan barePut)
+	errs := make(chan error, workers)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for p := range next {
+				if err := o.Put(ctx, p.bucket, "bare/"+p.key, p.contentType, p.body); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	for _, p := range puts {
+		next <- p
+	}
+	close(next)
+	wg.Wait()
+	took := time.Since(start)
+	close(errs)
+	for err := range errs {
+		b.Fatal(err)
+	}
+	return took
 }
 
 // BenchmarkDocSiteVsWget crawls a generated documentation site of 1,026
@@ -195,8 +245,11 @@ func (t *timedObjects) Put(ctx context.Context, bucket, key, contentType string,
 // archives in PostgreSQL). In the same
 // iteration, on the same site: GNU wget --recursive --level=2 --warc-file
 // (the peer), and plain sequential GETs of every page and shared file once
-// over one keep-alive connection (the floor). Skipped, saying so, where
-// /usr/bin/wget is absent.
+// over one keep-alive connection (the floor of fetching). After the crawl,
+// every object it put is put again bare under other keys, three at a time
+// (the floor of storing them), and the CPU each process used during the
+// crawl is set beside wget's own and the site's while wget ran. Skipped,
+// saying so, where /usr/bin/wget is absent.
 func BenchmarkDocSiteVsWget(b *testing.B) {
 	const wget = "/usr/bin/wget"
 	if _, err := os.Stat(wget); err != nil {
@@ -214,7 +267,12 @@ func BenchmarkDocSiteVsWget(b *testing.B) {
 	}
 	var crawlWall, fetches, stores, reports, wgetWall, getsWall time.Duration
 	var wgetBytes int64
-	var putTime time.Duration
+	var putTime, bareWall, wgetCPU, siteCPU time.Duration
+	// The CPU the crawl used, by process: this one (the crawl and the
+	// site it fetches), PostgreSQL's and the S3 server's.
+	procs := []string{"self", "postgres", "versitygw"}
+	crawlCPU := map[string]time.Duration{}
+	var putCount int
 	for i := range b.N {
 		// The floor: every page and shared file once, in order, one
 		// connection.
@@ -233,6 +291,7 @@ func BenchmarkDocSiteVsWget(b *testing.B) {
 
 		// The peer.
 		dir := b.TempDir()
+		w0 := processCPU("self")
 		start = time.Now()
 		cmd := exec.Command(wget, "--recursive", "--level=2", "--no-verbose", "--warc-file="+filepath.Join(dir, "site"),
 			"--directory-prefix="+filepath.Join(dir, "files"), h.URL+"/")
@@ -240,6 +299,9 @@ func BenchmarkDocSiteVsWget(b *testing.B) {
 			b.Fatalf("wget: %v\n%s", err, lastLines(out, 10))
 		}
 		wgetWall += time.Since(start)
+		// wget's own CPU, and the site's answering it (this process).
+		wgetCPU += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+		siteCPU += cpuSince(w0, processCPU("self"))["self"]
 		if st, err := os.Stat(filepath.Join(dir, "site.warc.gz")); err == nil {
 			wgetBytes += st.Size()
 		}
@@ -253,9 +315,8 @@ func BenchmarkDocSiteVsWget(b *testing.B) {
 		svc, r := e.service(capt, runner.Config{OnLevel: func(ev runner.LevelEvent) { levels <- ev }})
 		maxDepth, maxPages, delay, par := 2, 5000, 0, 1
 		capt.reset()
-		puts.mu.Lock()
-		puts.spent = 0
-		puts.mu.Unlock()
+		puts.take()
+		c0 := processCPU(procs...)
 		start = time.Now()
 		id, err := svc.Start(e.ctx, alice, crawl.StartRequest{Seeds: []string{h.URL + "/"}, Rules: []rules.Rule{follow},
 			MaxDepth: &maxDepth, MaxPages: &maxPages, PerHostDelayMs: &delay, HostParallelism: &par})
@@ -266,12 +327,19 @@ func BenchmarkDocSiteVsWget(b *testing.B) {
 			reports += ev.Reporting
 		}
 		crawlWall += time.Since(start)
+		for k, v := range cpuSince(c0, processCPU(procs...)) {
+			crawlCPU[k] += v
+		}
 		f, st := capt.reset()
 		fetches += f
 		stores += st
-		puts.mu.Lock()
-		putTime += puts.spent
-		puts.mu.Unlock()
+		made, spent := puts.take()
+		putTime += spent
+		putCount += len(made)
+		// The floor of storing: the crawl's objects put again bare, as
+		// many at once as the crawl writes (three captures of its one
+		// host, each a WACZ then a manifest).
+		bareWall += putBare(e.ctx, b, puts.Objects, made, 3)
 		v, err := svc.Get(e.ctx, alice, id)
 		if err != nil {
 			b.Fatal(err)
@@ -296,6 +364,22 @@ func BenchmarkDocSiteVsWget(b *testing.B) {
 	// an upper bound of their share of the wall time.
 	b.ReportMetric(float64(putTime)/float64(crawlWall), "puts-share")
 	b.ReportMetric(float64(wgetBytes)/n/float64(len(urls)), "wget-WARC-B/page")
+	var all time.Duration
+	for _, p := range procs {
+		all += crawlCPU[p]
+		b.ReportMetric(crawlCPU[p].Seconds()/n, "crawl-"+p+"-cpu-s")
+	}
+	b.ReportMetric(all.Seconds()/n, "crawl-cpu-s")
+	// Both cores busy for the whole crawl would be 2.0.
+	b.ReportMetric(float64(all)/float64(crawlWall), "crawl-cores")
+	b.ReportMetric(wgetCPU.Seconds()/n, "wget-cpu-s")
+	b.ReportMetric((wgetCPU+siteCPU).Seconds()/n, "wget+site-cpu-s")
+	// The crawl's objects put again bare, nothing fetched or built: how
+	// much of wget's time the uploads alone take.
+	b.ReportMetric(float64(putCount)/n, "PUTs/crawl")
+	b.ReportMetric(bareWall.Seconds()/n, "bare-PUTs-s")
+	b.ReportMetric(float64(bareWall)/float64(wgetWall), "bare-PUTs/wget")
+	b.ReportMetric(float64(bareWall+getsWall)/float64(wgetWall), "(GETs+bare-PUTs)/wget")
 }
 
 func prefixed(base string, paths []string) []string {
