@@ -249,6 +249,15 @@ func TestCrawlScreensLive(t *testing.T) {
 	if got := evalString(t, ctx, `document.querySelector("#decisions").textContent`); !strings.Contains(got, "no rule matched") || !strings.Contains(got, "elsewhere.example") {
 		t.Errorf("decisions read %q", got)
 	}
+	// A host and its port stay on one line where the table has room (a
+	// URL may break anywhere; "127.0.0.1:3996" over "7" reads as another
+	// host).
+	if got := evalString(t, ctx, `Array.prototype.filter.call(document.querySelectorAll("#hosts tbody th, #decisions td.host"), function (c) { var r = document.createRange(); r.selectNodeContents(c); return r.getClientRects().length !== 1; }).map(function (c) { return c.textContent; }).join(" ")`); got != "" {
+		t.Errorf("host cells broken over lines, or missing their class: %q", got)
+	}
+	if n := evalString(t, ctx, `String(document.querySelectorAll("#hosts tbody th, #decisions td.host").length)`); n != "5" {
+		t.Errorf("%s host cells (want 2 in the hosts table, 3 in the decisions and robots.txt tables)", n)
+	}
 	shot(t, ctx, "crawl-en.png")
 	// Replay the crawl as one collection: a link that opens a new tab
 	// without opener or referrer, on a replay origin (not this one).

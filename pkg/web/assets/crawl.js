@@ -178,7 +178,7 @@
         hs.appendChild(L.el("h3", null, L.t("hostsTitle")));
         hs.appendChild(table(L.t("hostsCaption"), [L.t("colHost"), L.t("colCaptured"), L.t("colFailed"), L.t("colSkipped"), pendingHead(), L.t("colDelay")],
           p.hosts.map(function (h) {
-            return L.el("tr", { "data-host": h.host }, L.el("th", { scope: "row", className: "url" }, h.host),
+            return L.el("tr", { "data-host": h.host }, L.el("th", { scope: "row", className: "host" }, h.host),
               L.el("td", { className: "num" }, String(h.captured)), L.el("td", { className: "num" }, String(h.failed)),
               L.el("td", { className: "num" }, String(h.skipped)), L.el("td", { className: "num" }, String(h.pending)),
               L.el("td", null, h.delayMs === null || h.delayMs === undefined ? "—" : ms(h.delayMs) + (h.delaySource ? " (" + L.t("source_" + h.delaySource) + ")" : "")));
@@ -249,7 +249,7 @@
               var x = by[k], r0 = rs[x.rule - 1], pattern = r0 ? String(r0[Object.keys(r0)[0]]) : "";
               return L.el("tr", null,
                 L.el("td", null, x.rule > 0 ? L.t("byRule", { n: x.rule, action: L.t("action_" + x.action), pattern: pattern }) : L.t("byNoRule")),
-                L.el("td", { className: "url" }, x.hostname), L.el("td", { className: "num" }, String(x.links)),
+                L.el("td", { className: "host" }, x.hostname), L.el("td", { className: "num" }, String(x.links)),
                 L.el("td", null, L.el("ul", { className: "plain" }, x.samples.map(function (s) { return L.el("li", { className: "url" }, s); }))));
             }), [false, false, true, false]));
         }
@@ -257,7 +257,7 @@
           box.appendChild(L.el("h3", null, L.t("robotsTitle")));
           box.appendChild(table(L.t("robotsTitle"), [L.t("colHost"), L.t("colPages"), L.t("colSamples")],
             d.robots.map(function (x) {
-              return L.el("tr", null, L.el("td", { className: "url" }, x.hostname), L.el("td", { className: "num" }, String(x.pages)),
+              return L.el("tr", null, L.el("td", { className: "host" }, x.hostname), L.el("td", { className: "num" }, String(x.pages)),
                 L.el("td", null, L.el("ul", { className: "plain" }, (x.samples || []).map(function (s) { return L.el("li", { className: "url" }, s); }))));
             }), [false, true, false]));
         }
