@@ -153,6 +153,7 @@ var crawlTexts = texts{
 	"nGaps_one":          {"1 gap", "間隔 1 件"},
 	"hostClean":          {"No overlap, no short gap.", "重なりも間隔不足もありません。"},
 	"hostBad":            {"Overlaps: {overlaps}; gaps shorter than the delay: {short}.", "重なり {overlaps} 件、間隔不足 {short} 件。"},
+	"delayFrom":          {"{delay} ({source})", "{delay}（{source}）"},
 	"source_setting":     {"the crawl's setting", "クロールの設定"},
 	"source_crawl-delay": {"robots.txt Crawl-delay", "robots.txt の Crawl-delay"},
 	"source_cap":         {"Crawl-delay, capped", "上限で切った Crawl-delay"},

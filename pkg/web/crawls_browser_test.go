@@ -227,6 +227,9 @@ func TestCrawlScreensLive(t *testing.T) {
 			t.Errorf("hosts table, %s: captured, failed, skipped, pending %q; want 3 0 1 0 (both levels)", h, got)
 		}
 	}
+	if got := evalString(t, ctx, hostDelays); got != "300 ms (the crawl's setting) 300 ms (the crawl's setting)" {
+		t.Errorf("hosts' delays %q", got)
+	}
 	if got := evalString(t, ctx, `document.querySelector("#hosts h3").textContent`); got != "Hosts" {
 		t.Errorf("hosts table's title %q", got)
 	}
@@ -310,9 +313,18 @@ func TestCrawlScreensLive(t *testing.T) {
 		if lang := evalString(t, ctx, `document.documentElement.lang`); lang != "ja" {
 			t.Errorf("%s: lang %q", p.path, lang)
 		}
+		if p.name == "crawl-ja.png" {
+			// A host's delay and its source, in Japanese punctuation.
+			if got := evalString(t, ctx, hostDelays); got != "300 ミリ秒（クロールの設定） 300 ミリ秒（クロールの設定）" {
+				t.Errorf("ja: hosts' delays %q", got)
+			}
+		}
 		shot(t, ctx, p.name)
 	}
 }
+
+// hostDelays reads the hosts table's delay cells.
+const hostDelays = `Array.prototype.map.call(document.querySelectorAll("#hosts tbody tr"), function (r) { return r.cells[r.cells.length-1].textContent; }).join(" ")`
 
 func sortedHosts(a, b string) string {
 	if a < b {

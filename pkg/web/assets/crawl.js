@@ -181,7 +181,7 @@
             return L.el("tr", { "data-host": h.host }, L.el("th", { scope: "row", className: "host" }, h.host),
               L.el("td", { className: "num" }, String(h.captured)), L.el("td", { className: "num" }, String(h.failed)),
               L.el("td", { className: "num" }, String(h.skipped)), L.el("td", { className: "num" }, String(h.pending)),
-              L.el("td", null, h.delayMs === null || h.delayMs === undefined ? "—" : ms(h.delayMs) + (h.delaySource ? " (" + L.t("source_" + h.delaySource) + ")" : "")));
+              L.el("td", null, h.delayMs === null || h.delayMs === undefined ? "—" : (h.delaySource ? L.t("delayFrom", { delay: ms(h.delayMs), source: L.t("source_" + h.delaySource) }) : ms(h.delayMs))));
           }), [false, true, true, true, true, false]));
       }
       if ((p.failures || []).length) {
