@@ -722,6 +722,10 @@ func TestCrawlScreensHostileStrings(t *testing.T) {
 	if got := evalString(t, ctx, `document.querySelector("#politeness-verdict").textContent + " / " + document.querySelector("#politeness-summary li.error").textContent`); !strings.HasPrefix(got, "Not polite") || !strings.Contains(got, "www.example.com") || !strings.Contains(got, "Overlaps: 1;") {
 		t.Errorf("politeness in words: %q", got)
 	}
+	// A long host name breaks rather than widen its table past the page.
+	if got := evalString(t, ctx, `Array.prototype.filter.call(document.querySelectorAll(".table-wrap"), function (w) { return w.scrollWidth > w.clientWidth; }).map(function (w) { return w.parentNode.id; }).join(" ")`); got != "" {
+		t.Errorf("tables wider than the page: %q", got)
+	}
 	shot(t, ctx, "crawl-hostile-overlap-en.png")
 
 	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/crawls")); err != nil {

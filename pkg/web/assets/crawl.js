@@ -16,6 +16,10 @@
     if (m > 0) { return L.t("durMS", { m: m, s: s }); }
     return L.t("durS", { s: s });
   }
+  // hostClass keeps a host name of ordinary length on one line
+  // ("127.0.0.1:3996" over "7" reads as another host) and lets a long one
+  // break anywhere, as a URL does, so that it cannot widen its table.
+  function hostClass(h) { return String(h).length <= 40 ? "host" : "url"; }
   function ms(v) { return v === null || v === undefined ? "—" : L.t("msValue", { n: Math.round(v * 10) / 10 }); }
   // searchFact says how far a crawl's archives are searchable: indexed of
   // all, or (once every one is and the crawl has ended) how long after its
@@ -178,7 +182,7 @@
         hs.appendChild(L.el("h3", null, L.t("hostsTitle")));
         hs.appendChild(table(L.t("hostsCaption"), [L.t("colHost"), L.t("colCaptured"), L.t("colFailed"), L.t("colSkipped"), pendingHead(), L.t("colDelay")],
           p.hosts.map(function (h) {
-            return L.el("tr", { "data-host": h.host }, L.el("th", { scope: "row", className: "host" }, h.host),
+            return L.el("tr", { "data-host": h.host }, L.el("th", { scope: "row", className: hostClass(h.host) }, h.host),
               L.el("td", { className: "num" }, String(h.captured)), L.el("td", { className: "num" }, String(h.failed)),
               L.el("td", { className: "num" }, String(h.skipped)), L.el("td", { className: "num" }, String(h.pending)),
               L.el("td", null, h.delayMs === null || h.delayMs === undefined ? "—" : (h.delaySource ? L.t("delayFrom", { delay: ms(h.delayMs), source: L.t("source_" + h.delaySource) }) : ms(h.delayMs))));
@@ -249,7 +253,7 @@
               var x = by[k], r0 = rs[x.rule - 1], pattern = r0 ? String(r0[Object.keys(r0)[0]]) : "";
               return L.el("tr", null,
                 L.el("td", null, x.rule > 0 ? L.t("byRule", { n: x.rule, action: L.t("action_" + x.action), pattern: pattern }) : L.t("byNoRule")),
-                L.el("td", { className: "host" }, x.hostname), L.el("td", { className: "num" }, String(x.links)),
+                L.el("td", { className: hostClass(x.hostname) }, x.hostname), L.el("td", { className: "num" }, String(x.links)),
                 L.el("td", null, L.el("ul", { className: "plain" }, x.samples.map(function (s) { return L.el("li", { className: "url" }, s); }))));
             }), [false, false, true, false]));
         }
@@ -257,7 +261,7 @@
           box.appendChild(L.el("h3", null, L.t("robotsTitle")));
           box.appendChild(table(L.t("robotsTitle"), [L.t("colHost"), L.t("colPages"), L.t("colSamples")],
             d.robots.map(function (x) {
-              return L.el("tr", null, L.el("td", { className: "host" }, x.hostname), L.el("td", { className: "num" }, String(x.pages)),
+              return L.el("tr", null, L.el("td", { className: hostClass(x.hostname) }, x.hostname), L.el("td", { className: "num" }, String(x.pages)),
                 L.el("td", null, L.el("ul", { className: "plain" }, (x.samples || []).map(function (s) { return L.el("li", { className: "url" }, s); }))));
             }), [false, true, false]));
         }
