@@ -2,6 +2,7 @@ package runner_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"image"
@@ -207,20 +208,22 @@ func (t *timedObjects) take() ([]barePut, time.Duration) {
 // can take through this S3 client and server.
 func putBare(ctx context.Context, b *testing.B, o capture.Objects, puts []barePut, workers int) time.Duration {
 	next := make(chan barePut)
-	errs := make(chan error, workers)
-	var wg sync.WaitGroup
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
+	)
 	start := time.Now()
 	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for p := range next {
 				if err := o.Put(ctx, p.bucket, "bare/"+p.key, p.contentType, p.body); err != nil {
-					errs <- err
-					return
+					mu.Lock()
+					first = cmp.Or(first, err)
+					mu.Unlock()
 				}
 			}
-		}()
+		})
 	}
 	for _, p := range puts {
 		next <- p
@@ -228,9 +231,8 @@ func putBare(ctx context.Context, b *testing.B, o capture.Objects, puts []barePu
 	close(next)
 	wg.Wait()
 	took := time.Since(start)
-	close(errs)
-	for err := range errs {
-		b.Fatal(err)
+	if first != nil {
+		b.Fatal(first)
 	}
 	return took
 }
