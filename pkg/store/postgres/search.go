@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
@@ -102,12 +101,7 @@ func (s *Store) CapturesOf(ctx context.Context, urls []string, f ledger.ArchiveF
 // "newest" follows — that pass f, the nearest first. An id that is not an
 // archive has none.
 func (s *Store) LaterCaptures(ctx context.Context, ids []string, f ledger.ArchiveFilter, limit int) (map[string][]ledger.ArchiveRef, error) {
-	valid := make([]string, 0, len(ids))
-	for _, id := range ids {
-		if uuid.Validate(id) == nil {
-			valid = append(valid, id)
-		}
-	}
+	valid := archiveIDs(ids)
 	out := map[string][]ledger.ArchiveRef{}
 	if len(valid) == 0 {
 		return out, nil

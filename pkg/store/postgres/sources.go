@@ -193,24 +193,36 @@ func archiveFilterSQL(f ledger.ArchiveFilter, a string, args *[]any) string {
 // MatchingArchives is which of ids pass f (search's filters, asked by id
 // before OpenFGA). Ids that are not UUIDs never pass.
 func (s *Store) MatchingArchives(ctx context.Context, f ledger.ArchiveFilter, ids []string) (map[string]bool, error) {
+	valid := archiveIDs(ids)
+	args := []any{valid}
+	return s.idSet(ctx, "filter archives", valid, `SELECT a.id::text FROM archives a WHERE a.id = ANY($1::uuid[])`+archiveFilterSQL(f, "a", &args), args...)
+}
+
+// archiveIDs keeps the ids that are UUIDs: no other id names an archive.
+func archiveIDs(ids []string) []string {
 	valid := make([]string, 0, len(ids))
 	for _, id := range ids {
 		if uuid.Validate(id) == nil {
 			valid = append(valid, id)
 		}
 	}
+	return valid
+}
+
+// idSet runs query, which answers ids, and returns them as a set; with no
+// valid id it asks nothing. what names the lookup in errors.
+func (s *Store) idSet(ctx context.Context, what string, valid []string, query string, args ...any) (map[string]bool, error) {
 	out := make(map[string]bool, len(valid))
 	if len(valid) == 0 {
 		return out, nil
 	}
-	args := []any{valid}
-	rows, err := s.Pool.Query(ctx, `SELECT a.id::text FROM archives a WHERE a.id = ANY($1::uuid[])`+archiveFilterSQL(f, "a", &args), args...)
+	rows, err := s.Pool.Query(ctx, query, args...)
 	if err != nil {
-		return nil, fmt.Errorf("filter archives: %w", err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	got, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
-		return nil, fmt.Errorf("filter archives: %w", err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	for _, id := range got {
 		out[id] = true
@@ -222,38 +234,18 @@ func (s *Store) MatchingArchives(ctx context.Context, f ledger.ArchiveFilter, id
 // list's candidates, asked by id: search narrows its hits with it before
 // OpenFGA decides). Ids that are not UUIDs are never recorded.
 func (s *Store) RecordedFor(ctx context.Context, v ledger.Viewer, ids []string, now time.Time) (map[string]bool, error) {
-	valid := make([]string, 0, len(ids))
-	for _, id := range ids {
-		if uuid.Validate(id) == nil {
-			valid = append(valid, id)
-		}
-	}
-	out := make(map[string]bool, len(valid))
-	if len(valid) == 0 {
-		return out, nil
-	}
 	orgs := v.Orgs
 	if orgs == nil {
 		orgs = []string{}
 	}
-	rows, err := s.Pool.Query(ctx, `
+	valid := archiveIDs(ids)
+	return s.idSet(ctx, "recorded grantees", valid, `
 		SELECT s.archive_id::text FROM archive_sources s JOIN ledger_viewer_grantees($2::text[], $3) g USING (kind, principal)
 		WHERE s.archive_id = ANY($1::uuid[])
 		UNION
 		SELECT archive_id::text FROM ledger_active_shares($2::text[], $3, $4)
 		WHERE archive_id = ANY($1::uuid[])`,
 		valid, orgs, v.Subject, now.Add(-shareSlack))
-	if err != nil {
-		return nil, fmt.Errorf("recorded grantees: %w", err)
-	}
-	got, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil, fmt.Errorf("recorded grantees: %w", err)
-	}
-	for _, id := range got {
-		out[id] = true
-	}
-	return out, nil
 }
 
 // ArchiveGrantees is, for each of ids, the grantees the ledger recorded for
@@ -261,12 +253,7 @@ func (s *Store) RecordedFor(ctx context.Context, v ledger.Viewer, ids []string, 
 // organization, "user:<u>" for an owner (search.GranteeKey). Archives with
 // none are left out; ids that are not UUIDs are ignored.
 func (s *Store) ArchiveGrantees(ctx context.Context, ids []string) (map[string][]string, error) {
-	valid := make([]string, 0, len(ids))
-	for _, id := range ids {
-		if uuid.Validate(id) == nil {
-			valid = append(valid, id)
-		}
-	}
+	valid := archiveIDs(ids)
 	out := make(map[string][]string, len(valid))
 	if len(valid) == 0 {
 		return out, nil
