@@ -363,6 +363,27 @@ func TestCrawlRevisitsReplay(t *testing.T) {
 			t.Errorf("the viewer never read %s", withRevisits)
 		}
 	})
+	// The crawl exported as one WACZ (`ledgerctl crawl export`): opened
+	// alone, with no collection, the page shows its shared files, whose
+	// originals the merged file holds beside the revisits.
+	t.Run("merged", func(t *testing.T) {
+		t.Parallel()
+		var out bytes.Buffer
+		var parts []wacz.Part
+		for _, name := range []string{withOriginals, withRevisits} {
+			parts = append(parts, wacz.Part{Name: strings.TrimSuffix(name, ".wacz"), R: bytes.NewReader(files[name]), Size: int64(len(files[name]))})
+		}
+		if _, err := wacz.Merge(&out, time.Now(), "crawl", "ledgerctl test", parts, nil); err != nil {
+			t.Fatal(err)
+		}
+		merged := map[string][]byte{"merged.wacz": out.Bytes()}
+		url := collectionHarness(t, viewer, merged, nil, "merged.wacz", revisitPage, nil)
+		st := replayShared(t, url, "dedup-merged.png", 0, func(s sharedState) bool { return s.Color == "rgb(200, 10, 10)" && s.Logo })
+		t.Logf("replayed merged: %+v", st)
+		if !strings.Contains(st.Text, "page") || st.Color != "rgb(200, 10, 10)" || !st.Logo {
+			t.Errorf("the merged WACZ does not replay the page with its shared files: %+v", st)
+		}
+	})
 	t.Run("alone", func(t *testing.T) {
 		t.Parallel()
 		url := collectionHarness(t, viewer, files, nil, withRevisits, revisitPage, nil)
