@@ -300,7 +300,7 @@ func archivesURLRun(cmd *cobra.Command, opts *ArchivesOptions, rawID string) err
 	if err != nil || len(rawID) != 36 {
 		return cmdutil.Usagef("ARCHIVE_ID must be a UUID, got %q", rawID)
 	}
-	a, err := opts.f.App(append([]string{"DATABASE_URL", "CAPTURE_LEDGER_FGA_STORE_ID", "CAPTURE_LEDGER_FGA_MODEL_ID"}, cmdutil.S3Vars...)...)
+	a, err := opts.f.App(cmdutil.ReadSettings...)
 	if err != nil {
 		return err
 	}

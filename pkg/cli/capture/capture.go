@@ -78,7 +78,7 @@ func captureRun(cmd *cobra.Command, opts *CaptureOptions, urls []string) error {
 	if err := archive.CheckCaptureRequest(req); err != nil {
 		return captureFieldError(err)
 	}
-	a, err := opts.f.App(append([]string{"DATABASE_URL", "CAPTURE_LEDGER_FGA_STORE_ID", "CAPTURE_LEDGER_FGA_MODEL_ID"}, cmdutil.S3Vars...)...)
+	a, err := opts.f.App(cmdutil.ReadSettings...)
 	if err != nil {
 		return err
 	}

@@ -41,7 +41,7 @@ func (o *CrawlOptions) service(ctx context.Context) (*crawl.Service, error) {
 // Service is the crawl use-case the crawl commands run, built from f's
 // settings (the ledger, OpenFGA and the bucket).
 func Service(ctx context.Context, f *cmdutil.Factory) (*crawl.Service, error) {
-	a, err := f.App(append([]string{"DATABASE_URL", "CAPTURE_LEDGER_FGA_STORE_ID", "CAPTURE_LEDGER_FGA_MODEL_ID"}, cmdutil.S3Vars...)...)
+	a, err := f.App(cmdutil.ReadSettings...)
 	if err != nil {
 		return nil, err
 	}
@@ -72,7 +72,7 @@ BrowserHive when CAPTURE_LEDGER_BROWSERHIVE_ENDPOINTS is set).`,
 	cmd.PersistentFlags().StringSliceVar(&opts.Orgs, "org", nil, "organization of the subject (repeatable; the first owns new crawls)")
 	cmd.PersistentFlags().BoolVar(&opts.JSON, "json", false, "print the API's JSON body")
 	cmd.AddCommand(newCmdCrawlStart(opts), newCmdCrawlStatus(opts), newCmdCrawlList(opts), newCmdCrawlDecisions(opts), newCmdCrawlFail(opts),
-		newCmdCrawlRun(opts), newCmdCrawlPoliteness(opts), newCmdCrawlStop(opts), newCmdCrawlWhy(opts), newCmdCrawlPages(opts))
+		newCmdCrawlRun(opts), newCmdCrawlPoliteness(opts), newCmdCrawlStop(opts), newCmdCrawlWhy(opts), newCmdCrawlPages(opts), newCmdCrawlExport(opts))
 	return cmd
 }
 

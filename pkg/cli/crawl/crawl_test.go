@@ -1,19 +1,26 @@
 package crawl_test
 
 import (
+	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/google/uuid"
 
 	"github.com/capture-ledger/ledgerctl/pkg/cli/clitest"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/crawl"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/search"
 	"github.com/capture-ledger/ledgerctl/pkg/testenv"
+	"github.com/capture-ledger/ledgerctl/pkg/wacz"
 )
 
 func TestTargetsCommands(t *testing.T) {
@@ -251,7 +258,7 @@ func TestCrawlStartWait(t *testing.T) {
 			http.NotFound(w, r)
 			return
 		}
-		fmt.Fprintf(w, `<html><title>%s</title><a href="/a">a</a></html>`, r.URL.Path)
+		fmt.Fprintf(w, `<html><title>%s</title><a href="/a">a</a><p>the page at %s</p></html>`, r.URL.Path, r.URL.Path)
 	}))
 	defer site.Close()
 
@@ -301,5 +308,48 @@ func TestCrawlStartWait(t *testing.T) {
 	var st search.SearchStatus
 	if code != 0 || json.Unmarshal([]byte(out), &st) != nil || st.Archives != 2 || st.Indexed != 2 || st.Pending != 0 {
 		t.Errorf("search status after --wait: %d %s", code, out)
+	}
+
+	// The crawl as one WACZ: both archives, which the checker accepts.
+	file := filepath.Join(t.TempDir(), "crawl.wacz")
+	out, errs, code = clitest.Run(t, dir, env, "crawl", "export", id, "--out", file, "--as", "alice", "--org", "acme", "--json")
+	var res struct {
+		Archives, Pages int
+		Bytes           int64
+		SHA256          string
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &res) != nil || res.Archives != 2 || res.Pages != 2 || !strings.Contains(errs, "reading archive 2 of 2") {
+		t.Fatalf("crawl export: exit %d %q %s", code, out, errs)
+	}
+	data, err := os.ReadFile(file)
+	if err != nil || int64(len(data)) != res.Bytes || fmt.Sprintf("%x", sha256.Sum256(data)) != res.SHA256 {
+		t.Fatalf("the exported file: %d bytes, %v; the summary %+v", len(data), err, res)
+	}
+	if problems, err := wacz.Check(bytes.NewReader(data), int64(len(data))); err != nil || len(problems) > 0 {
+		t.Errorf("the exported WACZ: %v %v", problems, err)
+	}
+	if keep := os.Getenv("LEDGER_TEST_KEEP_DIR"); keep != "" {
+		// For the replay checker (ReplayWeb.page in Chromium).
+		if err := os.WriteFile(filepath.Join(keep, "crawl-export.wacz"), data, 0o644); err != nil {
+			t.Error(err)
+		}
+	}
+	// An existing file is left alone; a crawl nobody lets bob view, and one
+	// that does not exist, are the same refusal, and write nothing.
+	if _, errs, code = clitest.Run(t, dir, env, "crawl", "export", id, "--out", file, "--as", "alice", "--org", "acme"); code != cmdutil.ExitUsage || !strings.Contains(errs, "exists") {
+		t.Errorf("export over an existing file: exit %d %s", code, errs)
+	}
+	other := filepath.Join(t.TempDir(), "other.wacz")
+	for _, tc := range [][]string{{id, "bob", "elsewhere"}, {uuid.NewString(), "alice", "acme"}} {
+		_, errs, code = clitest.Run(t, dir, env, "crawl", "export", tc[0], "--out", other, "--as", tc[1], "--org", tc[2])
+		if code != cmdutil.ExitFailure || !strings.Contains(errs, "no archive of crawl "+tc[0]+" that "+tc[1]+" may view") {
+			t.Errorf("export of %s as %s: exit %d %s", tc[0], tc[1], code, errs)
+		}
+		if entries, _ := os.ReadDir(filepath.Dir(other)); len(entries) != 0 {
+			t.Errorf("a refused export left %v", entries)
+		}
+	}
+	if _, errs, code = clitest.Run(t, dir, env, "crawl", "export", "not-a-crawl", "--out", other, "--as", "alice", "--org", "acme"); code != cmdutil.ExitUsage || !strings.Contains(errs, "CRAWL_ID must be a UUID") {
+		t.Errorf("export of a bad id: exit %d %s", code, errs)
 	}
 }
