@@ -65,8 +65,11 @@ func (a *Access) ExportCrawl(ctx context.Context, subject string, orgs []string,
 		}
 		parts = append(parts, wacz.Part{Name: id, R: obj, Size: obj.Size()})
 	}
-	a.logger().Info("Crawl exported", "crawlId", crawlID, "archives", len(parts))
-	return wacz.Merge(w, a.now().UTC(), "crawl "+crawlID, "ledgerctl", parts, progress)
+	sum, err := wacz.Merge(w, a.now().UTC(), "crawl "+crawlID, "ledgerctl", parts, progress)
+	if err == nil {
+		a.logger().Info("Crawl exported", "crawlId", crawlID, "archives", sum.Parts, "bytes", sum.Bytes)
+	}
+	return sum, err
 }
 
 func (a *Access) now() time.Time {

@@ -42,7 +42,8 @@ const (
 
 // ErrMergeInput is a part Merge cannot read: not a WACZ, a compressed
 // (ZipNum) index, a line that is not an index entry or a page. The error
-// names the part and what is wrong.
+// names the part and what is wrong, and wraps a failed read of the part
+// too (so that the reader's own error can still be told).
 var ErrMergeInput = errors.New("wacz: cannot merge")
 
 // Merge writes to w one WACZ 1.1.1 holding the parts' captures: every
@@ -81,8 +82,11 @@ func Merge(w io.Writer, created time.Time, title, software string, parts []Part,
 			progress(i, len(parts))
 		}
 		zr, err := zip.NewReader(p.R, p.Size)
-		if err != nil {
+		if errors.Is(err, zip.ErrFormat) || errors.Is(err, zip.ErrAlgorithm) || errors.Is(err, zip.ErrChecksum) {
 			return sum, fmt.Errorf("%w: %s: not a ZIP: %v", ErrMergeInput, p.Name, err)
+		}
+		if err != nil { // reading it failed
+			return sum, fmt.Errorf("%s: %w", p.Name, err)
 		}
 		renamed := map[string]string{}
 		var cdxj, pagesFiles []*zip.File
@@ -123,7 +127,7 @@ func Merge(w io.Writer, created time.Time, title, software string, parts []Part,
 				return nil
 			})
 			if err != nil {
-				return sum, fmt.Errorf("%w: %s: %s: %v", ErrMergeInput, p.Name, f.Name, err)
+				return sum, fmt.Errorf("%w: %s: %s: %w", ErrMergeInput, p.Name, f.Name, err)
 			}
 		}
 		for _, f := range pagesFiles {
@@ -151,7 +155,7 @@ func Merge(w io.Writer, created time.Time, title, software string, parts []Part,
 				return nil
 			})
 			if err != nil {
-				return sum, fmt.Errorf("%w: %s: %s: %v", ErrMergeInput, p.Name, f.Name, err)
+				return sum, fmt.Errorf("%w: %s: %s: %w", ErrMergeInput, p.Name, f.Name, err)
 			}
 		}
 		sum.Parts++

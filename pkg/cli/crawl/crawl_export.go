@@ -36,12 +36,11 @@ func newCmdCrawlExport(opts *CrawlOptions) *cobra.Command {
 		Short: "Write the crawl's archives you may view as one WACZ file",
 		Long: `Writes one WACZ 1.1.1 file holding the archives of the crawl that --as may
 view (chosen as its replay collection chooses them, up to the crawl's first
-10,000 captures, oldest first): every archive's WARC as it is, one index of all
-their records and one page list
-of all their pages, so that the crawl opens as one file in ReplayWeb.page or
-any WACZ reader, with no server. An archive the person may not view is left
-out; a crawl that does not exist and one of which they may view nothing are
-the same "not found".
+10,000 captures, oldest first): every archive's WARC as it is, one index of
+all their records and one page list of all their pages, so that the crawl
+opens as one file in ReplayWeb.page or any WACZ reader, with no server. An
+archive the person may not view is left out; a crawl that does not exist and
+one of which they may view nothing are the same "not found" (exit 1).
 
 The file is written next to FILE and renamed to FILE once whole; an existing
 FILE is left alone (exit 2). An archive whose WACZ cannot be merged (a
@@ -90,6 +89,8 @@ archive, and leaves no FILE. Progress goes to stderr; --json prints a summary.`,
 			switch {
 			case errors.Is(err, ledger.ErrNotFound):
 				return &cmdutil.ExitError{Code: cmdutil.ExitFailure, Err: fmt.Errorf("no archive of crawl %s that %s may view (absent, or none of its archives visible to %s)", id, c.Subject, c.Subject)}
+			case errors.Is(err, ledger.ErrUnreachable):
+				return err // S3 stopped answering mid-way: exit 4
 			case errors.Is(err, wacz.ErrMergeInput):
 				return &cmdutil.ExitError{Code: cmdutil.ExitFailure, Err: err}
 			case err != nil:
