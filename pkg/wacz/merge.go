@@ -73,10 +73,9 @@ func Merge(w io.Writer, created time.Time, title, software string, parts []Part,
 	var (
 		resources       []resource
 		index           []CDXJEntry
-		pages           bytes.Buffer
+		pageLists       []partPages
 		mainURL, mainTS string
 	)
-	pages.WriteString(pagesHeader + "\n")
 	for i, p := range parts {
 		if progress != nil {
 			progress(i, len(parts))
@@ -130,7 +129,33 @@ func Merge(w io.Writer, created time.Time, title, software string, parts []Part,
 				return sum, fmt.Errorf("%w: %s: %s: %w", ErrMergeInput, p.Name, f.Name, err)
 			}
 		}
-		for _, f := range pagesFiles {
+		pageLists = append(pageLists, partPages{p.Name, pagesFiles})
+		sum.Parts++
+	}
+	slices.SortStableFunc(index, func(a, b CDXJEntry) int { return strings.Compare(a.sortKey(), b.sortKey()) })
+	var lines []byte
+	for _, e := range index {
+		lines = e.appendLine(lines)
+	}
+	sum.IndexLines = len(index)
+	r, err := writeEntry(zw, IndexPath, lines, created)
+	if err != nil {
+		return sum, err
+	}
+	resources = append(resources, r)
+	// The pages are read again, part by part, straight into the entry: a
+	// page line holds the page's text, too much to keep for a whole crawl.
+	pw, err := zw.CreateHeader(&zip.FileHeader{Name: PagesPath, Method: zip.Deflate, Modified: created})
+	if err != nil {
+		return sum, fmt.Errorf("wacz: writing %s: %w", PagesPath, err)
+	}
+	ph := sha256.New()
+	pc := &countingWriter{w: io.MultiWriter(pw, ph)}
+	if _, err := io.WriteString(pc, pagesHeader+"\n"); err != nil {
+		return sum, fmt.Errorf("wacz: writing %s: %w", PagesPath, err)
+	}
+	for _, pp := range pageLists {
+		for _, f := range pp.files {
 			err := eachLine(f, maxMergePageLine, func(n int, line []byte) error {
 				var page struct {
 					Format *string `json:"format"`
@@ -146,33 +171,22 @@ func Merge(w io.Writer, created time.Time, title, software string, parts []Part,
 				if page.URL == nil {
 					return fmt.Errorf("line %d: a page without a url", n)
 				}
-				pages.Write(line)
-				pages.WriteByte('\n')
 				if sum.Pages == 0 {
 					mainURL, mainTS = *page.URL, page.TS
 				}
 				sum.Pages++
-				return nil
+				if _, err := pc.Write(line); err != nil {
+					return err
+				}
+				_, err := pc.Write(newline)
+				return err
 			})
 			if err != nil {
-				return sum, fmt.Errorf("%w: %s: %s: %w", ErrMergeInput, p.Name, f.Name, err)
+				return sum, fmt.Errorf("%w: %s: %s: %w", ErrMergeInput, pp.name, f.Name, err)
 			}
 		}
-		sum.Parts++
 	}
-	slices.SortStableFunc(index, func(a, b CDXJEntry) int { return strings.Compare(a.sortKey(), b.sortKey()) })
-	var lines []byte
-	for _, e := range index {
-		lines = e.appendLine(lines)
-	}
-	sum.IndexLines = len(index)
-	for _, f := range []zipFile{{path: IndexPath, data: lines}, {path: PagesPath, data: pages.Bytes()}} {
-		r, err := writeEntry(zw, f.path, f.data, created)
-		if err != nil {
-			return sum, err
-		}
-		resources = append(resources, r)
-	}
+	resources = append(resources, resource{Name: path.Base(PagesPath), Path: PagesPath, Hash: "sha256:" + hex.EncodeToString(ph.Sum(nil)), Bytes: pc.n})
 	dp, err := jsonFile(dataPackageFile{
 		Profile: "data-package", WACZVersion: WACZVersion, Title: title,
 		Created: formatTS(created), Software: software, Resources: resources,
@@ -294,3 +308,12 @@ func eachLine(f *zip.File, max int, fn func(n int, line []byte) error) error {
 	}
 	return sc.Err()
 }
+
+// partPages are a part's page lists, read once the WARCs and the index are
+// written.
+type partPages struct {
+	name  string
+	files []*zip.File
+}
+
+var newline = []byte{'\n'}
