@@ -38,6 +38,9 @@ type MergeSummary struct {
 const (
 	maxMergeIndexLine = 64 << 10
 	maxMergePageLine  = 8 << 20
+	// maxMergeIndexLines bounds the index held in memory to sort it (about
+	// 200 bytes a line).
+	maxMergeIndexLines = 1_000_000
 )
 
 // ErrMergeInput is a part Merge cannot read: not a WACZ, a compressed
@@ -50,11 +53,11 @@ var ErrMergeInput = errors.New("wacz: cannot merge")
 // part's WARC files as they are (renamed archive/<part>-<file>, their bytes
 // copied without being recompressed), one CDXJ index of all their records
 // pointing at the renamed files, one page list of all their pages, and a
-// datapackage.json naming title, whose main page is the first part's
-// first page; progress, when set, is called as each
-// part is about to be read (done parts of total). A part's datapackage and any other file it
-// holds (a thumbnail) are left out. A part whose index is ZipNum
-// (indexes/*.cdx.gz), or that has no CDXJ index, is ErrMergeInput.
+// datapackage.json naming title, whose main page is the first part's first
+// page. progress, when set, is called as each part is about to be read
+// (done parts of total). A part's datapackage and any other file it holds (a
+// thumbnail) are left out. A part whose index is ZipNum (indexes/*.cdx.gz),
+// or that has no CDXJ index, is ErrMergeInput.
 func Merge(w io.Writer, created time.Time, title, software string, parts []Part, progress func(done, total int)) (MergeSummary, error) {
 	var sum MergeSummary
 	for i, p := range parts {
@@ -92,6 +95,9 @@ func Merge(w io.Writer, created time.Time, title, software string, parts []Part,
 		for _, f := range zr.File {
 			switch dir, base := path.Split(f.Name); {
 			case dir == "archive/" && (strings.HasSuffix(base, ".warc.gz") || strings.HasSuffix(base, ".warc")):
+				if !validPartName(base) || renamed[base] != "" {
+					return sum, fmt.Errorf("%w: %s: %q is not a plain file name, or names a second WARC file", ErrMergeInput, p.Name, f.Name)
+				}
 				name := p.Name + "-" + base
 				r, err := copyEntry(zw, f, "archive/"+name, created)
 				if err != nil {
@@ -120,6 +126,9 @@ func Merge(w io.Writer, created time.Time, title, software string, parts []Part,
 				name, ok := renamed[e.Filename]
 				if !ok {
 					return fmt.Errorf("line %d: filename %q is not a WARC file of the archive", n, e.Filename)
+				}
+				if len(index) >= maxMergeIndexLines {
+					return fmt.Errorf("the merged index would pass %d lines", maxMergeIndexLines)
 				}
 				e.Filename = name
 				index = append(index, e)
