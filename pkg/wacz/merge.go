@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"hash"
+	"hash/crc32"
 	"io"
 	"path"
 	"slices"
@@ -254,24 +255,32 @@ func copyEntry(zw *zip.Writer, f *zip.File, name string, modified time.Time) (re
 		return resource{}, err
 	}
 	var h hash.Hash = sha256.New()
+	sum := crc32.NewIEEE()
 	src := raw
 	if f.Method == zip.Store {
-		src = io.TeeReader(raw, h)
+		src = io.TeeReader(raw, io.MultiWriter(h, sum))
 	}
 	n, err := io.Copy(w, src)
 	if err != nil {
 		return resource{}, err
 	}
 	if uint64(n) != f.CompressedSize64 {
-		return resource{}, fmt.Errorf("%d bytes copied of %d", n, f.CompressedSize64)
+		return resource{}, fmt.Errorf("%w: %d bytes copied of %d", ErrMergeInput, n, f.CompressedSize64)
+	}
+	if f.Method == zip.Store && sum.Sum32() != f.CRC32 {
+		// The copy is checked as a reader of the part would check it.
+		return resource{}, fmt.Errorf("%w: %w", ErrMergeInput, zip.ErrChecksum)
 	}
 	if f.Method != zip.Store {
 		rc, err := f.Open()
 		if err != nil {
-			return resource{}, err
+			return resource{}, fmt.Errorf("%w: %w", ErrMergeInput, err)
 		}
-		_, err = io.Copy(h, rc)
+		_, err = io.Copy(h, rc) // a wrong checksum is zip.ErrChecksum at the end
 		rc.Close()
+		if errors.Is(err, zip.ErrChecksum) || errors.Is(err, zip.ErrAlgorithm) {
+			return resource{}, fmt.Errorf("%w: %w", ErrMergeInput, err)
+		}
 		if err != nil {
 			return resource{}, err
 		}

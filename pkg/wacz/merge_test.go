@@ -131,6 +131,26 @@ func TestMergeRefusals(t *testing.T) {
 		return rezip(t, es)
 	}
 	zipNum := append(unzip(t, without(IndexPath)), zipEntry{name: "indexes/index.cdx.gz", data: []byte("x")})
+	// The part's WARC stored with a checksum its bytes do not have: a
+	// reader of the part would refuse it, and so does the merge, rather
+	// than copy it on.
+	var badCRC bytes.Buffer
+	zw := zip.NewWriter(&badCRC)
+	for _, e := range entries {
+		if e.name != WARCPath {
+			w, _ := zw.Create(e.name)
+			w.Write(e.data)
+			continue
+		}
+		w, err := zw.CreateRaw(&zip.FileHeader{Name: e.name, Method: zip.Store, CRC32: 1, CompressedSize64: uint64(len(e.data)), UncompressedSize64: uint64(len(e.data))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write(e.data)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name  string
 		parts []Part
@@ -145,6 +165,7 @@ func TestMergeRefusals(t *testing.T) {
 		{"an index line of another file", []Part{part("a", with(IndexPath, bytes.ReplaceAll(mustEntry(t, good, IndexPath), []byte("data.warc.gz"), []byte("other.warc.gz"))))}, `filename "other.warc.gz"`},
 		{"an index line that is not one", []Part{part("a", with(IndexPath, []byte("not an index line\n")))}, "a: indexes/index.cdxj: line 1"},
 		{"a page that is not JSON", []Part{part("a", with(PagesPath, []byte("{\"format\":\"json-pages-1.0\"}\n[1,2]\n")))}, "line 2 is not a JSON object"},
+		{"a WARC whose bytes fail its checksum", []Part{part("a", badCRC.Bytes())}, "checksum error"},
 		{"a WARC of an odd name", []Part{part("a", rezip(t, append(unzip(t, good), zipEntry{name: "archive/a b.warc.gz", data: []byte("x")})))}, `"archive/a b.warc.gz" is not a plain file name`},
 		{"two WARCs of one name", []Part{part("a", rezip(t, append(unzip(t, good), zipEntry{name: WARCPath, data: []byte("x")})))}, "names a second WARC file"},
 		{"a page without a url", []Part{part("a", with(PagesPath, []byte("{\"id\":\"x\"}\n")))}, "line 1: a page without a url"},
