@@ -300,7 +300,7 @@ func archivesURLRun(cmd *cobra.Command, opts *ArchivesOptions, rawID string) err
 	if err != nil || len(rawID) != 36 {
 		return cmdutil.Usagef("ARCHIVE_ID must be a UUID, got %q", rawID)
 	}
-	a, err := opts.f.App(cmdutil.ReadSettings...)
+	a, err := opts.f.App(cmdutil.StoreSettings...)
 	if err != nil {
 		return err
 	}

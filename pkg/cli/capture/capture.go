@@ -78,7 +78,7 @@ func captureRun(cmd *cobra.Command, opts *CaptureOptions, urls []string) error {
 	if err := archive.CheckCaptureRequest(req); err != nil {
 		return captureFieldError(err)
 	}
-	a, err := opts.f.App(cmdutil.ReadSettings...)
+	a, err := opts.f.App(cmdutil.StoreSettings...)
 	if err != nil {
 		return err
 	}

@@ -20,9 +20,9 @@ var S3Vars = []string{"CAPTURE_LEDGER_S3_ENDPOINT", "CAPTURE_LEDGER_S3_BUCKET", 
 // through the ledger needs.
 var ShareSettings = []string{"DATABASE_URL", "CAPTURE_LEDGER_FGA_STORE_ID", "CAPTURE_LEDGER_FGA_MODEL_ID"}
 
-// ReadSettings are the settings a command reading archives' bytes as a
-// person needs: the ledger, OpenFGA and the bucket.
-var ReadSettings = append(append([]string{}, ShareSettings...), S3Vars...)
+// StoreSettings are the settings a command using the ledger, OpenFGA and
+// the bucket needs.
+var StoreSettings = append(append([]string{}, ShareSettings...), S3Vars...)
 
 // Printable quotes a string from the ledger that a terminal would not show
 // as it is (control characters, bytes that are not UTF-8).

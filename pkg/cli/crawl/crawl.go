@@ -41,7 +41,7 @@ func (o *CrawlOptions) service(ctx context.Context) (*crawl.Service, error) {
 // Service is the crawl use-case the crawl commands run, built from f's
 // settings (the ledger, OpenFGA and the bucket).
 func Service(ctx context.Context, f *cmdutil.Factory) (*crawl.Service, error) {
-	a, err := f.App(cmdutil.ReadSettings...)
+	a, err := f.App(cmdutil.StoreSettings...)
 	if err != nil {
 		return nil, err
 	}

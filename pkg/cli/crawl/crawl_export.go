@@ -44,8 +44,8 @@ one of which they may view nothing are the same "not found" (exit 1).
 
 The file is written next to FILE and renamed to FILE once whole; an existing
 FILE is left alone (exit 2). An archive whose WACZ cannot be merged (a
-compressed ZipNum index, a broken page list) stops the export, naming the
-archive, and leaves no FILE. Progress goes to stderr; --json prints a summary.`,
+compressed ZipNum index, a WARC failing its checksum, a broken page list)
+stops the export, naming the archive, and leaves no FILE (exit 1). Progress goes to stderr; --json prints a summary.`,
 		Example: "  ledgerctl crawl export 3f0c… --out crawl.wacz --as alice --org acme",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -66,7 +66,7 @@ archive, and leaves no FILE. Progress goes to stderr; --json prints a summary.`,
 			if _, err := os.Lstat(out); err == nil {
 				return cmdutil.Usagef("--out %s exists: name another file, or remove it", out)
 			}
-			a, err := opts.f.App(cmdutil.ReadSettings...)
+			a, err := opts.f.App(cmdutil.StoreSettings...)
 			if err != nil {
 				return err
 			}

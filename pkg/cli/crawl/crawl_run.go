@@ -55,7 +55,7 @@ the crawl ends failed. Not for crawls run by the Windmill flow
 // stops the runner cleanly and says how to resume. It is what `crawl run`
 // does, and what `crawl start --wait` does after starting.
 func runCrawlHere(ctx context.Context, opts *CrawlOptions, c crawl.Caller, id string) error {
-	a, err := opts.f.App(cmdutil.ReadSettings...)
+	a, err := opts.f.App(cmdutil.StoreSettings...)
 	if err != nil {
 		return err
 	}
