@@ -53,17 +53,21 @@ func (a *Access) ExportCrawl(ctx context.Context, subject string, orgs []string,
 		a.logger().Info("Denied", "crawlId", crawlID)
 		return wacz.MergeSummary{}, ledger.ErrNotFound
 	}
+	// Each archive is found and opened as the merge reaches it, and let go
+	// once read: nothing of a crawl's thousands of objects is held at once.
 	parts := make([]wacz.Part, 0, len(visible))
 	for _, id := range visible {
-		bucket, key, err := a.Catalog.ArchiveLocation(ctx, id)
-		if err != nil {
-			return wacz.MergeSummary{}, fmt.Errorf("archive %s: %w", id, err)
-		}
-		obj, err := a.Ranges.OpenObject(ctx, bucket, key)
-		if err != nil {
-			return wacz.MergeSummary{}, fmt.Errorf("archive %s: %w", id, err)
-		}
-		parts = append(parts, wacz.Part{Name: id, R: obj, Size: obj.Size()})
+		parts = append(parts, wacz.Part{Name: id, Open: func() (io.ReaderAt, int64, error) {
+			bucket, key, err := a.Catalog.ArchiveLocation(ctx, id)
+			if err != nil {
+				return nil, 0, err // Merge names the archive
+			}
+			obj, err := a.Ranges.OpenObject(ctx, bucket, key)
+			if err != nil {
+				return nil, 0, err
+			}
+			return obj, obj.Size(), nil
+		}})
 	}
 	sum, err := wacz.Merge(w, a.now().UTC(), "crawl "+crawlID, "ledgerctl", parts, progress)
 	if err == nil {

@@ -20,11 +20,41 @@ import (
 
 // Part is one WACZ to merge: Name tells its files apart in the merged one
 // (letters, digits, '.', '_', '-'; an archive id, say), R and Size are its
-// bytes.
+// bytes. When Open is set, R and Size are not used: Merge calls Open each
+// time it reads the part (twice: its WARCs and index, then its pages) and
+// keeps nothing of it in between, so what a reader caches of a part is
+// let go as soon as the part has been read.
 type Part struct {
 	Name string
 	R    io.ReaderAt
 	Size int64
+	Open func() (io.ReaderAt, int64, error)
+}
+
+// zip opens the part as a ZIP. A part that is not one is ErrMergeInput; a
+// failed read is the reader's error.
+func (p Part) zip() (*zip.Reader, error) {
+	r, size := p.R, p.Size
+	if p.Open != nil {
+		var err error
+		if r, size, err = p.Open(); err != nil {
+			return nil, fmt.Errorf("%s: %w", p.Name, err)
+		}
+	}
+	zr, err := zip.NewReader(r, size)
+	if errors.Is(err, zip.ErrFormat) || errors.Is(err, zip.ErrAlgorithm) || errors.Is(err, zip.ErrChecksum) {
+		return nil, fmt.Errorf("%w: %s: not a ZIP: %v", ErrMergeInput, p.Name, err)
+	}
+	if err != nil { // reading it failed
+		return nil, fmt.Errorf("%s: %w", p.Name, err)
+	}
+	return zr, nil
+}
+
+// isPages is an entry of a part's page lists.
+func isPages(f *zip.File) bool {
+	dir, base := path.Split(f.Name)
+	return dir == "pages/" && strings.HasSuffix(base, ".jsonl")
 }
 
 // MergeSummary says what Merge wrote.
@@ -77,22 +107,18 @@ func Merge(w io.Writer, created time.Time, title, software string, parts []Part,
 	var (
 		resources       []resource
 		index           []CDXJEntry
-		pageLists       []partPages
 		mainURL, mainTS string
 	)
 	for i, p := range parts {
 		if progress != nil {
 			progress(i, len(parts))
 		}
-		zr, err := zip.NewReader(p.R, p.Size)
-		if errors.Is(err, zip.ErrFormat) || errors.Is(err, zip.ErrAlgorithm) || errors.Is(err, zip.ErrChecksum) {
-			return sum, fmt.Errorf("%w: %s: not a ZIP: %v", ErrMergeInput, p.Name, err)
-		}
-		if err != nil { // reading it failed
-			return sum, fmt.Errorf("%s: %w", p.Name, err)
+		zr, err := p.zip()
+		if err != nil {
+			return sum, err
 		}
 		renamed := map[string]string{}
-		var cdxj, pagesFiles []*zip.File
+		var cdxj []*zip.File
 		for _, f := range zr.File {
 			switch dir, base := path.Split(f.Name); {
 			case dir == "archive/" && (strings.HasSuffix(base, ".warc.gz") || strings.HasSuffix(base, ".warc")):
@@ -111,8 +137,6 @@ func Merge(w io.Writer, created time.Time, title, software string, parts []Part,
 				cdxj = append(cdxj, f)
 			case dir == "indexes/" && (strings.HasSuffix(base, ".cdx.gz") || strings.HasSuffix(base, ".idx")):
 				return sum, fmt.Errorf("%w: %s: its index %s is compressed (ZipNum), which merging does not read", ErrMergeInput, p.Name, f.Name)
-			case dir == "pages/" && strings.HasSuffix(base, ".jsonl"):
-				pagesFiles = append(pagesFiles, f)
 			}
 		}
 		if len(cdxj) == 0 {
@@ -139,7 +163,6 @@ func Merge(w io.Writer, created time.Time, title, software string, parts []Part,
 				return sum, fmt.Errorf("%w: %s: %s: %w", ErrMergeInput, p.Name, f.Name, err)
 			}
 		}
-		pageLists = append(pageLists, partPages{p.Name, pagesFiles})
 		sum.Parts++
 	}
 	slices.SortStableFunc(index, func(a, b CDXJEntry) int { return strings.Compare(a.sortKey(), b.sortKey()) })
@@ -164,8 +187,15 @@ func Merge(w io.Writer, created time.Time, title, software string, parts []Part,
 	if _, err := io.WriteString(pc, pagesHeader+"\n"); err != nil {
 		return sum, fmt.Errorf("wacz: writing %s: %w", PagesPath, err)
 	}
-	for _, pp := range pageLists {
-		for _, f := range pp.files {
+	for _, p := range parts {
+		zr, err := p.zip()
+		if err != nil {
+			return sum, err
+		}
+		for _, f := range zr.File {
+			if !isPages(f) {
+				continue
+			}
 			err := eachLine(f, maxMergePageLine, func(n int, line []byte) error {
 				var page struct {
 					Format *string `json:"format"`
@@ -192,7 +222,7 @@ func Merge(w io.Writer, created time.Time, title, software string, parts []Part,
 				return err
 			})
 			if err != nil {
-				return sum, fmt.Errorf("%w: %s: %s: %w", ErrMergeInput, pp.name, f.Name, err)
+				return sum, fmt.Errorf("%w: %s: %s: %w", ErrMergeInput, p.Name, f.Name, err)
 			}
 		}
 	}
@@ -325,13 +355,6 @@ func eachLine(f *zip.File, max int, fn func(n int, line []byte) error) error {
 		return fmt.Errorf("line %d is longer than %d bytes", n+1, max)
 	}
 	return sc.Err()
-}
-
-// partPages are a part's page lists, read once the WARCs and the index are
-// written.
-type partPages struct {
-	name  string
-	files []*zip.File
 }
 
 var newline = []byte{'\n'}
