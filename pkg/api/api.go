@@ -26,6 +26,7 @@ import (
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 	"github.com/capture-ledger/ledgerctl/pkg/replay/viewer"
 	"github.com/capture-ledger/ledgerctl/pkg/strictjson"
+	"github.com/capture-ledger/ledgerctl/pkg/visible"
 )
 
 // Submitters answers whether a caller may start crawls (can_submit on any of
@@ -101,6 +102,10 @@ type Server struct {
 	// Details serves GET /api/archives/{id}; nil leaves it unserved (404
 	// route).
 	Details *archive.Details
+	// Exports bounds the crawl downloads running at once (GET
+	// /api/crawls/{id}/wacz, served with Replay); nil takes
+	// DefaultExportBounds.
+	Exports *visible.Gate
 	// AllowedHosts, when not nil, are the only host names (of the Host
 	// header, any port) the API and the console answer for; any other gets
 	// 421. Serve sets it with the dev identity, which trusts whoever can

@@ -12,6 +12,7 @@ import (
 	"github.com/capture-ledger/ledgerctl/pkg/identity"
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 	"github.com/capture-ledger/ledgerctl/pkg/replay"
+	"github.com/capture-ledger/ledgerctl/pkg/visible"
 )
 
 // DownloadTTL is how long a download link works: long enough to follow at
@@ -28,6 +29,13 @@ func (s *Server) archivePageRoutes() {
 	if s.Replay != nil {
 		s.mux.HandleFunc("POST /api/archives/{id}/download", s.downloadLink())
 		s.mux.HandleFunc("GET /api/archives/{id}/wacz", s.download)
+		if s.Access != nil {
+			gate := s.Exports
+			if gate == nil {
+				gate = visible.NewGate(DefaultExportBounds)
+			}
+			s.crawlDownloadRoutes(gate)
+		}
 	}
 	if s.Captures != nil {
 		s.mux.HandleFunc("GET /api/captures/engines", s.captureEngines())
@@ -67,15 +75,22 @@ type DownloadLink struct {
 // to the archive's bytes, bound to this archive and this caller, for
 // DownloadTTL. No bucket URL reaches the page.
 func (s *Server) downloadLink() http.HandlerFunc {
+	return s.downloadLinkRoute("/api/archives/", "", (*replay.Service).MintDownload)
+}
+
+// downloadLinkRoute answers, for the path's {id}, a link to base+id+"/wacz"
+// with the token mint gives the caller (mint decides whether they may), to
+// be saved as prefix+id+".wacz".
+func (s *Server) downloadLinkRoute(base, prefix string, mint func(*replay.Service, context.Context, replay.Caller, string, time.Duration) (replay.Session, error)) http.HandlerFunc {
 	return handle(s, http.StatusOK,
 		idAndNoBody,
 		func(ctx context.Context, who identity.Identity, id string) (any, error) {
-			m, err := s.Replay.Service.MintDownload(ctx, caller(who), id, DownloadTTL)
+			m, err := mint(s.Replay.Service, ctx, caller(who), id, DownloadTTL)
 			if err != nil {
 				return nil, err
 			}
 			q := url.Values{"l": {m.Label}, "t": {m.Token}}
-			return DownloadLink{URL: "/api/archives/" + id + "/wacz?" + q.Encode(), ExpiresAt: m.ExpiresAt, Filename: id + ".wacz"}, nil
+			return DownloadLink{URL: base + id + "/wacz?" + q.Encode(), ExpiresAt: m.ExpiresAt, Filename: prefix + id + ".wacz"}, nil
 		})
 }
 
@@ -89,22 +104,11 @@ func (s *Server) download(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	r = r.WithContext(ctx)
 	h := w.Header()
-	h.Set("Content-Security-Policy", "sandbox; default-src 'none'; frame-ancestors 'none'")
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Referrer-Policy", "no-referrer")
-	h.Set("Cross-Origin-Resource-Policy", "same-origin")
-	id, err := UUIDParam(r, "id")
-	if err != nil {
-		s.fail(w, r, err)
+	id, label, token, ok := s.downloadRequest(w, r)
+	if !ok {
 		return
 	}
-	q := r.URL.Query()
-	labels, tokens := q["l"], q["t"]
-	if len(labels) != 1 || len(tokens) != 1 || !replay.ValidLabel(labels[0]) {
-		s.fail(w, r, ledger.ErrNotFound)
-		return
-	}
-	g, err := s.Replay.Service.AuthorizeDownload(ctx, tokens[0], id, labels[0])
+	g, err := s.Replay.Service.AuthorizeDownload(ctx, token, id, label)
 	if err != nil {
 		s.fail(w, r, err)
 		return

@@ -27,9 +27,11 @@ import (
 	"github.com/capture-ledger/ledgerctl/pkg/apptest"
 	"github.com/capture-ledger/ledgerctl/pkg/archive"
 	"github.com/capture-ledger/ledgerctl/pkg/authz"
+	"github.com/capture-ledger/ledgerctl/pkg/blob"
 	"github.com/capture-ledger/ledgerctl/pkg/identity"
 	"github.com/capture-ledger/ledgerctl/pkg/replay"
 	"github.com/capture-ledger/ledgerctl/pkg/testenv"
+	"github.com/capture-ledger/ledgerctl/pkg/visible"
 	"github.com/capture-ledger/ledgerctl/pkg/web"
 )
 
@@ -67,6 +69,16 @@ type replayOptions struct {
 	jwtIssuer *identity.Issuer
 	// reads bounds the reads in flight (the service's defaults when zero).
 	reads replay.ReadBounds
+	// exports bounds the crawl downloads (the API's default when nil).
+	exports *visible.Gate
+}
+
+// blobRanges reads archives in place (archive.Access.Ranges) from the
+// fixture's bucket.
+type blobRanges struct{ c *blob.Client }
+
+func (b blobRanges) OpenObject(ctx context.Context, bucket, key string) (archive.Object, error) {
+	return b.c.OpenReaderAt(ctx, bucket, key)
 }
 
 func newReplayFixture(t testing.TB, o replayOptions) *replayFixture {
@@ -110,7 +122,8 @@ func newReplayFixture(t testing.TB, o replayOptions) *replayFixture {
 		resolver = identity.NewJWT(identity.JWTConfig{Issuer: o.jwtIssuer.Issuer(), Audience: o.jwtIssuer.Audience(), Now: f.clock.Now})
 	}
 	s := &api.Server{
-		Access:   &archive.Access{Perms: perms, Catalog: store, Signer: env.App.Blob(), Log: log},
+		Access:   &archive.Access{Perms: perms, Catalog: store, Signer: env.App.Blob(), Ranges: blobRanges{env.App.Blob()}, Log: log},
+		Exports:  o.exports,
 		Identity: resolver, Submitters: perms, Log: log,
 		Pages:  &web.Console{Config: web.Config{Who: web.WhoNames, Host: "127.0.0.1", Port: 7070, Features: web.Features{Replay: true}}},
 		Replay: &api.Replay{Service: f.svc, ViewerDir: o.viewerDir},

@@ -19,6 +19,7 @@ import (
 	"github.com/capture-ledger/ledgerctl/pkg/identity"
 	"github.com/capture-ledger/ledgerctl/pkg/outbox"
 	"github.com/capture-ledger/ledgerctl/pkg/replay"
+	"github.com/capture-ledger/ledgerctl/pkg/visible"
 	"github.com/capture-ledger/ledgerctl/pkg/web"
 )
 
@@ -105,6 +106,7 @@ func (a *App) Server(ctx context.Context, o ServeOptions) (*Server, error) {
 	apiSrv := &api.Server{
 		Access: access, Identity: resolver, Submitters: subs, Log: log,
 		Readiness: a.Readiness(),
+		Exports:   visible.NewGate(visible.GateBounds{Lists: s.ExportConcurrency, PerCaller: s.ExportPerCaller, PerOrg: s.ExportPerOrg, Checks: 1}),
 	}
 	if mode == identity.ModeHeader {
 		apiSrv.AllowedHosts = DevHosts(s.APIHost, s.APIURL)

@@ -119,8 +119,9 @@ type Access struct {
 	Perms   Permissions
 	Catalog Catalog
 	Signer  Presigner
-	// Ranges reads archives in place for their thumbnails; nil answers
-	// every thumbnail ErrNoThumbnail.
+	// Ranges reads archives in place, for their thumbnails and for a
+	// crawl's export; nil answers every thumbnail ErrNoThumbnail and
+	// refuses every export.
 	Ranges RangeObjects
 	Log    *slog.Logger
 	// PageSize is how many visible rows a page holds (default 50).

@@ -246,12 +246,18 @@ type Settings struct {
 	ListCheckBudget                int
 	ListConcurrency, ListPerCaller int
 	ListPerOrg                     int
-	ListChecks                     int
-	CaptureFormats                 map[string]bool
-	CaptureSigning                 bool
-	WebhookURL, WebhookToken       string
-	WebhookTimeout                 time.Duration
-	CrawlStallTimeout              time.Duration
+	// ExportConcurrency, ExportPerCaller and ExportPerOrg bound the crawl
+	// downloads `serve` writes at once: in all, per caller, per
+	// organization.
+	ExportConcurrency        int
+	ExportPerCaller          int
+	ExportPerOrg             int
+	ListChecks               int
+	CaptureFormats           map[string]bool
+	CaptureSigning           bool
+	WebhookURL, WebhookToken string
+	WebhookTimeout           time.Duration
+	CrawlStallTimeout        time.Duration
 	// CrawlRescan is how often the embedded runner looks for running
 	// crawls no process runs (a stopped or killed serve's) and resumes
 	// them.
@@ -366,6 +372,9 @@ func (c *Config) Settings() (Settings, error) {
 		ListPerCaller:        intIn("CAPTURE_LEDGER_LIST_CONCURRENCY_PER_CALLER", 1, 10_000),
 		ListPerOrg:           intIn("CAPTURE_LEDGER_LIST_CONCURRENCY_PER_ORG", 1, 10_000),
 		ListChecks:           intIn("CAPTURE_LEDGER_LIST_CHECK_CONCURRENCY", 1, 100),
+		ExportConcurrency:    intIn("CAPTURE_LEDGER_EXPORT_CONCURRENCY", 1, 1000),
+		ExportPerCaller:      intIn("CAPTURE_LEDGER_EXPORT_CONCURRENCY_PER_CALLER", 1, 1000),
+		ExportPerOrg:         intIn("CAPTURE_LEDGER_EXPORT_CONCURRENCY_PER_ORG", 1, 1000),
 		CaptureSigning:       c.Get("CAPTURE_LEDGER_CAPTURE_SIGNING") == "1",
 		WebhookURL:           httpURL("CAPTURE_LEDGER_CRAWL_WEBHOOK_URL"),
 		WebhookToken:         c.Get("CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN"),

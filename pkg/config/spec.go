@@ -66,6 +66,9 @@ var Variables = []Var{
 	{Name: "CAPTURE_LEDGER_LIST_CONCURRENCY", Default: "4", Help: "archive lists and searches `serve` runs at once; past it one is answered 503 with Retry-After"},
 	{Name: "CAPTURE_LEDGER_LIST_CONCURRENCY_PER_CALLER", Default: "2", Help: "archive lists and searches one caller may run at once; past it one is answered 429 with Retry-After"},
 	{Name: "CAPTURE_LEDGER_LIST_CONCURRENCY_PER_ORG", Default: "3", Help: "archive lists and searches the callers of one organization may run at once together (a caller of several takes a place of each); past it one is answered 429 with Retry-After"},
+	{Name: "CAPTURE_LEDGER_EXPORT_CONCURRENCY", Default: "2", Help: "crawl downloads (a crawl's archives as one WACZ, from the console or GET /api/crawls/{id}/wacz) `serve` writes at once; past it one is answered 503 with Retry-After"},
+	{Name: "CAPTURE_LEDGER_EXPORT_CONCURRENCY_PER_CALLER", Default: "1", Help: "crawl downloads one caller may have running at once; past it one is answered 429 with Retry-After"},
+	{Name: "CAPTURE_LEDGER_EXPORT_CONCURRENCY_PER_ORG", Default: "1", Help: "crawl downloads the callers of one organization may have running at once together (a caller of several takes a place of each); past it one is answered 429 with Retry-After"},
 	{Name: "CAPTURE_LEDGER_LIST_CHECK_CONCURRENCY", Default: "2", Help: "can_view checks all archive lists together have in flight (1-100): the share of OpenFGA lists may take, so URL minting keeps its speed"},
 
 	{Name: "CAPTURE_LEDGER_CAPTURE_FORMATS", Default: "wacz", Help: "comma list of png,webp,html,links,mhtml,wacz"},

@@ -274,6 +274,15 @@ func (s *Service) MintCrawl(ctx context.Context, who Caller, crawlID string, ttl
 		func() ([]string, error) { return s.Catalog.CrawlArchives(ctx, crawlID, MaxCollection) })
 }
 
+// MintCrawlDownload is MintCrawl for a download link of the crawl as one
+// WACZ: its token exports the crawl on the API's download route
+// (AuthorizeCrawlDownload) and opens no replay session. Whether the caller
+// may view anything of the crawl is asked as MintCrawl asks it.
+func (s *Service) MintCrawlDownload(ctx context.Context, who Caller, crawlID string, ttl time.Duration) (Session, error) {
+	return s.mintCollection(ctx, who, ttl, func(c *Claims, _ []string) { c.CrawlID, c.Download = crawlID, true }, "crawlId", crawlID,
+		func() ([]string, error) { return s.Catalog.CrawlArchives(ctx, crawlID, MaxCollection) })
+}
+
 // MintSet opens a session replaying, as one collection, those of ids (at
 // most MaxSet, no repeats) the caller may view; none is
 // ledger.ErrNotFound.
@@ -409,6 +418,23 @@ func (s *Service) Authorize(ctx context.Context, token, archiveID, label string)
 // download link's token (MintDownload) reads there.
 func (s *Service) AuthorizeDownload(ctx context.Context, token, archiveID, label string) (Grant, error) {
 	return s.authorize(ctx, token, archiveID, label, true)
+}
+
+// AuthorizeCrawlDownload verifies a crawl's download token (one of
+// MintCrawlDownload) for crawlID on the API's download route and returns
+// its claims: who exports the crawl. It asks no one: the export asks
+// OpenFGA again about every archive it reads. Every refusal is
+// ledger.ErrNotFound.
+func (s *Service) AuthorizeCrawlDownload(token, crawlID, label string) (Claims, error) {
+	c, err := s.verify(token, label)
+	if err != nil {
+		return Claims{}, err
+	}
+	if c.CrawlID != crawlID || !c.Download {
+		s.logger().Debug("Replay token refused", "crawlId", crawlID, "reason", "not this crawl's download token")
+		return Claims{}, ledger.ErrNotFound
+	}
+	return c, nil
 }
 
 func (s *Service) authorize(ctx context.Context, token, archiveID, label string, download bool) (Grant, error) {

@@ -75,15 +75,17 @@ type Claims struct {
 	Subject       string
 	Organizations []string
 	Expires       time.Time // second precision
-	// Download marks a read token for the API's download route (a
-	// download link): it reads its archive there and nowhere else, as a
-	// replay session's tokens read only on their session's origin.
+	// Download marks a token for the API's download routes (a download
+	// link): it reads its archive, or exports its crawl, there and nowhere
+	// else, as a replay session's tokens read only on their session's
+	// origin.
 	Download bool
 }
 
-// Collection says whether c opens a collection (a crawl or a set) rather
-// than reads one archive.
-func (c Claims) Collection() bool { return c.ArchiveID == "" }
+// Collection says whether c opens a collection (a crawl or a set) in a
+// replay session rather than reads one archive. A crawl's download token
+// opens none: it is read on the API's download route only.
+func (c Claims) Collection() bool { return c.ArchiveID == "" && !c.Download }
 
 // body is the token's signed JSON. Short keys keep URLs short.
 type body struct {
@@ -94,7 +96,8 @@ type body struct {
 	Subject string   `json:"s"`
 	Orgs    []string `json:"o"`
 	Expires int64    `json:"e"` // Unix seconds
-	// Download is true for a download link's token (with Archive only).
+	// Download is true for a download link's token (with Archive or
+	// Crawl, never Set).
 	Download bool `json:"d,omitempty"`
 }
 
@@ -149,8 +152,8 @@ func (s *Signer) Sign(c Claims) (string, error) {
 	if len(c.ArchiveIDs) > MaxSet {
 		return "", fmt.Errorf("replay token: %d archives, at most %d", len(c.ArchiveIDs), MaxSet)
 	}
-	if c.Download && c.ArchiveID == "" {
-		return "", errors.New("replay token: a download token reads one archive")
+	if c.Download && len(c.ArchiveIDs) > 0 {
+		return "", errors.New("replay token: a download token reads one archive or one crawl, not a set")
 	}
 	orgs := c.Organizations
 	if orgs == nil {
@@ -207,8 +210,8 @@ func (s *Signer) Verify(token string, now time.Time) (Claims, error) {
 		return invalid("label is not a session label")
 	case scopes(b.Archive, b.Crawl, b.Set) != 1 || len(b.Set) > MaxSet:
 		return invalid("opens no archive, or more than one kind")
-	case b.Download && b.Archive == "":
-		return invalid("a download token of a collection")
+	case b.Download && len(b.Set) > 0:
+		return invalid("a download token of a set")
 	case now.Unix() >= b.Expires:
 		return invalid("expired")
 	case b.Expires > now.Add(MaxTTL+time.Minute).Unix():

@@ -186,6 +186,30 @@ func TestSignRefusesWhatCannotVerify(t *testing.T) {
 	}
 }
 
+// TestCrawlDownloadTokenOpensNoCollection: a crawl's download token signs
+// and verifies with its crawl, and is no collection's: a replay origin
+// lists nothing with it.
+func TestCrawlDownloadTokenOpensNoCollection(t *testing.T) {
+	s := signer(t)
+	c := claims()
+	c.ArchiveID, c.CrawlID, c.Download = "", archiveB, true
+	tok, err := s.Sign(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Verify(tok, t0)
+	if err != nil || got.CrawlID != archiveB || !got.Download || got.Collection() {
+		t.Errorf("a crawl's download token: %+v %v (Collection %v)", got, err, got.Collection())
+	}
+	c.Download = false
+	if tok, err = s.Sign(c); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Verify(tok, t0); err != nil || !got.Collection() {
+		t.Errorf("a crawl's replay token: %+v %v", got, err)
+	}
+}
+
 func TestNewSignerNeedsALongKey(t *testing.T) {
 	if _, err := NewSigner(make([]byte, MinKeyBytes-1)); err == nil {
 		t.Error("a 31-byte key was accepted")
