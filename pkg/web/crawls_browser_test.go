@@ -1,22 +1,26 @@
 package web_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	cdpbrowser "github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/chromedp"
 
 	"github.com/capture-ledger/ledgerctl/pkg/authz"
 	"github.com/capture-ledger/ledgerctl/pkg/capture"
 	"github.com/capture-ledger/ledgerctl/pkg/config"
 	"github.com/capture-ledger/ledgerctl/pkg/testenv"
+	"github.com/capture-ledger/ledgerctl/pkg/wacz"
 )
 
 // crawlServe is serve for the crawl screens: captures may reach loopback
@@ -271,6 +275,9 @@ func TestCrawlScreensLive(t *testing.T) {
 	if got := evalString(t, ctx, `(function () { var a = document.querySelector("#replay-open"); return a.target + " " + a.rel + " " + (new URL(a.href).origin !== location.origin); })()`); got != "_blank noopener noreferrer true" {
 		t.Errorf("replay link: %q", got)
 	}
+	// Download the crawl as one WACZ: the browser saves the file the
+	// button starts, and it is a WACZ of the crawl's six pages.
+	checkCrawlDownload(t, ctx, id, 6)
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(360, 800)); err != nil {
 		t.Fatal(err)
 	}
@@ -318,8 +325,49 @@ func TestCrawlScreensLive(t *testing.T) {
 			if got := evalString(t, ctx, hostDelays); got != "300 ミリ秒（クロールの設定） 300 ミリ秒（クロールの設定）" {
 				t.Errorf("ja: hosts' delays %q", got)
 			}
+			// The download, said in Japanese.
+			if err := chromedp.Do(ctx, chromedp.Click("#download")); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, ctx, 20*time.Second, "the download's note in Japanese", `document.querySelector("#action-note").textContent === "ダウンロードを開始しました。このクロールのうち閲覧できるアーカイブを 1 つの WACZ ファイルにまとめています。"`)
 		}
 		shot(t, ctx, p.name)
+	}
+}
+
+// checkCrawlDownload clicks the crawl page's download button in the tab,
+// lets the browser save what it starts, and checks the saved file: named
+// for the crawl, a WACZ wacz.Check accepts, holding pages pages.
+func checkCrawlDownload(t *testing.T, ctx context.Context, id string, pages int) {
+	t.Helper()
+	dir := t.TempDir()
+	if _, err := chromedp.CallBrowser(ctx, cdpbrowser.SetDownloadBehavior, cdpbrowser.SetDownloadBehaviorParams{
+		Behavior: cdpbrowser.SetDownloadBehaviorBehaviorAllow, DownloadPath: dir,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Click("#download")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, 20*time.Second, "the download's note", `document.querySelector("#action-note").textContent.indexOf("Download started") === 0`)
+	file := filepath.Join(dir, "crawl-"+id+".wacz")
+	var data []byte
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		var err error
+		if data, err = os.ReadFile(file); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			entries, _ := os.ReadDir(dir)
+			t.Fatalf("no %s after 60 s; the download directory holds %v", file, entries)
+		}
+	}
+	if problems, err := wacz.Check(bytes.NewReader(data), int64(len(data))); err != nil || len(problems) > 0 {
+		t.Fatalf("the downloaded crawl: %v %v", problems, err)
+	}
+	got, _, err := wacz.ReadPages(bytes.NewReader(data), int64(len(data)))
+	if err != nil || len(got) != pages {
+		t.Errorf("the downloaded crawl holds %d pages (%v), want %d", len(got), err, pages)
 	}
 }
 

@@ -161,6 +161,7 @@
       if (v.search && L.config.Features && L.config.Features.Search) { fact("colSearch", L.el("span", { id: "crawl-search" }, searchFact(v.search))); }
       L.$("stop").hidden = !(v.state === "running" && canStop);
       L.$("replay").hidden = !(L.config.Features && L.config.Features.Replay) || v.pagesCaptured === 0;
+      L.$("download").hidden = L.$("replay").hidden;
       L.$("crawl-head").hidden = false;
     }
 
@@ -334,6 +335,19 @@
         note.appendChild(L.el("a", { href: r.body.url, target: "_blank", rel: "noopener noreferrer", id: "replay-open" }, L.t("openReplay")));
         note.appendChild(L.el("span", { className: "muted" }, " " + L.t("replayExpires", { at: L.when(r.body.expiresAt) })));
         L.$("replay-open").focus();
+      });
+    });
+    // Download: a short-lived link to this origin's merge of the crawl's
+    // archives; the file is written as it is merged.
+    L.$("download").addEventListener("click", function () {
+      var note = L.clear(L.$("action-note"));
+      L.api("POST", base + "/download", {}).then(function (r) {
+        if (!r.ok || !r.body || (r.body.url || "").indexOf("/api/crawls/") !== 0) { note.textContent = L.problem(r); return; }
+        var a = L.el("a", { href: r.body.url, download: r.body.filename, hidden: true });
+        document.body.appendChild(a);
+        a.click();
+        a.remove();
+        note.textContent = L.t("crawlDownloading");
       });
     });
     L.$("pages-more").addEventListener("click", function () { pages(true); });
