@@ -362,6 +362,10 @@ func checkCrawlDownload(t *testing.T, ctx context.Context, id string, pages int)
 			t.Fatalf("no %s after 60 s; the download directory holds %v", file, entries)
 		}
 	}
+	if keep := os.Getenv("LEDGER_TEST_KEEP_DIR"); keep != "" {
+		// To replay with the WACZ checker, outside the test.
+		_ = os.WriteFile(filepath.Join(keep, "crawl-download.wacz"), data, 0o644)
+	}
 	if problems, err := wacz.Check(bytes.NewReader(data), int64(len(data))); err != nil || len(problems) > 0 {
 		t.Fatalf("the downloaded crawl: %v %v", problems, err)
 	}
