@@ -62,8 +62,15 @@ func (a *App) Crawls(ctx context.Context) (*crawl.Service, error) {
 		CaptureFormats: a.Settings.CaptureFormats, Signing: a.Settings.CaptureSigning,
 		Permissions: perms, Log: a.Log, CrawlsPerOrg: a.Settings.CrawlsPerOrg,
 	}
-	if a.Windmill() {
+	switch {
+	case a.Windmill():
 		svc.Dispatcher = &windmill.Dispatcher{URL: a.Settings.WebhookURL, Token: a.Settings.WebhookToken, Timeout: a.Settings.WebhookTimeout}
+	case len(a.Settings.BrowserHiveEndpoints) == 0:
+		// A capture the built-in capturer wrote whole for a runner that
+		// died before keeping its result is found by its manifest's key
+		// when the crawl is closed (stopped, failed, stalled), by this
+		// process or any other.
+		svc.InFlight = runner.InFlight{Capturer: &capture.CrawlCapturer{Objects: a.Blob(), Bucket: a.Settings.S3Bucket}}
 	}
 	return svc, nil
 }

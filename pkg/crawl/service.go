@@ -123,6 +123,11 @@ type Service struct {
 	Permissions    Permissions
 	// Dispatcher runs levels; nil dispatches nothing.
 	Dispatcher Dispatcher
+	// InFlight finds, when a crawl is closed, the captures its runner
+	// began and kept no result of where the capturer leaves them (a
+	// runner whose process died after the capture was written); nil finds
+	// none, and such a capture stays outside the ledger.
+	InFlight InFlightFinder
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 	Log *slog.Logger

@@ -81,12 +81,65 @@ func (s *Service) Stop(ctx context.Context, c Caller, id string) (StopResult, er
 	return StopResult{Stopped: stopped, State: cr.State, StopReason: cr.StopReason}, nil
 }
 
+// InFlightFinder finds a capture a crawl's runner began and kept no
+// result of, where its capturer leaves it; a runner implements it for the
+// capturers that can (runner.InFlight).
+type InFlightFinder interface {
+	// FindBegun answers the page's result as the runner would have kept
+	// it, and whether the capture was found; not found is no error.
+	FindBegun(ctx context.Context, crawlID string, b ledger.BegunCapture) (PageReport, bool, error)
+}
+
 // keep is what closing a crawl (a stop, a failure, the stall timeout)
-// registers of the captures its runner kept: keptPlan.
+// registers of the captures its runner kept, and of those it began and
+// kept no result of that InFlight finds: keptPlan.
 func (s *Service) keep(ctx context.Context, now time.Time) ledger.KeepCaptured {
-	return func(cr ledger.Crawl, depth int, results [][]byte) (*ledger.LevelPlan, error) {
-		return s.keptPlan(ctx, s.log().With("crawlId", cr.ID, "depth", depth), cr, depth, results, now), nil
+	return func(cr ledger.Crawl, depth int, results [][]byte, begun []ledger.BegunCapture) (*ledger.LevelPlan, error) {
+		log := s.log().With("crawlId", cr.ID, "depth", depth)
+		found := s.foundBegun(ctx, log, cr.ID, begun)
+		for _, pr := range found {
+			if data, err := json.Marshal(pr); err == nil {
+				results = append(results, data)
+			}
+		}
+		plan := s.keptPlan(ctx, log, cr, depth, results, now)
+		if plan != nil {
+			// A found capture's page records its times, as one in flight
+			// at a stop does (no result of it holds them).
+			for i, t := range plan.Tasks {
+				if pr, ok := found[t.TaskID]; ok {
+					sub, fin := pr.SubmittedAt, pr.FinishedAt
+					plan.Tasks[i].SubmittedAt, plan.Tasks[i].FinishedAt = &sub, &fin
+				}
+			}
+		}
+		return plan, nil
 	}
+}
+
+// foundBegun is, by task, the captures of begun that InFlight finds
+// captured, as the runner would have kept their results: a capture in flight when its runner's process died,
+// written whole by the capturer before that. A capture not found, or not
+// captured, is left out (its page was not captured); a failure to look is
+// logged and leaves it out too: the close goes on.
+func (s *Service) foundBegun(ctx context.Context, log *slog.Logger, crawlID string, begun []ledger.BegunCapture) map[string]PageReport {
+	if s.InFlight == nil {
+		return nil
+	}
+	out := map[string]PageReport{}
+	for _, b := range begun {
+		pr, found, err := s.InFlight.FindBegun(ctx, crawlID, b)
+		switch {
+		case err != nil:
+			log.Warn("could not look for a capture in flight when the crawl was closed; it is not registered", "url", b.URL, "taskId", b.TaskID, "error", err.Error())
+			continue
+		case !found || pr.Status != StatusCaptured || pr.TaskID != b.TaskID:
+			continue
+		}
+		log.Info("found a capture in flight when the crawl was closed", "url", b.URL, "taskId", b.TaskID)
+		out[b.TaskID] = pr
+	}
+	return out
 }
 
 // keptPlan is what closing a crawl registers of the results its runner

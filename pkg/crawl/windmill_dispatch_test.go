@@ -175,4 +175,6 @@ func TestFailedDispatchOnlyClosesRunning(t *testing.T) {
 
 // keepNothing registers nothing of what a runner kept (there is no runner
 // here).
-func keepNothing(ledger.Crawl, int, [][]byte) (*ledger.LevelPlan, error) { return nil, nil }
+func keepNothing(ledger.Crawl, int, [][]byte, []ledger.BegunCapture) (*ledger.LevelPlan, error) {
+	return nil, nil
+}

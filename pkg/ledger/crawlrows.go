@@ -263,9 +263,19 @@ type LevelState struct {
 // stalled), the registration of what its runner kept: results are the
 // results kept at depth (each a crawl.PageReport as JSON) for pending
 // pages whose status is captured and whose capture is not in the ledger
-// yet; cr is the crawl's row as locked. A nil plan registers nothing; only
-// its Submissions, Archives (with their outbox rows) and Tasks are written.
-type KeepCaptured func(cr Crawl, depth int, results [][]byte) (*LevelPlan, error)
+// yet, and begun the captures the runner began at depth and kept no result
+// of (its process may have died after the capturer wrote them), whose
+// task is not in the ledger either; cr is the crawl's row as locked. A nil
+// plan registers nothing; only its Submissions, Archives (with their
+// outbox rows) and Tasks are written.
+type KeepCaptured func(cr Crawl, depth int, results [][]byte, begun []BegunCapture) (*LevelPlan, error)
+
+// BegunCapture is a capture a crawl's runner began (its begin is recorded)
+// and kept no result of.
+type BegunCapture struct {
+	URL, TaskID string
+	SubmittedAt time.Time
+}
 
 // LevelPlan is everything one accepted level report writes, decided from
 // a LevelState; the store applies it in the same transaction, in this

@@ -10,6 +10,7 @@ import (
 
 	"github.com/capture-ledger/ledgerctl/pkg/crawl"
 	"github.com/capture-ledger/ledgerctl/pkg/crawl/rules"
+	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 	"github.com/capture-ledger/ledgerctl/pkg/manifest"
 )
 
@@ -126,6 +127,36 @@ type Slotted interface {
 // it (found is false when the capture left no manifest: it is made again).
 type Recoverer interface {
 	Recover(ctx context.Context, taskID, correlationID, url string) (out CaptureOutcome, found bool, err error)
+}
+
+// recoveredTimes are the start and end of a capture found where its
+// capturer left it (Recoverer): begun when the runner recorded its begin,
+// ended when the capturer says, never before it began.
+func recoveredTimes(begun time.Time, out CaptureOutcome) (sub, fin time.Time) {
+	sub = begun.UTC()
+	fin = out.FinishedAt.UTC().Truncate(time.Microsecond)
+	if fin.Before(sub) {
+		fin = sub
+	}
+	return sub, fin
+}
+
+// InFlight finds, through its capturer, a capture a runner began and kept
+// no result of (its process died in between), for a crawl's close to
+// register (crawl.Service.InFlight): the built-in capturer's manifest
+// names the capture's task and crawl.
+type InFlight struct{ Capturer Recoverer }
+
+// FindBegun answers the page's result as the runner would have kept it:
+// found only when the capturer wrote the capture whole and it captured the
+// page (a failure, or a refusal, is no capture to register).
+func (f InFlight) FindBegun(ctx context.Context, crawlID string, b ledger.BegunCapture) (crawl.PageReport, bool, error) {
+	out, found, err := f.Capturer.Recover(ctx, b.TaskID, crawlID, b.URL)
+	if err != nil || !found || !out.Captured {
+		return crawl.PageReport{}, false, err
+	}
+	sub, fin := recoveredTimes(b.SubmittedAt, out)
+	return pageReport(b.URL, crawlID, out, sub, fin), true, nil
 }
 
 // maxText bounds the text the runner puts into a report (reasons, errors).

@@ -169,11 +169,7 @@ func (r *Runner) prepare(ctx context.Context, l crawl.Level, log *slog.Logger) (
 		if !found || out.HTTPStatus == http.StatusTooManyRequests || out.HTTPStatus == http.StatusServiceUnavailable {
 			continue // made again (a refusal is retried the usual way)
 		}
-		sub := k.SubmittedAt.UTC()
-		fin := out.FinishedAt.UTC().Truncate(time.Microsecond)
-		if fin.Before(sub) {
-			fin = sub
-		}
+		sub, fin := recoveredTimes(*k.SubmittedAt, out)
 		see(k.Host, &fin)
 		if err := r.keep(ctx, lv, k.Host, pageOutcome(k.URL, l.CrawlID, out, sub, fin), 1, 0, 0); err != nil {
 			return nil, err

@@ -494,6 +494,91 @@ func TestRestartRecoversCaptureInFlight(t *testing.T) {
 	}
 }
 
+// TestCloseRegistersCaptureItsDeadRunnerLeft: a runner that dies after a
+// capture wrote its objects but before the result was kept, in a crawl
+// that is then closed rather than resumed (a person stops it, or the stall
+// timeout fails it), leaves no WACZ outside the ledger: the close finds
+// the capture by the task its begin recorded and registers its archive,
+// its page naming the capture with its times. Nothing is captured again.
+func TestCloseRegistersCaptureItsDeadRunnerLeft(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name  string
+		close func(t *testing.T, e *env, svc *crawl.Service, id string)
+	}{
+		{"stopped", func(t *testing.T, e *env, svc *crawl.Service, id string) {
+			if res, err := svc.Stop(e.ctx, alice, id); err != nil || !res.Stopped {
+				t.Fatalf("stop: %+v %v", res, err)
+			}
+		}},
+		{"stalled", func(t *testing.T, e *env, svc *crawl.Service, id string) {
+			time.Sleep(50 * time.Millisecond)
+			if ids, err := svc.CloseStalled(e.ctx, 10*time.Millisecond); err != nil || len(ids) != 1 || ids[0] != id {
+				t.Fatalf("close stalled: %v %v", ids, err)
+			}
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			a := threePageHost(t)
+			capt := newCounter(e)
+			stop, stopRun := context.WithCancel(context.Background())
+			capt.after = func(_ context.Context, u string) error {
+				if strings.HasSuffix(u, "/p1") {
+					stopRun() // dies between the upload and keeping the result
+					return stop.Err()
+				}
+				return nil
+			}
+			svc, r := e.service(capt, runner.Config{})
+			svc.InFlight = runner.InFlight{Capturer: capt}
+			maxDepth, delay := 1, 0
+			id, err := svc.Start(e.ctx, alice, crawl.StartRequest{Seeds: []string{a.URL + "/"}, MaxDepth: &maxDepth, PerHostDelayMs: &delay})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := r.Run(stop); err != nil {
+				t.Fatal(err)
+			}
+			p1 := a.URL + "/p1"
+			var task string
+			if err := e.store.Pool.QueryRow(e.ctx, `SELECT task_id FROM crawl_runner_results WHERE crawl_id = $1 AND url = $2 AND result IS NULL`, id, p1).Scan(&task); err != nil {
+				t.Fatalf("the begin of %s without a result: %v", p1, err)
+			}
+			if n := e.successes()[p1]; n != 1 {
+				t.Fatalf("%s has %d successful manifests in the bucket, want the dead runner's 1", p1, n)
+			}
+			c.close(t, e, svc, id)
+			var archives, named int
+			if err := e.store.Pool.QueryRow(e.ctx, `SELECT count(*) FROM archives WHERE task_id = $1::uuid`, task).Scan(&archives); err != nil {
+				t.Fatal(err)
+			}
+			if err := e.store.Pool.QueryRow(e.ctx, `SELECT count(*) FROM crawl_pages WHERE crawl_id = $1 AND url = $2 AND task_id = $3
+				AND submitted_at IS NOT NULL AND finished_at >= submitted_at`, id, p1, task).Scan(&named); err != nil {
+				t.Fatal(err)
+			}
+			if archives != 1 || named != 1 {
+				t.Errorf("after the close: %d archives of %s's capture (want 1), its page names it with its times: %v", archives, p1, named == 1)
+			}
+			if n := capt.count(p1); n != 1 {
+				t.Errorf("%s captured %d times, want once", p1, n)
+			}
+			// The page reads captured, with its archive, on the crawl's
+			// pages.
+			list, err := (&politeness.PagesService{Crawls: svc, Store: e.store}).Pages(e.ctx, alice, id, 0, 100, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range list.Pages {
+				if p.URL == p1 && (p.State != "captured" || p.ArchiveID == nil) {
+					t.Errorf("%s reads %s, archive %v", p1, p.State, p.ArchiveID)
+				}
+			}
+		})
+	}
+}
+
 // downCapturer is a backend that cannot be used at all.
 type downCapturer struct{ calls atomic.Int32 }
 

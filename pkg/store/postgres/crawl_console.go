@@ -56,7 +56,7 @@ func (s *Store) closeKeeping(ctx context.Context, id string, keep ledger.KeepCap
 			return err
 		}
 		for _, k := range kept {
-			plan, err := keep(cr, k.depth, k.results)
+			plan, err := keep(cr, k.depth, k.results, k.begun)
 			if err != nil {
 				return err
 			}
@@ -84,23 +84,28 @@ func taskUUID(col string) string {
 	return `CASE WHEN ` + col + ` ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' THEN ` + col + `::uuid END`
 }
 
-// keptAtDepth is the results the runner kept for one depth's pages.
+// keptAtDepth is the results the runner kept for one depth's pages, and
+// the captures it began there and kept no result of.
 type keptAtDepth struct {
 	depth   int
 	results [][]byte
+	begun   []ledger.BegunCapture
 }
 
 // keptCaptures reads, by depth, the results the runner kept for the
-// crawl's pending pages whose status is captured and whose capture (the
-// result's task) has no archive in the ledger: what the level's admission
-// would still register.
+// crawl's pending pages whose status is captured, and the captures it
+// began for pending pages and kept no result of, whose capture (the task)
+// has no archive in the ledger: what the level's admission would still
+// register, and what a runner that died may have left in the bucket.
 func (t *levelTx) keptCaptures(ctx context.Context) ([]keptAtDepth, error) {
 	rows, err := t.tx.Query(ctx, `
-		SELECT r.depth, r.result::text
+		SELECT r.depth, r.result::text, r.url, r.task_id, r.submitted_at
 		FROM crawl_runner_results r
 		JOIN crawl_pages p ON p.crawl_id = r.crawl_id AND p.url_hash = digest(r.url, 'sha256') AND p.url = r.url
 		                  AND p.depth = r.depth
-		WHERE r.crawl_id = $1 AND p.state = 'pending' AND r.result->>'status' = 'captured'
+		WHERE r.crawl_id = $1 AND p.state = 'pending'
+		  AND (r.result->>'status' = 'captured'
+		       OR (r.result IS NULL AND r.task_id IS NOT NULL AND r.submitted_at IS NOT NULL))
 		  AND NOT EXISTS (SELECT 1 FROM archives a
 		                  WHERE a.task_id = `+taskUUID("r.task_id")+`)
 		ORDER BY r.depth, p.id`, t.crawlID)
@@ -111,14 +116,21 @@ func (t *levelTx) keptCaptures(ctx context.Context) ([]keptAtDepth, error) {
 	var out []keptAtDepth
 	for rows.Next() {
 		var depth int
-		var result string
-		if err := rows.Scan(&depth, &result); err != nil {
+		var result, task *string
+		var url string
+		var submitted *time.Time
+		if err := rows.Scan(&depth, &result, &url, &task, &submitted); err != nil {
 			return nil, err
 		}
 		if len(out) == 0 || out[len(out)-1].depth != depth {
 			out = append(out, keptAtDepth{depth: depth})
 		}
-		out[len(out)-1].results = append(out[len(out)-1].results, []byte(result))
+		k := &out[len(out)-1]
+		if result != nil {
+			k.results = append(k.results, []byte(*result))
+		} else {
+			k.begun = append(k.begun, ledger.BegunCapture{URL: url, TaskID: *task, SubmittedAt: submitted.UTC()})
+		}
 	}
 	return out, rows.Err()
 }
