@@ -446,13 +446,13 @@ func TestClosedCrawlStopsTheLevel(t *testing.T) {
 	}
 }
 
-// TestRestartRecoversCaptureInFlight: a runner that dies after a capture
-// wrote its objects but before the result was kept leaves the task id it
-// gave the capture; the next runner finds the capture's manifest and uses
-// it instead of capturing the page again.
-func TestRestartRecoversCaptureInFlight(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t)
+// diesAfterUploadOfP1 starts a depth-1 crawl of a three-page host and runs
+// it until /p1's capture has written its objects, then stops the runner
+// before it keeps /p1's result, as a process dying there would. It returns
+// the host, the capturer (counting captures, nothing stopping it any
+// more), the crawl service and the crawl's id.
+func diesAfterUploadOfP1(t *testing.T, e *env) (*host, *counter, *crawl.Service, string) {
+	t.Helper()
 	a := threePageHost(t)
 	capt := newCounter(e)
 	stop, stopRun := context.WithCancel(context.Background())
@@ -463,16 +463,27 @@ func TestRestartRecoversCaptureInFlight(t *testing.T) {
 		}
 		return nil
 	}
-	svc1, r1 := e.service(capt, runner.Config{})
+	svc, r := e.service(capt, runner.Config{})
 	maxDepth, delay := 1, 0
-	id, err := svc1.Start(e.ctx, alice, crawl.StartRequest{Seeds: []string{a.URL + "/"}, MaxDepth: &maxDepth, PerHostDelayMs: &delay})
+	id, err := svc.Start(e.ctx, alice, crawl.StartRequest{Seeds: []string{a.URL + "/"}, MaxDepth: &maxDepth, PerHostDelayMs: &delay})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := r1.Run(stop); err != nil {
+	if err := r.Run(stop); err != nil {
 		t.Fatal(err)
 	}
 	capt.after = nil
+	return a, capt, svc, id
+}
+
+// TestRestartRecoversCaptureInFlight: a runner that dies after a capture
+// wrote its objects but before the result was kept leaves the task id it
+// gave the capture; the next runner finds the capture's manifest and uses
+// it instead of capturing the page again.
+func TestRestartRecoversCaptureInFlight(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	a, capt, _, id := diesAfterUploadOfP1(t, e)
 	levels := make(chan runner.LevelEvent, 4)
 	svc2, r2 := e.service(capt, runner.Config{OnLevel: func(ev runner.LevelEvent) { levels <- ev }})
 	runUntilDone(t, r2, levels, time.Minute)
@@ -521,26 +532,8 @@ func TestCloseRegistersCaptureItsDeadRunnerLeft(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t)
-			a := threePageHost(t)
-			capt := newCounter(e)
-			stop, stopRun := context.WithCancel(context.Background())
-			capt.after = func(_ context.Context, u string) error {
-				if strings.HasSuffix(u, "/p1") {
-					stopRun() // dies between the upload and keeping the result
-					return stop.Err()
-				}
-				return nil
-			}
-			svc, r := e.service(capt, runner.Config{})
+			a, capt, svc, id := diesAfterUploadOfP1(t, e)
 			svc.InFlight = runner.InFlight{Capturer: capt}
-			maxDepth, delay := 1, 0
-			id, err := svc.Start(e.ctx, alice, crawl.StartRequest{Seeds: []string{a.URL + "/"}, MaxDepth: &maxDepth, PerHostDelayMs: &delay})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := r.Run(stop); err != nil {
-				t.Fatal(err)
-			}
 			p1 := a.URL + "/p1"
 			var task string
 			if err := e.store.Pool.QueryRow(e.ctx, `SELECT task_id FROM crawl_runner_results WHERE crawl_id = $1 AND url = $2 AND result IS NULL`, id, p1).Scan(&task); err != nil {
