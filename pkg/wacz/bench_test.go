@@ -120,3 +120,42 @@ func BenchmarkReadPagesVsDecode(b *testing.B) {
 	b.ReportMetric(limitTime.Seconds()*1000/float64(b.N), "decode-ms/op")
 	b.ReportMetric(readTime.Seconds()/limitTime.Seconds(), "read/limit")
 }
+
+// BenchmarkMergeVsHash measures Merge of 1,000 one-page WACZs (the fixture
+// page, about the size of a crawl's page) next to its limit in the same
+// iteration: SHA-256 over every byte of the parts, which the merged
+// file's datapackage needs of every byte it copies (the WARCs are most of
+// them), with nothing opened, parsed or written.
+func BenchmarkMergeVsHash(b *testing.B) {
+	one, _ := writeWACZ(b, fixtureCapture(b))
+	const n = 1000
+	parts := make([]Part, n)
+	for i := range parts {
+		parts[i] = Part{Name: fmt.Sprintf("part-%04d", i), R: bytes.NewReader(one), Size: int64(len(one))}
+	}
+	created := time.Date(2026, 12, 5, 0, 0, 0, 0, time.UTC)
+	var mergeTime, limitTime time.Duration
+	var out int64
+	for b.Loop() {
+		start := time.Now()
+		sum, err := Merge(io.Discard, created, "bench", "ledgerctl bench", parts, nil)
+		if err != nil || sum.Parts != n {
+			b.Fatal(err)
+		}
+		mergeTime += time.Since(start)
+		out = sum.Bytes
+
+		start = time.Now()
+		h := sha256.New()
+		for range n {
+			h.Write(one)
+		}
+		h.Sum(nil)
+		limitTime += time.Since(start)
+	}
+	b.ReportMetric(float64(len(one)), "part-bytes")
+	b.ReportMetric(float64(out), "merged-bytes")
+	b.ReportMetric(mergeTime.Seconds()*1000/float64(b.N), "merge-ms/op")
+	b.ReportMetric(limitTime.Seconds()*1000/float64(b.N), "hash-ms/op")
+	b.ReportMetric(mergeTime.Seconds()/limitTime.Seconds(), "merge/limit")
+}
