@@ -2,6 +2,7 @@ package blob
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -50,14 +51,47 @@ const (
 	MaxReadAhead = 8 << 20
 )
 
-// OpenReaderAt reads the object's size (one HEAD) and returns a reader of
-// it whose reads use ctx. A missing object is ErrNotFound.
+// HeadRead is how much of an object OpenReaderAt reads at once: all of a
+// crawl's page captured over HTTP, whose WACZ is a few kilobytes, and of
+// most others the ZIP entries written first.
+const HeadRead = 2 * ReadAhead
+
+// OpenReaderAt reads the object's first HeadRead bytes, and so its size, in
+// one GET, and returns a reader of it whose reads use ctx: an object no
+// larger is then read with no other request (a HEAD and the ZIP reader's
+// reads of its directory and entries were one request each). A missing
+// object is ErrNotFound.
 func (c *Client) OpenReaderAt(ctx context.Context, bucket, key string) (*ReaderAt, error) {
-	info, err := c.Stat(ctx, bucket, key)
+	r := &ReaderAt{c: c, ctx: ctx, bucket: bucket, key: key, next: ReadAhead}
+	part, err := c.Open(ctx, bucket, key, &Range{First: 0, Last: HeadRead - 1})
+	if errors.Is(err, ErrUnsatisfiable) {
+		// An empty object has no first byte to read: its size alone.
+		info, err := c.Stat(ctx, bucket, key)
+		if err != nil {
+			return nil, err
+		}
+		r.size = info.Size
+		return r, nil
+	}
 	if err != nil {
 		return nil, err
 	}
-	return &ReaderAt{c: c, ctx: ctx, bucket: bucket, key: key, size: info.Size, next: ReadAhead}, nil
+	defer part.Body.Close()
+	r.requests++
+	if part.First != 0 || part.Last >= part.Size || part.Length() > HeadRead {
+		return nil, fmt.Errorf("read s3://%s/%s: asked for its first %d bytes, S3 answered %d-%d of %d", bucket, key, HeadRead, part.First, part.Last, part.Size)
+	}
+	data := make([]byte, part.Length())
+	n, err := io.ReadFull(part.Body, data)
+	r.fetched += int64(n)
+	if err != nil {
+		return nil, c.wrap(err, "read", bucket, key)
+	}
+	r.size = part.Size
+	if len(data) > 0 {
+		r.spans[0] = span{off: 0, data: data}
+	}
+	return r, nil
 }
 
 // Size is the object's length in bytes.

@@ -111,3 +111,64 @@ func TestReaderAtReadsOnlyWhatItNeeds(t *testing.T) {
 	}
 	t.Logf("%d of %d bytes in %d requests", r.Fetched(), buf.Len(), r.Requests())
 }
+
+// TestReaderAtReadsASmallObjectInOneGet: an object no larger than HeadRead
+// (a crawl's page, a few kilobytes) is read whole by opening it, one GET
+// and no HEAD: every entry of its ZIP then reads with no other request. An
+// empty object opens with size 0 and reads io.EOF.
+func TestReaderAtReadsASmallObjectInOneGet(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c, bucket, _ := testenv.Bucket(t)
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	// 100 KB that do not compress: the ZIP reader reads its directory at
+	// the end and its entries from the start, more than one read-ahead
+	// apart.
+	body := map[string][]byte{}
+	for _, name := range []string{"archive/data.warc.gz", "indexes/index.cdxj", "pages/pages.jsonl", "datapackage.json"} {
+		body[name] = make([]byte, 25_000)
+		_, _ = rand.Read(body[name])
+		w, _ := zw.Create(name)
+		_, _ = w.Write(body[name])
+	}
+	_ = zw.Close()
+	if buf.Len() > blob.HeadRead {
+		t.Fatalf("the small object is %d bytes, more than HeadRead", buf.Len())
+	}
+	if err := c.Put(ctx, bucket, "small.wacz", "application/wacz", buf.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	r, err := c.OpenReaderAt(ctx, bucket, "small.wacz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	zr, err := zip.NewReader(r, r.Size())
+	if err != nil || r.Size() != int64(buf.Len()) {
+		t.Fatalf("size %d of %d: %v", r.Size(), buf.Len(), err)
+	}
+	for _, f := range zr.File {
+		rc, err := f.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := io.ReadAll(rc)
+		rc.Close()
+		if err != nil || !bytes.Equal(got, body[f.Name]) {
+			t.Fatalf("%s differs: %v", f.Name, err)
+		}
+	}
+	if r.Requests() != 1 || r.Fetched() != int64(buf.Len()) {
+		t.Errorf("%d requests, %d bytes fetched; want 1 and the object's %d", r.Requests(), r.Fetched(), buf.Len())
+	}
+	if err := c.Put(ctx, bucket, "empty", "application/octet-stream", nil); err != nil {
+		t.Fatal(err)
+	}
+	e, err := c.OpenReaderAt(ctx, bucket, "empty")
+	if err != nil || e.Size() != 0 {
+		t.Fatalf("empty object: size %v, %v", e, err)
+	}
+	if n, err := e.ReadAt(make([]byte, 1), 0); n != 0 || err != io.EOF {
+		t.Errorf("reading the empty object: %d %v", n, err)
+	}
+}
