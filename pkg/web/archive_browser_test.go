@@ -435,3 +435,42 @@ func archiveShot(t *testing.T, tab context.Context, name string) {
 		t.Logf("screenshot %s: %v", name, err)
 	}
 }
+
+// TestArchivePageOfACrawlsCapture: the page of an archive a crawl captured
+// says, under Download, that its shared files may be stored once for the
+// whole crawl and links the crawl's page, where the crawl downloads as
+// one WACZ; an archive no crawl captured says nothing of the kind. In
+// English and Japanese.
+func TestArchivePageOfACrawlsCapture(t *testing.T) {
+	t.Parallel()
+	s := startServe(t, nil)
+	crawled := seedArchives(t, s.Env, "acme", time.Now().Add(-time.Hour), "https://crawl.test/", "https://crawl.test/about")
+	crawlID := seedCrawl(t, s.Env, "acme", "alice", crawled)
+	plain := seedArchives(t, s.Env, "acme", time.Now().Add(-2*time.Hour), "https://plain.test/")
+	ctx := testenv.BrowserTab(t, 2*time.Minute, chromedp.WindowSize(1200, 900))
+	signIn(t, ctx, s.URL, "alice", "acme")
+	hint := `(function () { var p = document.getElementById("crawl-hint"); var a = document.getElementById("crawl-hint-link"); return (p.hidden ? "hidden" : p.textContent) + "|" + (a ? a.getAttribute("href") : ""); })()`
+	open := func(path string) {
+		t.Helper()
+		if err := chromedp.Do(ctx, chromedp.Navigate(s.URL+path)); err != nil {
+			t.Fatal(err)
+		}
+		waitJS(t, ctx, path, `!document.getElementById("archive").hidden && !document.getElementById("download").hidden`, `document.getElementById("status").textContent`, 30*time.Second)
+	}
+	open("/archives/" + crawled[1].ID)
+	got := evalJS[string](t, ctx, hint)
+	if want := "Captured by a crawl: a file its pages share (a stylesheet, a logo) may be stored once for the whole crawl, so this WACZ alone may replay without it. To keep the pages whole, download the crawl as one WACZ from the crawl's page.|/crawls/" + crawlID; got != want {
+		t.Errorf("the crawl's capture:\n got %q\nwant %q", got, want)
+	}
+	archiveShot(t, ctx, "archive-crawl-en.png")
+	open("/archives/" + crawled[1].ID + "?lang=ja")
+	got = evalJS[string](t, ctx, hint)
+	if want := "クロールで取得されました。ページ間で共有されるファイル（スタイルシートやロゴなど）はクロール全体で一度だけ保存されることがあるため、この WACZ だけではそれらなしで再生されることがあります。ページをまとめて残すには、クロールのページからクロールを 1 つの WACZ としてダウンロードしてください。|/crawls/" + crawlID; got != want {
+		t.Errorf("ja, the crawl's capture:\n got %q\nwant %q", got, want)
+	}
+	archiveShot(t, ctx, "archive-crawl-ja.png")
+	open("/archives/" + plain[0].ID + "?lang=en")
+	if got := evalJS[string](t, ctx, hint); got != "hidden|" {
+		t.Errorf("an archive no crawl captured: %q", got)
+	}
+}

@@ -71,6 +71,13 @@ L.screen("archive", function () {
     var may = a.may || {};
     L.$("open").hidden = !may.open;
     L.$("download").hidden = !may.download;
+    // A crawl's capture may hold revisits of files another page of the
+    // crawl stored: say where the whole crawl downloads.
+    var hint = L.clear(L.$("crawl-hint"));
+    hint.hidden = !(may.download && a.crawlId);
+    if (!hint.hidden) {
+      L.append(hint, [L.t("crawlHint"), L.el("a", { href: "/crawls/" + encodeURIComponent(a.crawlId), id: "crawl-hint-link" }, L.t("crawlHintLink")), L.t("crawlHintEnd")]);
+    }
     L.$("share").hidden = !may.share;
     L.$("delete").hidden = !may["delete"];
     L.$("view-only").hidden = !!(may.share || may["delete"]);
