@@ -30,7 +30,7 @@ func init() {
 			"open":               {"Open (replay)", "開く（リプレイ）"},
 			"download":           {"Download WACZ", "WACZ をダウンロード"},
 			"downloading":        {"Download started.", "ダウンロードを開始しました。"},
-			"crawlHint":          {"Captured by a crawl: a file its pages share (a stylesheet, a logo) may be stored once for the whole crawl, so this WACZ alone may replay without it. To keep the pages whole, download the crawl as one WACZ from ", "クロールで取得されました。ページ間で共有されるファイル（スタイルシートやロゴなど）はクロール全体で一度だけ保存されることがあるため、この WACZ だけではそれらなしで再生されることがあります。ページをまとめて残すには、"},
+			"crawlHint":          {"Captured by a crawl: a file its pages share (a stylesheet, a logo) may be stored once for the whole crawl, so this WACZ alone may replay without it. To keep the pages whole, download the crawl as one WACZ from ", "クロールで取得されました。ページ間で共有されるファイル（スタイルシートやロゴなど）はクロール全体で一度だけ保存されることがあるため、この WACZ だけではそれらなしでリプレイされることがあります。ページをまとめて残すには、"},
 			"crawlHintLink":      {"the crawl's page", "クロールのページ"},
 			"crawlHintEnd":       {".", "からクロールを 1 つの WACZ としてダウンロードしてください。"},
 			"popupBlocked":       {"The browser kept the new tab from opening: use this link.", "ブラウザが新しいタブを開けませんでした。このリンクを使ってください。"},

@@ -465,7 +465,7 @@ func TestArchivePageOfACrawlsCapture(t *testing.T) {
 	archiveShot(t, ctx, "archive-crawl-en.png")
 	open("/archives/" + crawled[1].ID + "?lang=ja")
 	got = evalJS[string](t, ctx, hint)
-	if want := "クロールで取得されました。ページ間で共有されるファイル（スタイルシートやロゴなど）はクロール全体で一度だけ保存されることがあるため、この WACZ だけではそれらなしで再生されることがあります。ページをまとめて残すには、クロールのページからクロールを 1 つの WACZ としてダウンロードしてください。|/crawls/" + crawlID; got != want {
+	if want := "クロールで取得されました。ページ間で共有されるファイル（スタイルシートやロゴなど）はクロール全体で一度だけ保存されることがあるため、この WACZ だけではそれらなしでリプレイされることがあります。ページをまとめて残すには、クロールのページからクロールを 1 つの WACZ としてダウンロードしてください。|/crawls/" + crawlID; got != want {
 		t.Errorf("ja, the crawl's capture:\n got %q\nwant %q", got, want)
 	}
 	archiveShot(t, ctx, "archive-crawl-ja.png")
