@@ -118,10 +118,11 @@ func (s *Service) keep(ctx context.Context, now time.Time) ledger.KeepCaptured {
 }
 
 // foundBegun is, by task, the captures of begun that InFlight finds
-// captured, as the runner would have kept their results: a capture in flight when its runner's process died,
-// written whole by the capturer before that. A capture not found, or not
-// captured, is left out (its page was not captured); a failure to look is
-// logged and leaves it out too: the close goes on.
+// captured, as the runner would have kept their results: a capture in
+// flight when its runner's process died, written whole by the capturer
+// before that. A capture not found, or not captured, is left out (its page
+// was not captured); a failure to look is logged and leaves it out too:
+// the close goes on.
 func (s *Service) foundBegun(ctx context.Context, log *slog.Logger, crawlID string, begun []ledger.BegunCapture) map[string]PageReport {
 	if s.InFlight == nil {
 		return nil
