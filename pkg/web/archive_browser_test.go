@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	cdpbrowser "github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/chromedp"
 
 	"github.com/capture-ledger/ledgerctl/pkg/authz"
@@ -438,8 +439,9 @@ func archiveShot(t *testing.T, tab context.Context, name string) {
 
 // TestArchivePageOfACrawlsCapture: the page of an archive a crawl captured
 // says, under Download, that its shared files may be stored once for the
-// whole crawl and links the crawl's page, where the crawl downloads as
-// one WACZ; an archive no crawl captured says nothing of the kind. In
+// whole crawl, and offers the crawl as one WACZ: the button asks for the
+// crawl's download link (the person may view this archive of it) and the
+// browser starts it. An archive no crawl captured offers neither. In
 // English and Japanese.
 func TestArchivePageOfACrawlsCapture(t *testing.T) {
 	t.Parallel()
@@ -449,7 +451,7 @@ func TestArchivePageOfACrawlsCapture(t *testing.T) {
 	plain := seedArchives(t, s.Env, "acme", time.Now().Add(-2*time.Hour), "https://plain.test/")
 	ctx := testenv.BrowserTab(t, 2*time.Minute, chromedp.WindowSize(1200, 900))
 	signIn(t, ctx, s.URL, "alice", "acme")
-	hint := `(function () { var p = document.getElementById("crawl-hint"); var a = document.getElementById("crawl-hint-link"); return (p.hidden ? "hidden" : p.textContent) + "|" + (a ? a.getAttribute("href") : ""); })()`
+	offer := `(function () { var p = document.getElementById("crawl-hint"), b = document.getElementById("crawl-download"); return (p.hidden ? "hidden" : p.textContent) + "|" + (b.hidden ? "hidden" : b.textContent); })()`
 	open := func(path string) {
 		t.Helper()
 		if err := chromedp.Do(ctx, chromedp.Navigate(s.URL+path)); err != nil {
@@ -458,19 +460,33 @@ func TestArchivePageOfACrawlsCapture(t *testing.T) {
 		waitJS(t, ctx, path, `!document.getElementById("archive").hidden && !document.getElementById("download").hidden`, `document.getElementById("status").textContent`, 30*time.Second)
 	}
 	open("/archives/" + crawled[1].ID)
-	got := evalJS[string](t, ctx, hint)
-	if want := "Captured by a crawl: a file its pages share (a stylesheet, a logo) may be stored once for the whole crawl, so this WACZ alone may replay without it. To keep the pages whole, download the crawl as one WACZ from the crawl's page.|/crawls/" + crawlID; got != want {
+	if got, want := evalJS[string](t, ctx, offer), "Captured by a crawl: a file its pages share (a stylesheet, a logo) may be stored once for the whole crawl, so this WACZ alone may replay without it. The crawl as one WACZ holds every page with its files.|Download the crawl as one WACZ"; got != want {
 		t.Errorf("the crawl's capture:\n got %q\nwant %q", got, want)
+	}
+	// The button asks for the crawl's link (this page's archive is one
+	// the person may view) and starts the download.
+	dir := t.TempDir()
+	if _, err := chromedp.CallBrowser(ctx, cdpbrowser.SetDownloadBehavior, cdpbrowser.SetDownloadBehaviorParams{
+		Behavior: cdpbrowser.SetDownloadBehaviorBehaviorAllow, DownloadPath: dir,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Click("#crawl-download")); err != nil {
+		t.Fatal(err)
+	}
+	pollJS(t, ctx, "the crawl's download", `document.getElementById("action-status").textContent`, containing("Download started: the archives of this crawl you may view, in one WACZ file."))
+	link, err := chromedp.Run(ctx, chromedp.Evaluate[string](`L.api("POST", "/api/crawls/`+crawlID+`/download", {}).then(function (r) { return r.status + " " + r.body.url; })`, chromedp.EvalAwaitPromise))
+	if err != nil || !strings.HasPrefix(link, "200 /api/crawls/"+crawlID+"/wacz?") {
+		t.Errorf("the crawl's download link: %q %v", link, err)
 	}
 	archiveShot(t, ctx, "archive-crawl-en.png")
 	open("/archives/" + crawled[1].ID + "?lang=ja")
-	got = evalJS[string](t, ctx, hint)
-	if want := "クロールで取得されました。ページ間で共有されるファイル（スタイルシートやロゴなど）はクロール全体で一度だけ保存されることがあるため、この WACZ だけではそれらなしでリプレイされることがあります。ページをまとめて残すには、クロールのページからクロールを 1 つの WACZ としてダウンロードしてください。|/crawls/" + crawlID; got != want {
+	if got, want := evalJS[string](t, ctx, offer), "クロールで取得されました。ページ間で共有されるファイル（スタイルシートやロゴなど）はクロール全体で一度だけ保存されることがあるため、この WACZ だけではそれらなしでリプレイされることがあります。クロールを 1 つの WACZ にすると、すべてのページがファイルとともに入ります。|クロールを 1 つの WACZ としてダウンロード"; got != want {
 		t.Errorf("ja, the crawl's capture:\n got %q\nwant %q", got, want)
 	}
 	archiveShot(t, ctx, "archive-crawl-ja.png")
 	open("/archives/" + plain[0].ID + "?lang=en")
-	if got := evalJS[string](t, ctx, hint); got != "hidden|" {
+	if got := evalJS[string](t, ctx, offer); got != "hidden|hidden" {
 		t.Errorf("an archive no crawl captured: %q", got)
 	}
 }

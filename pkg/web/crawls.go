@@ -125,7 +125,6 @@ var crawlTexts = texts{
 	"openReplay":         {"Open the replay in a new tab", "新しいタブでリプレイを開く"},
 	"replayExpires":      {"(link valid until {at})", "（{at} まで有効）"},
 	"downloadCrawl":      {"Download as one WACZ", "1 つの WACZ としてダウンロード"},
-	"crawlDownloading":   {"Download started: the archives of this crawl you may view, in one WACZ file.", "ダウンロードを開始しました。このクロールのうち閲覧できるアーカイブを 1 つの WACZ ファイルにまとめています。"},
 	"stopped":            {"Stopped: no new page starts; every capture already made stays.", "停止しました。新しいページは開始されません。取得済みのキャプチャはすべて残ります。"},
 	"alreadyEnded":       {"The crawl had already ended; nothing changed.", "クロールはすでに終了していました。変更はありません。"},
 	"mayNotStop":         {"You may not stop this crawl.", "このクロールを停止する権限がありません。"},

@@ -23,10 +23,12 @@ func init() {
 		"failed":       {"The server answered {n}.", "サーバーが {n} を返しました。"},
 		"unavailable":  {"Temporarily unavailable: try again in {s} s.", "一時的に利用できません。{s} 秒後に再試行してください。"},
 		"tooMany":      {"Too many at once: try again in {s} s.", "同時実行が多すぎます。{s} 秒後に再試行してください。"},
-		"loading":      {"Loading…", "読み込み中…"},
-		"opening":      {"Opening…", "開いています…"},
-		"openFailed":   {"{n} — could not open the archive", "{n} — アーカイブを開けませんでした"},
-		"goneArchive":  {"This archive is not there, or you may no longer view it", "このアーカイブは無いか、もう見られません"},
-		"dateLanguage": {"en", "ja"},
+		// A crawl's download started, from its page or one of its archives'.
+		"crawlDownloading": {"Download started: the archives of this crawl you may view, in one WACZ file.", "ダウンロードを開始しました。このクロールのうち閲覧できるアーカイブを 1 つの WACZ ファイルにまとめています。"},
+		"loading":          {"Loading…", "読み込み中…"},
+		"opening":          {"Opening…", "開いています…"},
+		"openFailed":       {"{n} — could not open the archive", "{n} — アーカイブを開けませんでした"},
+		"goneArchive":      {"This archive is not there, or you may no longer view it", "このアーカイブは無いか、もう見られません"},
+		"dateLanguage":     {"en", "ja"},
 	})
 }

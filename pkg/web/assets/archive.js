@@ -73,11 +73,7 @@ L.screen("archive", function () {
     L.$("download").hidden = !may.download;
     // A crawl's capture may hold revisits of files another page of the
     // crawl stored: say where the whole crawl downloads.
-    var hint = L.clear(L.$("crawl-hint"));
-    hint.hidden = !(may.download && a.crawlId);
-    if (!hint.hidden) {
-      L.append(hint, [L.t("crawlHint"), L.el("a", { href: "/crawls/" + encodeURIComponent(a.crawlId), id: "crawl-hint-link" }, L.t("crawlHintLink")), L.t("crawlHintEnd")]);
-    }
+    L.$("crawl-hint").hidden = L.$("crawl-download").hidden = !(may.download && a.crawlId);
     L.$("share").hidden = !may.share;
     L.$("delete").hidden = !may["delete"];
     L.$("view-only").hidden = !!(may.share || may["delete"]);
@@ -118,15 +114,14 @@ L.screen("archive", function () {
   // Download: a short-lived link to this origin's read of the WACZ; the
   // bucket's address never reaches the page.
   L.$("download").addEventListener("click", function () {
-    var out = L.$("action-status");
-    L.api("POST", base + "/download", {}).then(function (r) {
-      if (!r.ok) { say(out, L.problem(r), true); return; }
-      var a = L.el("a", { href: r.body.url, download: r.body.filename, hidden: true });
-      document.body.appendChild(a);
-      a.click();
-      a.remove();
-      say(out, L.t("downloading"));
-    });
+    L.download(base + "/download", L.$("action-status"), L.t("downloading"));
+  });
+  // The crawl this archive is part of, as one WACZ: what the person may
+  // view of it (they may view this archive, so at least that).
+  L.$("crawl-download").addEventListener("click", function () {
+    if (current && current.crawlId) {
+      L.download("/api/crawls/" + encodeURIComponent(current.crawlId) + "/download", L.$("action-status"), L.t("crawlDownloading"));
+    }
   });
 
   function granteeText(s) {

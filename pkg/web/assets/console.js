@@ -141,6 +141,25 @@
     }).catch(function () { note.textContent = L.t("openFailed", { n: 0 }); });
   };
 
+  // L.download(path, note, started) asks path (POST) for a download link
+  // on this origin (an archive's WACZ, or a crawl's as one) and has the
+  // browser save what it reads; note says started, or why not. No bucket
+  // address reaches the page.
+  L.download = function (path, note, started) {
+    L.clear(note);
+    L.api("POST", path, {}).then(function (r) {
+      if (!r.ok || !r.body || typeof r.body.url !== "string" || r.body.url.charAt(0) !== "/" || r.body.url.charAt(1) === "/") {
+        note.textContent = L.problem(r);
+        return;
+      }
+      var a = L.el("a", { href: r.body.url, download: r.body.filename, hidden: true });
+      document.body.appendChild(a);
+      a.click();
+      a.remove();
+      note.textContent = started;
+    });
+  };
+
   var screens = {};
   L.screen = function (name, fn) { screens[name] = fn; };
   document.addEventListener("DOMContentLoaded", function () {

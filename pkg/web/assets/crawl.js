@@ -340,15 +340,7 @@
     // Download: a short-lived link to this origin's merge of the crawl's
     // archives; the file is written as it is merged.
     L.$("download").addEventListener("click", function () {
-      var note = L.clear(L.$("action-note"));
-      L.api("POST", base + "/download", {}).then(function (r) {
-        if (!r.ok || !r.body || (r.body.url || "").indexOf("/api/crawls/") !== 0) { note.textContent = L.problem(r); return; }
-        var a = L.el("a", { href: r.body.url, download: r.body.filename, hidden: true });
-        document.body.appendChild(a);
-        a.click();
-        a.remove();
-        note.textContent = L.t("crawlDownloading");
-      });
+      L.download(base + "/download", L.$("action-note"), L.t("crawlDownloading"));
     });
     L.$("pages-more").addEventListener("click", function () { pages(true); });
     L.$("pages-state").addEventListener("change", function () { pagesNext = null; pages(false); });
