@@ -75,7 +75,6 @@ func TestReaderAt(t *testing.T) {
 // GETs brought a small part of the object in a few requests.
 func TestReaderAtReadsOnlyWhatItNeeds(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
 	c, bucket, _ := testenv.Bucket(t)
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
@@ -87,17 +86,7 @@ func TestReaderAtReadsOnlyWhatItNeeds(t *testing.T) {
 	w, _ = zw.Create("pages/pages.jsonl")
 	_, _ = w.Write(pages)
 	_ = zw.Close()
-	if err := c.Put(ctx, bucket, "big.wacz", "application/wacz", buf.Bytes()); err != nil {
-		t.Fatal(err)
-	}
-	r, err := c.OpenReaderAt(ctx, bucket, "big.wacz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	zr, err := zip.NewReader(r, r.Size())
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, zr := putZIP(t, c, bucket, "big.wacz", buf.Bytes())
 	f, err := zr.Open("pages/pages.jsonl")
 	if err != nil {
 		t.Fatal(err)
@@ -136,16 +125,9 @@ func TestReaderAtReadsASmallObjectInOneGet(t *testing.T) {
 	if buf.Len() > blob.HeadRead {
 		t.Fatalf("the small object is %d bytes, more than HeadRead", buf.Len())
 	}
-	if err := c.Put(ctx, bucket, "small.wacz", "application/wacz", buf.Bytes()); err != nil {
-		t.Fatal(err)
-	}
-	r, err := c.OpenReaderAt(ctx, bucket, "small.wacz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	zr, err := zip.NewReader(r, r.Size())
-	if err != nil || r.Size() != int64(buf.Len()) {
-		t.Fatalf("size %d of %d: %v", r.Size(), buf.Len(), err)
+	r, zr := putZIP(t, c, bucket, "small.wacz", buf.Bytes())
+	if r.Size() != int64(buf.Len()) {
+		t.Fatalf("size %d of %d", r.Size(), buf.Len())
 	}
 	for _, f := range zr.File {
 		rc, err := f.Open()
@@ -171,4 +153,23 @@ func TestReaderAtReadsASmallObjectInOneGet(t *testing.T) {
 	if n, err := e.ReadAt(make([]byte, 1), 0); n != 0 || err != io.EOF {
 		t.Errorf("reading the empty object: %d %v", n, err)
 	}
+}
+
+// putZIP puts data (a ZIP) in the bucket as key, opens it with a ReaderAt
+// and reads its directory.
+func putZIP(t *testing.T, c *blob.Client, bucket, key string, data []byte) (*blob.ReaderAt, *zip.Reader) {
+	t.Helper()
+	ctx := context.Background()
+	if err := c.Put(ctx, bucket, key, "application/wacz", data); err != nil {
+		t.Fatal(err)
+	}
+	r, err := c.OpenReaderAt(ctx, bucket, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zr, err := zip.NewReader(r, r.Size())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, zr
 }
