@@ -75,6 +75,11 @@ type replayState struct {
 const replayProbeJS = testenv.ReplayedFramesJS + `(function (d) {
 	var w = d.defaultView;
 	w.scrollTo(0, d.body.scrollHeight);
+	// A scroll to where the page already is fires no scroll event: one
+	// made before the page's script listened would leave its feed unasked
+	// for good. Each poll tells the page it scrolled, as a reader's next
+	// turn of the wheel would.
+	w.dispatchEvent(new w.Event("scroll"));
 	if (!w.__probe) {
 		w.__probe = {};
 		["/f/two.png", "/f/wider.png", "/f/clip.webm", "/f/sound.ogg", "/f/captions.vtt", "/f/figure.svg"].forEach(function (u) {
