@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"hash"
@@ -201,22 +200,16 @@ func Merge(w io.Writer, created time.Time, title, software string, parts []Part,
 				continue
 			}
 			err := eachLine(f, maxMergePageLine, func(n int, line []byte) error {
-				var page struct {
-					Format *string `json:"format"`
-					URL    *string `json:"url"`
-					TS     string  `json:"ts"`
-				}
-				if line[0] != '{' || !json.Valid(line) || json.Unmarshal(line, &page) != nil {
-					return fmt.Errorf("line %d is not a JSON object", n)
-				}
-				if page.Format != nil { // the file's header
+				// Judged as a reader of the page list judges it.
+				page, kind := parsePageLine(line)
+				switch kind {
+				case lineHeader:
 					return nil
-				}
-				if page.URL == nil {
-					return fmt.Errorf("line %d: a page without a url", n)
+				case lineMalformed:
+					return fmt.Errorf("line %d is not a page: not a JSON object, a member of the wrong type, or no url", n)
 				}
 				if sum.Pages == 0 {
-					mainURL, mainTS = *page.URL, page.TS
+					mainURL, mainTS = page.URL, page.TS
 				}
 				sum.Pages++
 				if _, err := pc.Write(line); err != nil {

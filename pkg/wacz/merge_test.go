@@ -174,11 +174,12 @@ func TestMergeRefusals(t *testing.T) {
 		{"a ZipNum index", []Part{part("a", rezip(t, zipNum))}, "compressed (ZipNum)"},
 		{"an index line of another file", []Part{part("a", with(IndexPath, bytes.ReplaceAll(mustEntry(t, good, IndexPath), []byte("data.warc.gz"), []byte("other.warc.gz"))))}, `filename "other.warc.gz"`},
 		{"an index line that is not one", []Part{part("a", with(IndexPath, []byte("not an index line\n")))}, "a: indexes/index.cdxj: line 1"},
-		{"a page that is not JSON", []Part{part("a", with(PagesPath, []byte("{\"format\":\"json-pages-1.0\"}\n[1,2]\n")))}, "line 2 is not a JSON object"},
+		{"a page that is not JSON", []Part{part("a", with(PagesPath, []byte("{\"format\":\"json-pages-1.0\"}\n[1,2]\n")))}, "line 2 is not a page"},
 		{"a WARC whose bytes fail its checksum", []Part{part("a", badCRC.Bytes())}, "checksum error"},
 		{"a WARC of an odd name", []Part{part("a", rezip(t, append(unzip(t, good), zipEntry{name: "archive/a b.warc.gz", data: []byte("x")})))}, `"archive/a b.warc.gz" is not a plain file name`},
 		{"two WARCs of one name", []Part{part("a", rezip(t, append(unzip(t, good), zipEntry{name: WARCPath, data: []byte("x")})))}, "names a second WARC file"},
-		{"a page without a url", []Part{part("a", with(PagesPath, []byte("{\"id\":\"x\"}\n")))}, "line 1: a page without a url"},
+		{"a page without a url", []Part{part("a", with(PagesPath, []byte("{\"id\":\"x\"}\n")))}, "line 1 is not a page"},
+		{"a page whose url is not a string", []Part{part("a", with(PagesPath, []byte("{\"url\":\"\"}\n{\"url\":7}\n")))}, "line 1 is not a page"},
 		{"a page line too long", []Part{part("a", with(PagesPath, []byte("{\"url\":\""+strings.Repeat("x", maxMergePageLine)+"\"}\n")))}, "longer than"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
