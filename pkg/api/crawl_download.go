@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
@@ -30,16 +31,80 @@ const exportRetry = 10 * time.Second
 // /api/crawls/{id}/wacz, followed with it, writes the file as it is merged
 // (archive.Access.ExportCrawl). gate bounds the downloads running at once.
 func (s *Server) crawlDownloadRoutes(gate *visible.Gate) {
-	s.mux.HandleFunc("POST /api/crawls/{id}/download", s.crawlDownloadLink())
-	s.mux.HandleFunc("GET /api/crawls/{id}/wacz", func(w http.ResponseWriter, r *http.Request) { s.crawlDownload(w, r, gate) })
+	held := &heldPlaces{}
+	s.mux.HandleFunc("POST /api/crawls/{id}/download", s.crawlDownloadLink(gate, held))
+	s.mux.HandleFunc("GET /api/crawls/{id}/wacz", func(w http.ResponseWriter, r *http.Request) { s.crawlDownload(w, r, gate, held) })
 }
 
 // crawlDownloadLink asks, as the crawl's replay link does, whether the
 // caller may view any archive of the crawl (404 when none, or no such
 // crawl) and answers a link to the download, bound to this crawl and this
 // caller, for DownloadTTL.
-func (s *Server) crawlDownloadLink() http.HandlerFunc {
-	return s.downloadLinkRoute("/api/crawls/", "crawl-", (*replay.Service).MintCrawlDownload)
+//
+// The link takes the download's place in gate as it is made, and held
+// keeps it for the link until it is followed (or DownloadTTL passes): a
+// download that cannot start for want of a place is refused here, where
+// the console can show why (429 or 503 with Retry-After), not when the
+// browser follows the link, where all a person sees is a failed download.
+func (s *Server) crawlDownloadLink(gate *visible.Gate, held *heldPlaces) http.HandlerFunc {
+	return s.downloadLinkRoute("/api/crawls/", "crawl-", func(rs *replay.Service, ctx context.Context, who replay.Caller, id string, ttl time.Duration) (replay.Session, error) {
+		m, err := rs.MintCrawlDownload(ctx, who, id, ttl)
+		if err != nil {
+			return replay.Session{}, err
+		}
+		leave, busy := enterExport(gate, who.Subject, who.Organizations)
+		if busy != nil {
+			return replay.Session{}, busy
+		}
+		held.hold(m.Label, leave, ttl)
+		return m, nil
+	})
+}
+
+// enterExport takes a crawl download's place in gate, or says which bound
+// is full, with the download's Retry-After.
+func enterExport(gate *visible.Gate, subject string, orgs []string) (leave func(), busy *visible.BusyError) {
+	leave, busy = gate.Enter(subject, orgs)
+	if busy != nil {
+		busy.What, busy.RetryAfter = "crawl downloads", exportRetry
+	}
+	return leave, busy
+}
+
+// heldPlaces are the places in the export gate that download links took
+// when they were made, by the link's label, each given back when its link
+// is followed and the download ends, or when the link expires unfollowed.
+// A link followed on another serve process than the one that made it
+// takes a place there; the one held here is given back at expiry.
+type heldPlaces struct {
+	mu sync.Mutex
+	m  map[string]func()
+}
+
+// hold keeps leave for the link labelled label, and calls it after ttl
+// unless the link has been followed by then.
+func (h *heldPlaces) hold(label string, leave func(), ttl time.Duration) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.m == nil {
+		h.m = map[string]func(){}
+	}
+	h.m[label] = leave
+	time.AfterFunc(ttl, func() {
+		if leave := h.take(label); leave != nil {
+			leave()
+		}
+	})
+}
+
+// take returns the place held for the link labelled label, which is then
+// the caller's to give back, or nil when none is held.
+func (h *heldPlaces) take(label string) func() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	leave := h.m[label]
+	delete(h.m, label)
+	return leave
 }
 
 // crawlDownload writes the crawl's archives its link's caller may view
@@ -47,7 +112,7 @@ func (s *Server) crawlDownloadLink() http.HandlerFunc {
 // the file's first bytes are: a refusal (404, 429, 503) is an ordinary
 // answer. A failure once bytes are sent ends the connection, so the
 // browser reports a failed download, never a short file that looks whole.
-func (s *Server) crawlDownload(w http.ResponseWriter, r *http.Request, gate *visible.Gate) {
+func (s *Server) crawlDownload(w http.ResponseWriter, r *http.Request, gate *visible.Gate, held *heldPlaces) {
 	ctx, cancel := context.WithTimeout(r.Context(), ExportTimeout)
 	defer cancel()
 	r = r.WithContext(ctx)
@@ -60,11 +125,15 @@ func (s *Server) crawlDownload(w http.ResponseWriter, r *http.Request, gate *vis
 		s.fail(w, r, err)
 		return
 	}
-	leave, busy := gate.Enter(c.Subject, c.Organizations)
-	if busy != nil {
-		busy.What, busy.RetryAfter = "crawl downloads", exportRetry
-		s.fail(w, r, busy)
-		return
+	// The place the link took when it was made, or, when it has expired
+	// or was made by another process, a place taken now.
+	leave := held.take(label)
+	if leave == nil {
+		var busy *visible.BusyError
+		if leave, busy = enterExport(gate, c.Subject, c.Organizations); busy != nil {
+			s.fail(w, r, busy)
+			return
+		}
 	}
 	defer leave()
 	out := &attachment{w: w, name: "crawl-" + id + ".wacz"}

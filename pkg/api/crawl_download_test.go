@@ -174,10 +174,13 @@ func TestCrawlDownload(t *testing.T) {
 }
 
 // TestCrawlDownloadBounds: a crawl download takes a place of its caller,
-// of each of its caller's organizations and of the server; with its
-// caller's or an organization's place taken it is a 429, with the server's
-// all taken a 503, each with Retry-After, and nothing is written. Once the
-// places are given back it runs.
+// of each of its caller's organizations and of the server, when its link
+// is made; with its caller's or an organization's place taken the link is
+// refused with a 429, with the server's all taken a 503, each with
+// Retry-After and its sentence, so the console can say why before any
+// download starts. The link holds its place until it is followed and the
+// download ends. A link followed on another serve process takes a place
+// there, and is refused there the same way when none is free.
 func TestCrawlDownloadBounds(t *testing.T) {
 	t.Parallel()
 	gate := visible.NewGate(visible.GateBounds{Lists: 2, PerCaller: 1, PerOrg: 1, Checks: 1})
@@ -191,7 +194,13 @@ func TestCrawlDownloadBounds(t *testing.T) {
 		}
 		return l.URL
 	}
-	for _, tc := range []struct {
+	refused := func(name string, r answer, status int, says string) {
+		t.Helper()
+		if r.status != status || r.header.Get("Retry-After") != "10" || !strings.Contains(string(r.body), says) || r.header.Get("Content-Disposition") != "" || strings.Contains(string(r.body), "/wacz?") {
+			t.Errorf("%s: %d Retry-After %q %s, want %d saying %q, no link and no attachment", name, r.status, r.header.Get("Retry-After"), r.body, status, says)
+		}
+	}
+	bounds := []struct {
 		name    string
 		holders [][2]string // callers and their organization, holding places
 		status  int
@@ -200,28 +209,81 @@ func TestCrawlDownloadBounds(t *testing.T) {
 		{"alice's own place taken", [][2]string{{"alice", "other"}}, 429, "too many of your crawl downloads are running at once (limit 1)"},
 		{"acme's place taken", [][2]string{{"carol", "acme"}}, 429, "too many crawl downloads of organization acme are running at once (limit 1)"},
 		{"the server's places taken", [][2]string{{"dave", "x"}, {"erin", "y"}}, 503, "server busy: too many crawl downloads are running at once (limit 2)"},
-	} {
+	}
+	hold := func(g *visible.Gate, holders [][2]string) (leaveAll func()) {
+		t.Helper()
 		var leaves []func()
-		for _, h := range tc.holders {
-			leave, busy := gate.Enter(h[0], []string{h[1]})
+		for _, h := range holders {
+			leave, busy := g.Enter(h[0], []string{h[1]})
 			if busy != nil {
-				t.Fatalf("%s: %v", tc.name, busy)
+				t.Fatalf("%v", busy)
 			}
 			leaves = append(leaves, leave)
 		}
-		r := f.do(t, "GET", link(), nil, "")
-		if r.status != tc.status || r.header.Get("Retry-After") != "10" || !strings.Contains(string(r.body), tc.says) || r.header.Get("Content-Disposition") != "" {
-			t.Errorf("%s: %d Retry-After %q %s, want %d saying %q and no attachment", tc.name, r.status, r.header.Get("Retry-After"), r.body, tc.status, tc.says)
+		return func() {
+			for _, leave := range leaves {
+				leave()
+			}
 		}
-		for _, leave := range leaves {
-			leave()
-		}
+	}
+	for _, tc := range bounds {
+		leaveAll := hold(gate, tc.holders)
+		refused(tc.name, f.do(t, "POST", "/api/crawls/"+crawlID+"/download", as("alice", "acme"), ""), tc.status, tc.says)
+		leaveAll()
+	}
+	if n := gate.Running(); n != 0 {
+		t.Errorf("%d places held after refused links", n)
+	}
+
+	// A link holds its place: alice's second link is refused until the
+	// first has been followed and its download has ended.
+	first := link()
+	if n := gate.Running(); n != 1 {
+		t.Errorf("a link made holds %d places, want 1", n)
+	}
+	refused("a second link while the first is unfollowed", f.do(t, "POST", "/api/crawls/"+crawlID+"/download", as("alice", "acme"), ""), 429, "too many of your crawl downloads are running at once (limit 1)")
+	if r := f.do(t, "GET", first, nil, ""); r.status != 200 || len(warcsIn(t, r.body)) != 2 {
+		t.Errorf("the first link: %d", r.status)
+	}
+	if n := gate.Running(); n != 0 {
+		t.Errorf("%d places still held after the download ended", n)
 	}
 	if r := f.do(t, "GET", link(), nil, ""); r.status != 200 || len(warcsIn(t, r.body)) != 2 {
 		t.Errorf("with every place free: %d", r.status)
 	}
-	if n := gate.Running(); n != 0 {
-		t.Errorf("%d places still held after the downloads ended", n)
+
+	// Followed on another serve process, the link takes a place of that
+	// process's bounds, refused when full as the link would have been.
+	otherGate := visible.NewGate(visible.GateBounds{Lists: 2, PerCaller: 1, PerOrg: 1, Checks: 1})
+	other := f.another(t, otherGate)
+	for _, tc := range bounds {
+		l := link()
+		leaveAll := hold(otherGate, tc.holders)
+		res, err := http.Get(other.URL + l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		refused(tc.name+", followed on another process", answer{status: res.StatusCode, header: res.Header, body: body}, tc.status, tc.says)
+		leaveAll()
+		// Its place here is given back when it expires; followed here it
+		// is used and given back.
+		if r := f.do(t, "GET", l, nil, ""); r.status != 200 {
+			t.Errorf("%s: the link followed here afterwards: %d", tc.name, r.status)
+		}
+	}
+	res, err := http.Get(other.URL + link())
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != 200 || len(warcsIn(t, body)) != 2 {
+		t.Errorf("followed on another process with its places free: %d", res.StatusCode)
+	}
+	if n, m := otherGate.Running(), gate.Running(); n != 0 || m != 1 {
+		t.Errorf("after the downloads: %d places held on the other process (want 0), %d here (want 1: the last link's, until it expires)", n, m)
 	}
 }
 

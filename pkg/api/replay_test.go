@@ -51,6 +51,9 @@ type replayFixture struct {
 	tasks []string // their capture jobs
 	// origins are where the server has replay sessions.
 	origins replay.Origins
+	// another starts another server like srv, with exports as its crawl
+	// download bounds.
+	another func(t testing.TB, exports *visible.Gate) *httptest.Server
 }
 
 type replayOptions struct {
@@ -121,13 +124,25 @@ func newReplayFixture(t testing.TB, o replayOptions) *replayFixture {
 	if o.jwtIssuer != nil {
 		resolver = identity.NewJWT(identity.JWTConfig{Issuer: o.jwtIssuer.Issuer(), Audience: o.jwtIssuer.Audience(), Now: f.clock.Now})
 	}
-	s := &api.Server{
-		Access:   &archive.Access{Perms: perms, Catalog: store, Signer: env.App.Blob(), Ranges: blobRanges{env.App.Blob()}, Log: log},
-		Exports:  o.exports,
-		Identity: resolver, Submitters: perms, Log: log,
-		Pages:  &web.Console{Config: web.Config{Who: web.WhoNames, Host: "127.0.0.1", Port: 7070, Features: web.Features{Replay: true}}},
-		Replay: &api.Replay{Service: f.svc, ViewerDir: o.viewerDir},
+	server := func(exports *visible.Gate) *api.Server {
+		return &api.Server{
+			Access:   &archive.Access{Perms: perms, Catalog: store, Signer: env.App.Blob(), Ranges: blobRanges{env.App.Blob()}, Log: log},
+			Exports:  exports,
+			Identity: resolver, Submitters: perms, Log: log,
+			Pages:  &web.Console{Config: web.Config{Who: web.WhoNames, Host: "127.0.0.1", Port: 7070, Features: web.Features{Replay: true}}},
+			Replay: &api.Replay{Service: f.svc, ViewerDir: o.viewerDir},
+		}
 	}
+	// Another serve process's API over the same ledger, OpenFGA, bucket
+	// and signing key, with its own crawl download bounds.
+	f.another = func(t testing.TB, exports *visible.Gate) *httptest.Server {
+		s := server(exports)
+		s.Replay.Origins = f.origins
+		srv := httptest.NewServer(s.Handler())
+		t.Cleanup(srv.Close)
+		return srv
+	}
+	s := server(o.exports)
 	h := s.Handler()
 	if o.wrap != nil {
 		h = o.wrap(h)

@@ -106,7 +106,8 @@ func (a *App) Server(ctx context.Context, o ServeOptions) (*Server, error) {
 	apiSrv := &api.Server{
 		Access: access, Identity: resolver, Submitters: subs, Log: log,
 		Readiness: a.Readiness(),
-		Exports:   visible.NewGate(visible.GateBounds{Lists: s.ExportConcurrency, PerCaller: s.ExportPerCaller, PerOrg: s.ExportPerOrg, Checks: 1}),
+		// Unset bounds take the crawl downloads' defaults, not a list's.
+		Exports: visible.NewGate(visible.GateBounds{Lists: s.ExportConcurrency, PerCaller: s.ExportPerCaller, PerOrg: s.ExportPerOrg, Checks: 1}.Or(api.DefaultExportBounds)),
 	}
 	if mode == identity.ModeHeader {
 		apiSrv.AllowedHosts = DevHosts(s.APIHost, s.APIURL)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -277,7 +278,7 @@ func TestCrawlScreensLive(t *testing.T) {
 	}
 	// Download the crawl as one WACZ: the browser saves the file the
 	// button starts, and it is a WACZ of the crawl's six pages.
-	checkCrawlDownload(t, ctx, id, 6)
+	checkCrawlDownload(t, ctx, srv.URL, id, 6)
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(360, 800)); err != nil {
 		t.Fatal(err)
 	}
@@ -335,16 +336,42 @@ func TestCrawlScreensLive(t *testing.T) {
 	}
 }
 
-// checkCrawlDownload clicks the crawl page's download button in the tab,
-// lets the browser save what it starts, and checks the saved file: named
-// for the crawl, a WACZ wacz.Check accepts, holding pages pages.
-func checkCrawlDownload(t *testing.T, ctx context.Context, id string, pages int) {
+// checkCrawlDownload clicks the crawl page's download button in the tab
+// (signed in as alice of acme on the server at base), first while a link
+// alice made and has not followed holds her place: the page says why
+// nothing starts. Then it lets the browser save what the button starts,
+// and checks the saved file: named for the crawl, a WACZ wacz.Check
+// accepts, holding pages pages.
+func checkCrawlDownload(t *testing.T, ctx context.Context, base, id string, pages int) {
 	t.Helper()
 	dir := t.TempDir()
 	if _, err := chromedp.CallBrowser(ctx, cdpbrowser.SetDownloadBehavior, cdpbrowser.SetDownloadBehaviorParams{
 		Behavior: cdpbrowser.SetDownloadBehaviorBehaviorAllow, DownloadPath: dir,
 	}); err != nil {
 		t.Fatal(err)
+	}
+	code, held := apiAs(t, base, "POST", "/api/crawls/"+id+"/download", "alice", "acme", "")
+	heldURL, _ := held["url"].(string)
+	if code != 200 || !strings.HasPrefix(heldURL, "/api/crawls/"+id+"/wacz?") {
+		t.Fatalf("a download link made through the API: %d %v", code, held)
+	}
+	if err := chromedp.Do(ctx, chromedp.Click("#download")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, 20*time.Second, "the download refused while alice's place is held", `document.querySelector("#action-note").textContent === "Another crawl download of yours or of your organization is running: try again in 10 s."`)
+	shot(t, ctx, "crawl-download-busy-en.png")
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("a refused download saved %v", entries)
+	}
+	// Followed, that link's download gives the place back as it ends.
+	res, err := http.Get(base + heldURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	if res.StatusCode != 200 {
+		t.Fatalf("the API's link followed: %d", res.StatusCode)
 	}
 	if err := chromedp.Do(ctx, chromedp.Click("#download")); err != nil {
 		t.Fatal(err)

@@ -25,10 +25,14 @@ func init() {
 		"tooMany":      {"Too many at once: try again in {s} s.", "同時実行が多すぎます。{s} 秒後に再試行してください。"},
 		// A crawl's download started, from its page or one of its archives'.
 		"crawlDownloading": {"Download started: the archives of this crawl you may view, in one WACZ file.", "ダウンロードを開始しました。このクロールのうち閲覧できるアーカイブを 1 つの WACZ ファイルにまとめています。"},
-		"loading":          {"Loading…", "読み込み中…"},
-		"opening":          {"Opening…", "開いています…"},
-		"openFailed":       {"{n} — could not open the archive", "{n} — アーカイブを開けませんでした"},
-		"goneArchive":      {"This archive is not there, or you may no longer view it", "このアーカイブは無いか、もう見られません"},
-		"dateLanguage":     {"en", "ja"},
+		// A crawl's download refused for want of a place: the caller's or
+		// an organization's (429), the server's (503).
+		"crawlDownloadBusy": {"Another crawl download of yours or of your organization is running: try again in {s} s.", "あなたか組織の別のクロールのダウンロードが実行中です。{s} 秒後に再試行してください。"},
+		"crawlDownloadFull": {"The server is running as many crawl downloads as it may: try again in {s} s.", "サーバーで実行できるクロールのダウンロードが上限に達しています。{s} 秒後に再試行してください。"},
+		"loading":           {"Loading…", "読み込み中…"},
+		"opening":           {"Opening…", "開いています…"},
+		"openFailed":        {"{n} — could not open the archive", "{n} — アーカイブを開けませんでした"},
+		"goneArchive":       {"This archive is not there, or you may no longer view it", "このアーカイブは無いか、もう見られません"},
+		"dateLanguage":      {"en", "ja"},
 	})
 }

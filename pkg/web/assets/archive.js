@@ -120,7 +120,7 @@ L.screen("archive", function () {
   // view of it (they may view this archive, so at least that).
   L.$("crawl-download").addEventListener("click", function () {
     if (current && current.crawlId) {
-      L.download("/api/crawls/" + encodeURIComponent(current.crawlId) + "/download", L.$("action-status"), L.t("crawlDownloading"));
+      L.download("/api/crawls/" + encodeURIComponent(current.crawlId) + "/download", L.$("action-status"), L.t("crawlDownloading"), L.crawlDownloadBusy);
     }
   });
 

@@ -141,15 +141,19 @@
     }).catch(function () { note.textContent = L.t("openFailed", { n: 0 }); });
   };
 
-  // L.download(path, note, started) asks path (POST) for a download link
-  // on this origin (an archive's WACZ, or a crawl's as one) and has the
-  // browser save what it reads; note says started, or why not. No bucket
-  // address reaches the page.
-  L.download = function (path, note, started) {
+  // L.download(path, note, started, busy) asks path (POST) for a download
+  // link on this origin (an archive's WACZ, or a crawl's as one) and has
+  // the browser save what it reads; note says started, or why not: busy,
+  // when given, names the text of a refusal by its status (a crawl's
+  // download takes its place when the link is made, so a full bound is
+  // said here, not as a failed download). No bucket address reaches the
+  // page.
+  L.download = function (path, note, started, busy) {
     L.clear(note);
     L.api("POST", path, {}).then(function (r) {
       if (!r.ok || !r.body || typeof r.body.url !== "string" || r.body.url.charAt(0) !== "/" || r.body.url.charAt(1) === "/") {
-        note.textContent = L.problem(r);
+        var key = busy && busy[r.status];
+        note.textContent = key ? L.t(key, { s: r.headers.get("Retry-After") || "10" }) : L.problem(r);
         return;
       }
       var a = L.el("a", { href: r.body.url, download: r.body.filename, hidden: true });
@@ -159,6 +163,9 @@
       note.textContent = started;
     });
   };
+
+  // L.crawlDownloadBusy: a crawl download's refusals for want of a place.
+  L.crawlDownloadBusy = { 429: "crawlDownloadBusy", 503: "crawlDownloadFull" };
 
   var screens = {};
   L.screen = function (name, fn) { screens[name] = fn; };
