@@ -14,7 +14,7 @@ import (
 )
 
 // ExportTimeout bounds one crawl download: the archives of a crawl's
-// first archive.MaxExport captures, each read twice.
+// first archive.MaxExport captures, each read once.
 const ExportTimeout = 30 * time.Minute
 
 // DefaultExportBounds are how many crawl downloads run at once when

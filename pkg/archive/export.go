@@ -57,15 +57,11 @@ func (a *Access) ExportCrawl(ctx context.Context, subject string, orgs []string,
 	// once read: nothing of a crawl's thousands of objects is held at once.
 	parts := make([]wacz.Part, 0, len(visible))
 	for _, id := range visible {
-		// Where the archive is, asked when the merge first opens it and
-		// kept for its second read.
-		var bucket, key string
+		// Where the archive is, asked when the merge reaches it.
 		parts = append(parts, wacz.Part{Name: id, Open: func() (io.ReaderAt, int64, error) {
-			if key == "" {
-				var err error
-				if bucket, key, err = a.Catalog.ArchiveLocation(ctx, id); err != nil {
-					return nil, 0, err // Merge names the archive
-				}
+			bucket, key, err := a.Catalog.ArchiveLocation(ctx, id)
+			if err != nil {
+				return nil, 0, err // Merge names the archive
 			}
 			obj, err := a.Ranges.OpenObject(ctx, bucket, key)
 			if err != nil {

@@ -19,10 +19,9 @@ import (
 
 // Part is one WACZ to merge: Name tells its files apart in the merged one
 // (letters, digits, '.', '_', '-'; an archive id, say), R and Size are its
-// bytes. When Open is set, R and Size are not used: Merge calls Open each
-// time it reads the part (twice: its WARCs and index, then its pages) and
-// keeps nothing of it in between, so what a reader caches of a part is
-// let go as soon as the part has been read.
+// bytes. When Open is set, R and Size are not used: Merge calls Open once,
+// when it reaches the part, and keeps nothing of it afterwards, so what a
+// reader caches of a part is let go as soon as the part has been read.
 type Part struct {
 	Name string
 	R    io.ReaderAt
@@ -109,6 +108,14 @@ func Merge(w io.Writer, created time.Time, title, software string, parts []Part,
 		indexBytes      int
 		mainURL, mainTS string
 	)
+	// The page list is deflated as each part is read, into a spool (memory,
+	// then a temporary file): a page line holds the page's text, too much
+	// to keep uncompressed for a whole crawl, and a part is read once.
+	pages, err := newPageSpool(pageSpoolMemory)
+	if err != nil {
+		return sum, err
+	}
+	defer pages.Close()
 	for i, p := range parts {
 		if progress != nil {
 			progress(i, len(parts))
@@ -116,6 +123,31 @@ func Merge(w io.Writer, created time.Time, title, software string, parts []Part,
 		zr, err := p.zip()
 		if err != nil {
 			return sum, err
+		}
+		// Its pages first: a part whose page list is malformed stops the
+		// merge before any of its WARCs is copied.
+		for _, f := range zr.File {
+			if !isPages(f) {
+				continue
+			}
+			err := eachLine(f, maxMergePageLine, func(n int, line []byte) error {
+				// Judged as a reader of the page list judges it.
+				page, kind := parsePageLine(line)
+				switch kind {
+				case lineHeader:
+					return nil
+				case lineMalformed:
+					return fmt.Errorf("line %d is not a page: not a JSON object, a member of the wrong type, or no url", n)
+				}
+				if sum.Pages == 0 {
+					mainURL, mainTS = page.URL, page.TS
+				}
+				sum.Pages++
+				return pages.line(line)
+			})
+			if err != nil {
+				return sum, fmt.Errorf("%w: %s: %s: %w", ErrMergeInput, p.Name, f.Name, err)
+			}
 		}
 		renamed := map[string]string{}
 		var cdxj []*zip.File
@@ -179,51 +211,11 @@ func Merge(w io.Writer, created time.Time, title, software string, parts []Part,
 		return sum, err
 	}
 	resources = append(resources, r)
-	// The pages are read again, part by part, straight into the entry: a
-	// page line holds the page's text, too much to keep for a whole crawl.
-	pw, err := zw.CreateHeader(&zip.FileHeader{Name: PagesPath, Method: zip.Deflate, Modified: created})
+	r, err = pages.writeTo(zw, created)
 	if err != nil {
-		return sum, fmt.Errorf("wacz: writing %s: %w", PagesPath, err)
+		return sum, err
 	}
-	ph := sha256.New()
-	pc := &countingWriter{w: io.MultiWriter(pw, ph)}
-	if _, err := io.WriteString(pc, pagesHeader+"\n"); err != nil {
-		return sum, fmt.Errorf("wacz: writing %s: %w", PagesPath, err)
-	}
-	for _, p := range parts {
-		zr, err := p.zip()
-		if err != nil {
-			return sum, err
-		}
-		for _, f := range zr.File {
-			if !isPages(f) {
-				continue
-			}
-			err := eachLine(f, maxMergePageLine, func(n int, line []byte) error {
-				// Judged as a reader of the page list judges it.
-				page, kind := parsePageLine(line)
-				switch kind {
-				case lineHeader:
-					return nil
-				case lineMalformed:
-					return fmt.Errorf("line %d is not a page: not a JSON object, a member of the wrong type, or no url", n)
-				}
-				if sum.Pages == 0 {
-					mainURL, mainTS = page.URL, page.TS
-				}
-				sum.Pages++
-				if _, err := pc.Write(line); err != nil {
-					return err
-				}
-				_, err := pc.Write(newline)
-				return err
-			})
-			if err != nil {
-				return sum, fmt.Errorf("%w: %s: %s: %w", ErrMergeInput, p.Name, f.Name, err)
-			}
-		}
-	}
-	resources = append(resources, resource{Name: path.Base(PagesPath), Path: PagesPath, Hash: "sha256:" + hex.EncodeToString(ph.Sum(nil)), Bytes: pc.n})
+	resources = append(resources, r)
 	dp, err := jsonFile(dataPackageFile{
 		Profile: "data-package", WACZVersion: WACZVersion, Title: title,
 		Created: formatTS(created), Software: software, Resources: resources,
