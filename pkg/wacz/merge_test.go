@@ -191,6 +191,11 @@ func TestMergeRefusals(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error %v, want one with %q", err, tc.want)
 			}
+			// A first part's malformed page list is found before anything
+			// is written (a download can still answer an error).
+			if strings.Contains(tc.want, "is not a page") && out.Len() != 0 {
+				t.Errorf("%d bytes written before the page list was refused", out.Len())
+			}
 		})
 	}
 }
