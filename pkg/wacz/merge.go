@@ -125,7 +125,9 @@ func Merge(w io.Writer, created time.Time, title, software string, parts []Part,
 			return sum, err
 		}
 		// Its pages first: a part whose page list is malformed stops the
-		// merge before any of its WARCs is copied.
+		// merge before any of its WARCs is copied. (The spool's own
+		// failure, a full disk, is not the part's.)
+		var spoolErr error
 		for _, f := range zr.File {
 			if !isPages(f) {
 				continue
@@ -143,8 +145,12 @@ func Merge(w io.Writer, created time.Time, title, software string, parts []Part,
 					mainURL, mainTS = page.URL, page.TS
 				}
 				sum.Pages++
-				return pages.line(line)
+				spoolErr = pages.line(line)
+				return spoolErr
 			})
+			if spoolErr != nil {
+				return sum, spoolErr
+			}
 			if err != nil {
 				return sum, fmt.Errorf("%w: %s: %s: %w", ErrMergeInput, p.Name, f.Name, err)
 			}

@@ -5,9 +5,12 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -81,5 +84,26 @@ func TestPageSpoolSpills(t *testing.T) {
 		if r.Path != PagesPath || r.Bytes != int64(want.Len()) || r.Hash != "sha256:"+hex.EncodeToString(sum[:]) {
 			t.Errorf("memory %d: resource %+v", memory, r)
 		}
+	}
+}
+
+// TestPageSpoolWithoutATemporaryFile: a spool that must move to a
+// temporary file and cannot says so; the failure is not a part's
+// (ErrMergeInput), which Merge reports as the archive's fault.
+func TestPageSpoolWithoutATemporaryFile(t *testing.T) {
+	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "missing"))
+	s, err := newPageSpool(1 << 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for i := 0; err == nil && i < 10000; i++ {
+		err = s.line([]byte(fmt.Sprintf(`{"url":"https://example.test/%d","text":"%x"}`, i, sha256.Sum256([]byte{byte(i), byte(i >> 8)}))))
+	}
+	if err == nil {
+		err = s.fw.Flush()
+	}
+	if err == nil || !strings.Contains(err.Error(), "a temporary file for the merged page list") || errors.Is(err, ErrMergeInput) {
+		t.Errorf("error %v, want the temporary file's, not ErrMergeInput", err)
 	}
 }
