@@ -12,9 +12,10 @@ import (
 )
 
 // CrawlArchives is a Catalog that knows which archives a crawl's pages
-// were admitted as (oldest capture first, at most limit).
+// were admitted as, and where each is (oldest capture first, at most
+// limit).
 type CrawlArchives interface {
-	CrawlArchives(ctx context.Context, crawlID string, limit int) ([]string, error)
+	CrawlArchiveLocations(ctx context.Context, crawlID string, limit int) ([]ledger.ArchiveLocation, error)
 }
 
 // MaxExport is how many archives one export of a crawl holds at most.
@@ -33,19 +34,23 @@ func (a *Access) ExportCrawl(ctx context.Context, subject string, orgs []string,
 	if !ok || a.Ranges == nil {
 		return wacz.MergeSummary{}, errors.New("this ledger cannot read a crawl's archives")
 	}
-	ids, err := cat.CrawlArchives(ctx, crawlID, MaxExport)
+	all, err := cat.CrawlArchiveLocations(ctx, crawlID, MaxExport)
 	if err != nil {
 		return wacz.MergeSummary{}, err
 	}
-	var visible []string
-	if len(ids) > 0 {
+	var visible []ledger.ArchiveLocation
+	if len(all) > 0 {
+		ids := make([]string, len(all))
+		for i, l := range all {
+			ids[i] = l.ID
+		}
 		ok, err := a.Perms.CanViewMany(ctx, subject, orgs, ids)
 		if err != nil {
 			return wacz.MergeSummary{}, fmt.Errorf("check can_view: %w", err)
 		}
-		for i, id := range ids {
+		for i, l := range all {
 			if ok[i] {
-				visible = append(visible, id)
+				visible = append(visible, l)
 			}
 		}
 	}
@@ -53,17 +58,12 @@ func (a *Access) ExportCrawl(ctx context.Context, subject string, orgs []string,
 		a.logger().Info("Denied", "crawlId", crawlID)
 		return wacz.MergeSummary{}, ledger.ErrNotFound
 	}
-	// Each archive is found and opened as the merge reaches it, and let go
-	// once read: nothing of a crawl's thousands of objects is held at once.
+	// Each archive is opened as the merge reaches it, and let go once read:
+	// nothing of a crawl's thousands of objects is held at once.
 	parts := make([]wacz.Part, 0, len(visible))
-	for _, id := range visible {
-		// Where the archive is, asked when the merge reaches it.
-		parts = append(parts, wacz.Part{Name: id, Open: func() (io.ReaderAt, int64, error) {
-			bucket, key, err := a.Catalog.ArchiveLocation(ctx, id)
-			if err != nil {
-				return nil, 0, err // Merge names the archive
-			}
-			obj, err := a.Ranges.OpenObject(ctx, bucket, key)
+	for _, l := range visible {
+		parts = append(parts, wacz.Part{Name: l.ID, Open: func() (io.ReaderAt, int64, error) {
+			obj, err := a.Ranges.OpenObject(ctx, l.Bucket, l.Key)
 			if err != nil {
 				return nil, 0, err
 			}

@@ -29,6 +29,11 @@ type ArchiveRef struct {
 	CapturedAt time.Time
 }
 
+// ArchiveLocation is an archive and where its WACZ is.
+type ArchiveLocation struct {
+	ID, Bucket, Key string
+}
+
 // ArchiveFilter narrows the archive list and search to some archives;
 // every set field must hold. The zero value narrows nothing.
 type ArchiveFilter struct {

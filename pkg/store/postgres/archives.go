@@ -97,8 +97,22 @@ func (s *Store) ArchivesBefore(ctx context.Context, f ledger.ArchiveFilter, curs
 // crawl's pages (a page's task id is its capture job's), oldest capture
 // first; none for a crawl that does not exist.
 func (s *Store) CrawlArchives(ctx context.Context, crawlID string, limit int) ([]string, error) {
+	locs, err := s.CrawlArchiveLocations(ctx, crawlID, limit)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(locs))
+	for i, l := range locs {
+		ids[i] = l.ID
+	}
+	return ids, nil
+}
+
+// CrawlArchiveLocations is CrawlArchives with where each archive is: its
+// bucket and object key, in the same query.
+func (s *Store) CrawlArchiveLocations(ctx context.Context, crawlID string, limit int) ([]ledger.ArchiveLocation, error) {
 	rows, err := s.Pool.Query(ctx, `
-		SELECT a.id::text FROM archives a
+		SELECT a.id::text, a.bucket, a.object_key FROM archives a
 		WHERE a.task_id IN (
 			SELECT `+taskUUID("p.task_id")+`
 			FROM crawl_pages p WHERE p.crawl_id = $1 AND p.task_id IS NOT NULL)
@@ -107,7 +121,11 @@ func (s *Store) CrawlArchives(ctx context.Context, crawlID string, limit int) ([
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, pgx.RowTo[string])
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (ledger.ArchiveLocation, error) {
+		var l ledger.ArchiveLocation
+		err := r.Scan(&l.ID, &l.Bucket, &l.Key)
+		return l, err
+	})
 }
 
 // ArchiveObjectNames maps each of ids that is an archive to the last part
