@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 
 	"github.com/capture-ledger/ledgerctl/pkg/archive"
@@ -296,9 +295,9 @@ func archivesURLRun(cmd *cobra.Command, opts *ArchivesOptions, rawID string) err
 	if err != nil {
 		return err
 	}
-	id, err := uuid.Parse(rawID)
-	if err != nil || len(rawID) != 36 {
-		return cmdutil.Usagef("ARCHIVE_ID must be a UUID, got %q", rawID)
+	id, err := cmdutil.UUIDArg("ARCHIVE_ID", rawID)
+	if err != nil {
+		return err
 	}
 	a, err := opts.f.App(cmdutil.StoreSettings...)
 	if err != nil {
@@ -308,7 +307,7 @@ func archivesURLRun(cmd *cobra.Command, opts *ArchivesOptions, rawID string) err
 	if err != nil {
 		return err
 	}
-	u, err := access.URL(cmd.Context(), subject, orgs, id.String())
+	u, err := access.URL(cmd.Context(), subject, orgs, id)
 	if errors.Is(err, ledger.ErrNotFound) {
 		return &cmdutil.ExitError{Code: cmdutil.ExitFailure, Err: fmt.Errorf("archive %s: not found (absent, or %s may not view it)", id, subject)}
 	}
