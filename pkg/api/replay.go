@@ -160,7 +160,7 @@ func (s *Server) collectionLink(m replay.Session, err error) (any, error) {
 		return nil, err
 	}
 	o := s.Replay.Origins
-	return ReplayLink{URL: replay.ViewerURL(o, m, replay.Source(o, m, ""), ""), ExpiresAt: m.ExpiresAt.UTC(), Archives: m.Archives}, nil
+	return ReplayLink{URL: replay.ViewerURL(o, m, replay.Source(o, m, ""), ""), ExpiresAt: m.ExpiresAt.UTC(), Archives: m.Archives, Limit: m.Limit}, nil
 }
 
 // replayOrigin is the handler of the replay origins (package viewer),

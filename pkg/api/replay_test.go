@@ -72,6 +72,8 @@ type replayOptions struct {
 	jwtIssuer *identity.Issuer
 	// reads bounds the reads in flight (the service's defaults when zero).
 	reads replay.ReadBounds
+	// collectionLimit is the replay service's CollectionLimit.
+	collectionLimit int
 	// exports bounds the crawl downloads (the API's default when nil).
 	exports *visible.Gate
 }
@@ -119,7 +121,7 @@ func newReplayFixture(t testing.TB, o replayOptions) *replayFixture {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(f.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	f.svc = &replay.Service{Perms: perms, Catalog: store, Objects: env.App.Blob(), Signer: signer, Log: log, CheckCache: o.cache, Now: f.clock.Now, Reads: o.reads}
+	f.svc = &replay.Service{Perms: perms, Catalog: store, Objects: env.App.Blob(), Signer: signer, Log: log, CheckCache: o.cache, Now: f.clock.Now, Reads: o.reads, CollectionLimit: o.collectionLimit}
 	var resolver identity.Resolver = identity.Headers{}
 	if o.jwtIssuer != nil {
 		resolver = identity.NewJWT(identity.JWTConfig{Issuer: o.jwtIssuer.Issuer(), Audience: o.jwtIssuer.Audience(), Now: f.clock.Now})

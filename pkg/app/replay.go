@@ -23,5 +23,6 @@ func (a *App) Replay(ctx context.Context, key []byte) (*replay.Service, error) {
 		return nil, err
 	}
 	return &replay.Service{Perms: perms, Catalog: st, Objects: a.Blob(), Signer: signer, Log: a.Log,
-		Reads: replay.ReadBounds{PerCaller: a.Settings.ReplayReadsPerCaller, PerOrg: a.Settings.ReplayReadsPerOrg, Total: a.Settings.ReplayReads}}, nil
+		Reads:           replay.ReadBounds{PerCaller: a.Settings.ReplayReadsPerCaller, PerOrg: a.Settings.ReplayReadsPerOrg, Total: a.Settings.ReplayReads},
+		CollectionLimit: a.Settings.ReplayCollectionLimit}, nil
 }

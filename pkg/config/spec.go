@@ -107,6 +107,7 @@ var Variables = []Var{
 	{Name: "CAPTURE_LEDGER_REPLAY_READS", Default: "512", Help: "archive reads (a replay's range reads, downloads) `serve` streams from S3 at once; past it one is answered 503 with Retry-After"},
 	{Name: "CAPTURE_LEDGER_REPLAY_READS_PER_CALLER", Default: "64", Help: "archive reads one person may have streaming at once; past it one is answered 429 with Retry-After"},
 	{Name: "CAPTURE_LEDGER_REPLAY_READS_PER_ORG", Default: "128", Help: "archive reads the people of one organization may have streaming at once together; past it one is answered 429 with Retry-After"},
+	{Name: "CAPTURE_LEDGER_REPLAY_COLLECTION_LIMIT", Default: "1000", Help: "how many of a crawl's captures its replay collection lists (its first, oldest first; 1 to 10000): ReplayWeb.page loads the index of each; past it the replay link says so, and the crawl's download as one WACZ holds every capture"},
 	{Name: "CAPTURE_LEDGER_SEARCH_DIR", Default: ".ledgerctl/search", Help: "directory of the on-disk (Bleve) full-text index, used when CAPTURE_LEDGER_OPENSEARCH_URL is unset; one process at a time holds it open"},
 	{Name: "CAPTURE_LEDGER_OPENSEARCH_URL", Help: "OpenSearch cluster for full-text search; set, it replaces the on-disk index (credentials may go in the URL)", Secret: true},
 	{Name: "CAPTURE_LEDGER_OPENSEARCH_INDEX", Default: "capture-pages", Help: "OpenSearch index holding the pages"},

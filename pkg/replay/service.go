@@ -40,8 +40,8 @@ type Objects interface {
 	Open(ctx context.Context, bucket, key string, r *ledger.Range) (*ledger.Part, error)
 }
 
-// MaxCollection bounds the archives one collection lists (a crawl's
-// first MaxCollection captures).
+// MaxCollection is how many archives a crawl's collection lists (its
+// first MaxCollection captures) unless Service.CollectionLimit says.
 const MaxCollection = 1000
 
 // DefaultCheckCache is how long a read's answer (may this person view this
@@ -71,6 +71,10 @@ type Service struct {
 	// download): per person, per organization and in all; values below 1
 	// take DefaultReadBounds.
 	Reads ReadBounds
+	// CollectionLimit is how many of a crawl's captures its collection
+	// lists (CAPTURE_LEDGER_REPLAY_COLLECTION_LIMIT); MaxCollection when
+	// below 1.
+	CollectionLimit int
 
 	gateOnce sync.Once
 	gate     *visible.Gate
@@ -105,6 +109,10 @@ type Session struct {
 	Token     string
 	ExpiresAt time.Time
 	Archives  int
+	// Limit, for a crawl's collection, is set when the crawl has more
+	// captures than a collection lists: the collection holds those of its
+	// first Limit captures the caller may view.
+	Limit int
 }
 
 // Grant is a verified read token with the archive's location: what a read
@@ -270,8 +278,27 @@ func (s *Service) mint(ctx context.Context, who Caller, archiveID string, ttl ti
 // does not exist, or of which the caller may view nothing, is
 // ledger.ErrNotFound alike: the same queries run either way.
 func (s *Service) MintCrawl(ctx context.Context, who Caller, crawlID string, ttl time.Duration) (Session, error) {
-	return s.mintCollection(ctx, who, ttl, func(c *Claims, _ []string) { c.CrawlID = crawlID }, "crawlId", crawlID,
-		func() ([]string, error) { return s.Catalog.CrawlArchives(ctx, crawlID, MaxCollection) })
+	limit, more := s.collectionLimit(), false
+	m, err := s.mintCollection(ctx, who, ttl, func(c *Claims, _ []string) { c.CrawlID = crawlID }, "crawlId", crawlID,
+		func() ([]string, error) {
+			ids, err := s.Catalog.CrawlArchives(ctx, crawlID, limit+1)
+			if more = len(ids) > limit; more {
+				ids = ids[:limit]
+			}
+			return ids, err
+		})
+	if err == nil && more {
+		m.Limit = limit
+	}
+	return m, err
+}
+
+// collectionLimit is how many of a crawl's captures its collection lists.
+func (s *Service) collectionLimit() int {
+	if s.CollectionLimit > 0 {
+		return s.CollectionLimit
+	}
+	return MaxCollection
 }
 
 // MintCrawlDownload is MintCrawl for a download link of the crawl as one
@@ -280,7 +307,7 @@ func (s *Service) MintCrawl(ctx context.Context, who Caller, crawlID string, ttl
 // may view anything of the crawl is asked as MintCrawl asks it.
 func (s *Service) MintCrawlDownload(ctx context.Context, who Caller, crawlID string, ttl time.Duration) (Session, error) {
 	return s.mintCollection(ctx, who, ttl, func(c *Claims, _ []string) { c.CrawlID, c.Download = crawlID, true }, "crawlId", crawlID,
-		func() ([]string, error) { return s.Catalog.CrawlArchives(ctx, crawlID, MaxCollection) })
+		func() ([]string, error) { return s.Catalog.CrawlArchives(ctx, crawlID, s.collectionLimit()) })
 }
 
 // MintSet opens a session replaying, as one collection, those of ids (at
@@ -376,7 +403,7 @@ func (s *Service) Collection(ctx context.Context, token, label string) ([]Entry,
 	}
 	ids := c.ArchiveIDs
 	if c.CrawlID != "" {
-		if ids, err = s.Catalog.CrawlArchives(ctx, c.CrawlID, MaxCollection); err != nil {
+		if ids, err = s.Catalog.CrawlArchives(ctx, c.CrawlID, s.collectionLimit()); err != nil {
 			return nil, err
 		}
 	}
@@ -647,4 +674,7 @@ type Link struct {
 	URL       string    `json:"url"`
 	ExpiresAt time.Time `json:"expiresAt"`
 	Archives  int       `json:"archives,omitempty"`
+	// Limit is Session.Limit: set when a crawl has more captures than its
+	// collection lists (its first Limit).
+	Limit int `json:"limit,omitempty"`
 }

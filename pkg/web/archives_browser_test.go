@@ -15,6 +15,7 @@ import (
 
 	"github.com/capture-ledger/ledgerctl/pkg/apptest"
 	"github.com/capture-ledger/ledgerctl/pkg/archive"
+	"github.com/capture-ledger/ledgerctl/pkg/config"
 	"github.com/capture-ledger/ledgerctl/pkg/testenv"
 )
 
@@ -77,7 +78,8 @@ const (
 // archive, reads "shared with you until …".
 func TestArchivesHomeInTheBrowser(t *testing.T) {
 	t.Parallel()
-	s := startServe(t, nil)
+	// A crawl's replay collection lists its first capture only.
+	s := startServe(t, func(c *config.Settings) { c.ReplayCollectionLimit = 1 })
 	env := s.Env
 	apptest.SeedArchives(t, env, 60, func(int) string { return "acme" })
 	hostile := seedArchives(t, env, "acme", time.Now().Add(-time.Hour), hostileURL, hostileJaURL)
@@ -187,8 +189,19 @@ func TestArchivesHomeInTheBrowser(t *testing.T) {
 	}
 	shot(t, ctx, "archives-grouped-en.png")
 
-	// Open: the API's link, in a tab of its own on a replay origin.
+	// Replay this crawl, from a row: its collection lists the crawl's
+	// first capture only (the limit is 1 here), and the row says so.
 	n := len(replayTabs(t, ctx))
+	if err := chromedp.Do(ctx, chromedp.Click(`li.archive[data-id="`+crawled[0].ID+`"] button.crawl`)); err != nil {
+		t.Fatal(err)
+	}
+	waitReplayTab(t, ctx, n, "Replay this crawl")
+	waitJS(t, ctx, "the collection's limit on the row", `document.querySelector('li.archive[data-id="`+crawled[0].ID+`"] .note').textContent === "This crawl has more than one capture, and its collection holds only the first. Download as one WACZ holds every one."`,
+		`document.querySelector('li.archive[data-id="`+crawled[0].ID+`"] .note').textContent`, 20*time.Second)
+	shot(t, ctx, "archives-replay-limit-en.png")
+
+	// Open: the API's link, in a tab of its own on a replay origin.
+	n = len(replayTabs(t, ctx))
 	if err := chromedp.Do(ctx, chromedp.Click(`li.archive[data-id="`+owned+`"] button.open`)); err != nil {
 		t.Fatal(err)
 	}

@@ -130,7 +130,9 @@ func typeInto(t *testing.T, ctx context.Context, sel, text string) {
 // red mark. The list shows the crawl with its counts.
 func TestCrawlScreensLive(t *testing.T) {
 	t.Parallel()
-	srv := crawlServe(t)
+	// A replay collection lists 4 of the crawl's 6 captures: the replay
+	// link says so, and the download holds all 6.
+	srv := crawlServeWith(t, func(s *config.Settings) { s.ReplayCollectionLimit = 4 })
 	one, two := site(t, 150*time.Millisecond), site(t, 150*time.Millisecond)
 	ctx := testenv.BrowserTab(t, 4*time.Minute)
 	signInOnCrawls(t, ctx, srv, "alice", "acme")
@@ -276,6 +278,10 @@ func TestCrawlScreensLive(t *testing.T) {
 	if got := evalString(t, ctx, `(function () { var a = document.querySelector("#replay-open"); return a.target + " " + a.rel + " " + (new URL(a.href).origin !== location.origin); })()`); got != "_blank noopener noreferrer true" {
 		t.Errorf("replay link: %q", got)
 	}
+	if got, want := evalString(t, ctx, `(document.querySelector("#replay-limit")||{}).textContent`), " This crawl has more than 4 captures: the collection holds the 4 of its first 4 you may view. Download as one WACZ holds every one."; got != want {
+		t.Errorf("the collection's limit:\n got %q\nwant %q", got, want)
+	}
+	shot(t, ctx, "crawl-replay-limit-en.png")
 	// Download the crawl as one WACZ: the browser saves the file the
 	// button starts, and it is a WACZ of the crawl's six pages.
 	checkCrawlDownload(t, ctx, srv.URL, id, 6)
@@ -326,6 +332,12 @@ func TestCrawlScreensLive(t *testing.T) {
 			if got := evalString(t, ctx, hostDelays); got != "300 ミリ秒（クロールの設定） 300 ミリ秒（クロールの設定）" {
 				t.Errorf("ja: hosts' delays %q", got)
 			}
+			// The collection's limit, said in Japanese.
+			if err := chromedp.Do(ctx, chromedp.Click("#replay")); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, ctx, 20*time.Second, "the collection's limit in Japanese", `(document.querySelector("#replay-limit")||{}).textContent === " このクロールの取得は 4 件を超えています。コレクションには最初の 4 件のうち閲覧できる 4 件が入ります。「1 つの WACZ としてダウンロード」にはすべてが入ります。"`)
+			shot(t, ctx, "crawl-replay-limit-ja.png")
 			// The download, said in Japanese.
 			if err := chromedp.Do(ctx, chromedp.Click("#download")); err != nil {
 				t.Fatal(err)

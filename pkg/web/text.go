@@ -25,6 +25,12 @@ func init() {
 		"tooMany":      {"Too many at once: try again in {s} s.", "同時実行が多すぎます。{s} 秒後に再試行してください。"},
 		// A crawl's download started, from its page or one of its archives'.
 		"crawlDownloading": {"Download started: the archives of this crawl you may view, in one WACZ file.", "ダウンロードを開始しました。このクロールのうち閲覧できるアーカイブを 1 つの WACZ ファイルにまとめています。"},
+		// A crawl's collection that lists only its first {n} captures ({k}
+		// of them visible), from its page or a row of the archive list.
+		"replayLimit": {"This crawl has more than {n} captures: the collection holds the {k} of its first {n} you may view. Download as one WACZ holds every one.",
+			"このクロールの取得は {n} 件を超えています。コレクションには最初の {n} 件のうち閲覧できる {k} 件が入ります。「1 つの WACZ としてダウンロード」にはすべてが入ります。"},
+		"replayLimit_one": {"This crawl has more than one capture, and its collection holds only the first. Download as one WACZ holds every one.",
+			"このクロールの取得は 1 件を超えていますが、コレクションには最初の 1 件だけが入ります。「1 つの WACZ としてダウンロード」にはすべてが入ります。"},
 		// A crawl's download refused for want of a place: the caller's or
 		// an organization's (429), the server's (503).
 		"crawlDownloadBusy": {"Another crawl download of yours or of your organization is running: try again in {s} s.", "あなたか組織の別のクロールのダウンロードが実行中です。{s} 秒後に再試行してください。"},

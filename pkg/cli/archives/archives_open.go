@@ -122,7 +122,7 @@ func archivesOpenRun(cmd *cobra.Command, opts *ArchivesOpenOptions, rawID string
 	}
 	link := replay.Link{URL: replay.ViewerURL(origins, m, replay.Source(origins, m, archiveID), ""), ExpiresAt: m.ExpiresAt.UTC()}
 	if archiveID == "" {
-		link.Archives = m.Archives
+		link.Archives, link.Limit = m.Archives, m.Limit
 	}
 	out, errw := opts.f.Streams.Out, opts.f.Streams.Err
 	if opts.JSON {
@@ -132,6 +132,9 @@ func archivesOpenRun(cmd *cobra.Command, opts *ArchivesOpenOptions, rawID string
 	} else {
 		fmt.Fprintln(out, link.URL)
 		fmt.Fprintf(errw, "works until %s for %s; every read asks again whether %s may view it\n", link.ExpiresAt.Format(time.RFC3339), subject, subject)
+	}
+	if link.Limit > 0 {
+		fmt.Fprintf(errw, "the crawl has more captures than its collection lists (its first %d): this collection holds the %d of them that %s may view; `ledgerctl crawl export %s --out FILE` writes every one into one WACZ\n", link.Limit, link.Archives, subject, crawlID)
 	}
 	if opts.Browser {
 		if err := openBrowser(opts.f, link.URL); err != nil {

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -333,6 +334,17 @@ func TestCrawlStartWait(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(keep, "crawl-export.wacz"), data, 0o644); err != nil {
 			t.Error(err)
 		}
+	}
+	// Replayed as one collection that lists one capture of the two, the
+	// link says the collection is not the whole crawl, and names the export.
+	withLimit := maps.Clone(env)
+	withLimit["CAPTURE_LEDGER_REPLAY_KEY"] = "the replay key of this test, long enough to sign with"
+	withLimit["CAPTURE_LEDGER_REPLAY_COLLECTION_LIMIT"] = "1"
+	out, errs, code = clitest.Run(t, dir, withLimit, "archives", "open", "--crawl", id, "--as", "alice", "--org", "acme", "--json")
+	var link struct{ Archives, Limit int }
+	if code != 0 || json.Unmarshal([]byte(out), &link) != nil || link.Archives != 1 || link.Limit != 1 ||
+		!strings.Contains(errs, "the crawl has more captures than its collection lists (its first 1): this collection holds the 1 of them that alice may view; `ledgerctl crawl export "+id+" --out FILE` writes every one") {
+		t.Errorf("archives open --crawl past the collection's limit: exit %d %s %s", code, out, errs)
 	}
 	// An existing file is left alone; a crawl nobody lets bob view, and one
 	// that does not exist, are the same refusal, and write nothing.

@@ -136,7 +136,7 @@
         note.textContent = r.status === 404 ? L.t("goneArchive") : (r.status === 401 ? L.t("unauthorized") : L.t("openFailed", { n: r.status }));
         return;
       }
-      note.textContent = "";
+      note.textContent = L.replayLimit(r.body);
       window.open(r.body.url, "_blank", "noopener");
     }).catch(function () { note.textContent = L.t("openFailed", { n: 0 }); });
   };
@@ -162,6 +162,16 @@
       a.remove();
       note.textContent = started;
     });
+  };
+
+  // L.replayLimit(link) is what a crawl's replay link says when its
+  // collection lists only the crawl's first captures ("" otherwise).
+  L.replayLimit = function (link) {
+    var n = Number(link.limit);
+    if (!(n > 0)) { return ""; }
+    var num = function (x) { return Number(x).toLocaleString(L.t("dateLanguage")); };
+    // n itself when 1, so that L.t picks the singular.
+    return L.t("replayLimit", { n: n === 1 ? 1 : num(n), k: num(link.archives || 0) });
   };
 
   // L.crawlDownloadBusy: a crawl download's refusals for want of a place.

@@ -334,6 +334,8 @@
         // A link the person opens: a new tab without opener or referrer.
         note.appendChild(L.el("a", { href: r.body.url, target: "_blank", rel: "noopener noreferrer", id: "replay-open" }, L.t("openReplay")));
         note.appendChild(L.el("span", { className: "muted" }, " " + L.t("replayExpires", { at: L.when(r.body.expiresAt) })));
+        var limit = L.replayLimit(r.body);
+        if (limit) { note.appendChild(L.el("span", { id: "replay-limit" }, " " + limit)); }
         L.$("replay-open").focus();
       });
     });
