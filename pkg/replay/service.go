@@ -304,10 +304,12 @@ func (s *Service) collectionLimit() int {
 // MintCrawlDownload is MintCrawl for a download link of the crawl as one
 // WACZ: its token exports the crawl on the API's download route
 // (AuthorizeCrawlDownload) and opens no replay session. Whether the caller
-// may view anything of the crawl is asked as MintCrawl asks it.
+// may view anything of the crawl is asked of its first MaxCollection
+// captures, whatever the collections' limit (the download holds every
+// capture the caller may view).
 func (s *Service) MintCrawlDownload(ctx context.Context, who Caller, crawlID string, ttl time.Duration) (Session, error) {
 	return s.mintCollection(ctx, who, ttl, func(c *Claims, _ []string) { c.CrawlID, c.Download = crawlID, true }, "crawlId", crawlID,
-		func() ([]string, error) { return s.Catalog.CrawlArchives(ctx, crawlID, s.collectionLimit()) })
+		func() ([]string, error) { return s.Catalog.CrawlArchives(ctx, crawlID, MaxCollection) })
 }
 
 // MintSet opens a session replaying, as one collection, those of ids (at
