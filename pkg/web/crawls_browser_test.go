@@ -645,6 +645,30 @@ func TestCrawlScreenStops(t *testing.T) {
 	}
 }
 
+// downloadWhileRunning clicks a running crawl's download button until
+// the note says want (while the download before it still holds the
+// person's place, the note says that instead) and the crawl still runs.
+func downloadWhileRunning(t *testing.T, ctx context.Context, want string) {
+	t.Helper()
+	var got string
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(300 * time.Millisecond) {
+		if err := chromedp.Do(ctx, chromedp.Click("#download")); err != nil {
+			t.Fatal(err)
+		}
+		for until := time.Now().Add(5 * time.Second); time.Now().Before(until); time.Sleep(50 * time.Millisecond) {
+			if got = evalString(t, ctx, `document.querySelector("#action-note").textContent`); got != "" {
+				break
+			}
+		}
+		if got == want {
+			break
+		}
+	}
+	if got != want || evalString(t, ctx, `document.body.getAttribute("data-crawl-state")`) != "running" {
+		t.Errorf("a running crawl's download says %q, want %q while the crawl runs", got, want)
+	}
+}
+
 // TestCrawlPageShowsCapturesAsTheyLand: while a level is still being
 // captured (ten pages 1.5 s apart), the crawl's page — without a
 // reload — links the archive of a page captured moments ago, counts it
@@ -691,12 +715,20 @@ func TestCrawlPageShowsCapturesAsTheyLand(t *testing.T) {
 	if got := evalString(t, ctx, `(function () { var r = `+rowOf("/j")+`; return r ? r.cells[r.cells.length-1].textContent : "no row"; })()`); got != "—" {
 		t.Errorf("/j, not captured yet, links %q", got)
 	}
+	// Its download holds what the crawl has captured so far, and says so.
+	if _, err := chromedp.CallBrowser(ctx, cdpbrowser.SetDownloadBehavior, cdpbrowser.SetDownloadBehaviorParams{
+		Behavior: cdpbrowser.SetDownloadBehaviorBehaviorAllow, DownloadPath: t.TempDir(),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	downloadWhileRunning(t, ctx, "Download started: the archives of this crawl you may view, captured so far (the crawl is still running), in one WACZ file.")
 	shot(t, ctx, "crawl-running-en.png")
 	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/crawls/"+id+"?lang=ja")); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, ctx, 20*time.Second, "the Japanese page while the crawl runs",
 		`document.documentElement.lang === "ja" && document.body.getAttribute("data-crawl-state") === "running" && (function (m) { return !!m && m[1] === m[2] && Number(m[1]) >= 2; })(/^(\d+) 件中 (\d+) 件のアーカイブを検索用に索引済み$/.exec((document.querySelector("#crawl-search")||{}).textContent || ""))`)
+	downloadWhileRunning(t, ctx, "ダウンロードを開始しました。このクロールのうち閲覧できる、これまでに取得したアーカイブ（クロールはまだ実行中です）を 1 つの WACZ ファイルにまとめています。")
 	shot(t, ctx, "crawl-running-ja.png")
 	href := evalString(t, ctx, `(`+rowOf("/a")+`).querySelector("a[href^='/archives/']").getAttribute("href")`)
 	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+href)); err != nil {

@@ -342,7 +342,8 @@
     // Download: a short-lived link to this origin's merge of the crawl's
     // archives; the file is written as it is merged.
     L.$("download").addEventListener("click", function () {
-      L.download(base + "/download", L.$("action-note"), L.t("crawlDownloading"), L.crawlDownloadBusy);
+      // A running crawl's file holds what it has captured so far.
+      L.download(base + "/download", L.$("action-note"), L.t(ended() ? "crawlDownloading" : "crawlDownloadingRunning"), L.crawlDownloadBusy);
     });
     L.$("pages-more").addEventListener("click", function () { pages(true); });
     L.$("pages-state").addEventListener("change", function () { pagesNext = null; pages(false); });
