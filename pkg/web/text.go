@@ -25,6 +25,12 @@ func init() {
 		"tooMany":      {"Too many at once: try again in {s} s.", "同時実行が多すぎます。{s} 秒後に再試行してください。"},
 		// A crawl's download started, from its page or one of its archives'.
 		"crawlDownloading": {"Download started: the archives of this crawl you may view, in one WACZ file.", "ダウンロードを開始しました。このクロールのうち閲覧できるアーカイブを 1 つの WACZ ファイルにまとめています。"},
+		"loading":          {"Loading…", "読み込み中…"},
+		"opening":          {"Opening…", "開いています…"},
+		"openFailed":       {"{n} — could not open the archive", "{n} — アーカイブを開けませんでした"},
+		"goneArchive":      {"This archive is not there, or you may no longer view it", "このアーカイブは無いか、もう見られません"},
+		"dateLanguage":     {"en", "ja"},
+
 		// A crawl's collection that lists only its first {n} captures ({k}
 		// of them visible), from its page or a row of the archive list.
 		"replayLimit": {"This crawl has more than {n} captures: the collection holds the {k} of its first {n} you may view. Download as one WACZ holds every one.",
@@ -35,10 +41,5 @@ func init() {
 		// an organization's (429), the server's (503).
 		"crawlDownloadBusy": {"Another crawl download of yours or of your organization is running: try again in {s} s.", "あなたか組織の別のクロールのダウンロードが実行中です。{s} 秒後に再試行してください。"},
 		"crawlDownloadFull": {"The server is running as many crawl downloads as it may: try again in {s} s.", "サーバーで実行できるクロールのダウンロードが上限に達しています。{s} 秒後に再試行してください。"},
-		"loading":           {"Loading…", "読み込み中…"},
-		"opening":           {"Opening…", "開いています…"},
-		"openFailed":        {"{n} — could not open the archive", "{n} — アーカイブを開けませんでした"},
-		"goneArchive":       {"This archive is not there, or you may no longer view it", "このアーカイブは無いか、もう見られません"},
-		"dateLanguage":      {"en", "ja"},
 	})
 }
