@@ -198,6 +198,10 @@ func TestArchivesHomeInTheBrowser(t *testing.T) {
 	waitReplayTab(t, ctx, n, "Replay this crawl")
 	waitJS(t, ctx, "the collection's limit on the row", `document.querySelector('li.archive[data-id="`+crawled[0].ID+`"] .note').textContent === "This crawl has more than one capture, and its collection holds only the first. Download as one WACZ holds every one."`,
 		`document.querySelector('li.archive[data-id="`+crawled[0].ID+`"] .note').textContent`, 20*time.Second)
+	// Said in the text's colour: it is not a failure.
+	if c := evalJS[string](t, ctx, `getComputedStyle(document.querySelector('li.archive[data-id="`+crawled[0].ID+`"] .note')).color`); c != "rgb(31, 35, 40)" {
+		t.Errorf("the collection's limit on the row is coloured %s, want the text's (not the failures' red)", c)
+	}
 	shot(t, ctx, "archives-replay-limit-en.png")
 
 	// Open: the API's link, in a tab of its own on a replay origin.

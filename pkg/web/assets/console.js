@@ -130,13 +130,16 @@
   // in a new tab without an opener, on the session's own origin; note says
   // how it went. The API checks again.
   L.replay = function (path, body, note) {
+    note.classList.remove("info");
     note.textContent = L.t("opening");
     L.api("POST", path, body).then(function (r) {
       if (!r.ok || !r.body || typeof r.body.url !== "string") {
         note.textContent = r.status === 404 ? L.t("goneArchive") : (r.status === 401 ? L.t("unauthorized") : L.t("openFailed", { n: r.status }));
         return;
       }
+      // Not an error: said in the text's colour, not the failures'.
       note.textContent = L.replayLimit(r.body);
+      note.classList.toggle("info", note.textContent !== "");
       window.open(r.body.url, "_blank", "noopener");
     }).catch(function () { note.textContent = L.t("openFailed", { n: 0 }); });
   };
