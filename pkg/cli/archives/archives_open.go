@@ -67,7 +67,7 @@ says so with the link and exits 1. See docs/replay.md.`,
 	}
 	cmd.Flags().BoolVar(&opts.Browser, "browser", false, "open the link in a browser ($BROWSER, else xdg-open or open) instead of only printing it")
 	cmd.Flags().DurationVar(&opts.ExpiresIn, "expires-in", replay.DefaultTTL, "how long the link works, between 1m and 12h")
-	cmd.Flags().StringVar(&opts.Crawl, "crawl", "", "open the archives of this crawl (those --as may view) as one collection")
+	cmd.Flags().StringVar(&opts.Crawl, "crawl", "", "open the archives of this crawl (those --as may view, of its first CAPTURE_LEDGER_REPLAY_COLLECTION_LIMIT captures) as one collection")
 	return cmd
 }
 func archivesOpenRun(cmd *cobra.Command, opts *ArchivesOpenOptions, rawID string) error {
