@@ -277,15 +277,22 @@ func (s *Service) mint(ctx context.Context, who Caller, archiveID string, ttl ti
 // crawlID that the caller may view (the first MaxCollection). A crawl that
 // does not exist, or of which the caller may view nothing, is
 // ledger.ErrNotFound alike: the same queries run either way.
+//
+// The session's Limit says the crawl has more captures than the
+// collection lists only to a caller who may view the first capture past
+// them (asked in the same BatchCheck): that the crawl goes on is said only
+// of archives the caller may see.
 func (s *Service) MintCrawl(ctx context.Context, who Caller, crawlID string, ttl time.Duration) (Session, error) {
 	limit, more := s.collectionLimit(), false
 	m, err := s.mintCollection(ctx, who, ttl, func(c *Claims, _ []string) { c.CrawlID = crawlID }, "crawlId", crawlID,
-		func() ([]string, error) {
-			ids, err := s.Catalog.CrawlArchives(ctx, crawlID, limit+1)
-			if more = len(ids) > limit; more {
-				ids = ids[:limit]
+		func() ([]string, error) { return s.Catalog.CrawlArchives(ctx, crawlID, limit+1) },
+		func(ids, visible []string) []string {
+			// The capture past the collection was asked about with the
+			// others; it is not in the collection.
+			if len(ids) > limit && len(visible) > 0 && visible[len(visible)-1] == ids[limit] {
+				more, visible = true, visible[:len(visible)-1]
 			}
-			return ids, err
+			return visible
 		})
 	if err == nil && more {
 		m.Limit = limit
@@ -309,7 +316,7 @@ func (s *Service) collectionLimit() int {
 // capture the caller may view).
 func (s *Service) MintCrawlDownload(ctx context.Context, who Caller, crawlID string, ttl time.Duration) (Session, error) {
 	return s.mintCollection(ctx, who, ttl, func(c *Claims, _ []string) { c.CrawlID, c.Download = crawlID, true }, "crawlId", crawlID,
-		func() ([]string, error) { return s.Catalog.CrawlArchives(ctx, crawlID, MaxCollection) })
+		func() ([]string, error) { return s.Catalog.CrawlArchives(ctx, crawlID, MaxCollection) }, nil)
 }
 
 // MintSet opens a session replaying, as one collection, those of ids (at
@@ -320,14 +327,15 @@ func (s *Service) MintSet(ctx context.Context, who Caller, ids []string, ttl tim
 		return Session{}, fmt.Errorf("a collection holds 1 to %d archives, not %d", MaxSet, len(ids))
 	}
 	return s.mintCollection(ctx, who, ttl, func(c *Claims, visible []string) { c.ArchiveIDs = visible }, "archives", len(ids),
-		func() ([]string, error) { return ids, nil })
+		func() ([]string, error) { return ids, nil }, nil)
 }
 
 // mintCollection opens a collection session of who over the archives
 // candidates lists, of which the caller may view at least one (else
 // ledger.ErrNotFound); scope names what the token opens, given those
-// visible. logKey and logValue say what was asked, in the log.
-func (s *Service) mintCollection(ctx context.Context, who Caller, ttl time.Duration, scope func(c *Claims, visible []string), logKey string, logValue any, candidates func() ([]string, error)) (Session, error) {
+// visible. logKey and logValue say what was asked, in the log. keep, when
+// set, narrows the visible candidates to those the collection holds.
+func (s *Service) mintCollection(ctx context.Context, who Caller, ttl time.Duration, scope func(c *Claims, visible []string), logKey string, logValue any, candidates func() ([]string, error), keep func(ids, visible []string) []string) (Session, error) {
 	c, err := s.session(who, ttl)
 	if err != nil {
 		return Session{}, err
@@ -339,6 +347,9 @@ func (s *Service) mintCollection(ctx context.Context, who Caller, ttl time.Durat
 	visible, err := s.visible(ctx, c, ids)
 	if err != nil {
 		return Session{}, err
+	}
+	if keep != nil {
+		visible = keep(ids, visible)
 	}
 	if len(visible) == 0 {
 		s.logger().Info("Denied", logKey, logValue)
