@@ -265,9 +265,12 @@ type LevelState struct {
 // pages whose status is captured and whose capture is not in the ledger
 // yet, and begun the captures the runner began at depth and kept no result
 // of (its process may have died after the capturer wrote them), whose
-// task is not in the ledger either; cr is the crawl's row as locked. A nil
-// plan registers nothing; only its Submissions, Archives (with their
-// outbox rows) and Tasks are written.
+// task is not in the ledger either; cr is the crawl's row. It may read the
+// bucket, so the store asks it first outside the transaction that closes
+// the crawl, and under that transaction's lock only for what was kept in
+// between: it may be asked more than once for one close, each time for
+// other captures. A nil plan registers nothing; only its Submissions,
+// Archives (with their outbox rows) and Tasks are written.
 type KeepCaptured func(cr Crawl, depth int, results [][]byte, begun []BegunCapture) (*LevelPlan, error)
 
 // BegunCapture is a capture a crawl's runner began (its begin is recorded)

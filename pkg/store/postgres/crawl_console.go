@@ -33,7 +33,19 @@ func (s *Store) StopCrawl(ctx context.Context, id string, now time.Time, keep le
 // every result kept before the close is seen here and none is kept after
 // it (a nil keep registers nothing). It answers whether end closed the
 // crawl and how many archives it registered.
+//
+// keep reads the bucket (each capture's manifest; a capture in flight is
+// looked for there), so it is first asked before the transaction
+// (planKept), and the crawl's row is locked only while the plans are
+// written: a slow or unreachable bucket holds no lock that the crawl's
+// other writers wait for. Under the lock the kept captures are read again;
+// a depth's plan made before is written when nothing it was made of has
+// changed since, and keep is asked, under the lock, only for what was
+// kept in between (keptAtDepth.without); a depth where something it was
+// made of has gone (registered early in between, or its result replaced)
+// is planned again whole, under the lock, as it was before.
 func (s *Store) closeKeeping(ctx context.Context, id string, keep ledger.KeepCaptured, end string, args ...any) (closed bool, registered int, err error) {
+	planned := s.planKept(ctx, id, keep)
 	err = pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
 		closed, registered = false, 0
 		t := &levelTx{tx: tx, crawlID: id}
@@ -56,18 +68,28 @@ func (s *Store) closeKeeping(ctx context.Context, id string, keep ledger.KeepCap
 			return err
 		}
 		for _, k := range kept {
-			plan, err := keep(cr, k.depth, k.results, k.begun)
-			if err != nil {
-				return err
+			var plans []*ledger.LevelPlan
+			if pre, ok := planned[k.depth]; ok && k.holds(pre.entries) {
+				plans = append(plans, pre.plan)
+				k = k.without(pre.entries)
 			}
-			if plan == nil {
-				continue
+			if !k.empty() {
+				plan, err := keep(cr, k.depth, k.results, k.begun)
+				if err != nil {
+					return err
+				}
+				plans = append(plans, plan)
 			}
-			admitted, err := t.applyCaptured(ctx, k.depth, plan)
-			if err != nil {
-				return err
+			for _, plan := range plans {
+				if plan == nil {
+					continue
+				}
+				admitted, err := t.applyCaptured(ctx, k.depth, plan)
+				if err != nil {
+					return err
+				}
+				registered += len(admitted)
 			}
-			registered += len(admitted)
 		}
 		return nil
 	})
@@ -75,6 +97,48 @@ func (s *Store) closeKeeping(ctx context.Context, id string, keep ledger.KeepCap
 		return false, 0, err
 	}
 	return closed, registered, nil
+}
+
+// keptPlan is the plan keep made of one depth's kept captures before the
+// transaction that closes the crawl, and the captures it was made of
+// (keptAtDepth.keys).
+type keptPlan struct {
+	entries map[string]bool
+	plan    *ledger.LevelPlan
+}
+
+// planKept asks keep, outside any transaction that locks the crawl, for
+// the plan of each depth's kept captures (keptCaptures), read in a
+// read-only transaction with the crawl's row as it is then. It answers
+// nothing for a crawl that does not run, and leaves out a depth whose plan
+// failed, as it does everything when the read fails: closeKeeping then
+// plans them under the lock.
+func (s *Store) planKept(ctx context.Context, id string, keep ledger.KeepCaptured) map[int]keptPlan {
+	if keep == nil {
+		return nil
+	}
+	var cr ledger.Crawl
+	var kept []keptAtDepth
+	err := pgx.BeginTxFunc(ctx, s.Pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		err := tx.QueryRow(ctx, `SELECT `+crawlCols+` FROM crawls c WHERE c.id = $1`, id).Scan(crawlTargets(&cr)...)
+		if err != nil || cr.State != "running" {
+			return err
+		}
+		kept, err = (&levelTx{tx: tx, crawlID: id}).keptCaptures(ctx)
+		return err
+	})
+	if err != nil || len(kept) == 0 {
+		return nil
+	}
+	out := make(map[int]keptPlan, len(kept))
+	for _, k := range kept {
+		plan, err := keep(cr, k.depth, k.results, k.begun)
+		if err != nil {
+			continue
+		}
+		out[k.depth] = keptPlan{entries: k.keys(), plan: plan}
+	}
+	return out
 }
 
 // taskUUID is the SQL of the text task id col as a uuid, NULL when it is
@@ -91,6 +155,55 @@ type keptAtDepth struct {
 	results [][]byte
 	begun   []ledger.BegunCapture
 }
+
+// resultKey and begunKey tell a kept result, or a begun capture, from
+// another: the result as kept, or the begin's page, task and time.
+func resultKey(result []byte) string { return "r\x00" + string(result) }
+
+func begunKey(b ledger.BegunCapture) string {
+	return "b\x00" + b.URL + "\x00" + b.TaskID + "\x00" + b.SubmittedAt.Format(time.RFC3339Nano)
+}
+
+// keys are the captures k holds, by key.
+func (k keptAtDepth) keys() map[string]bool {
+	out := make(map[string]bool, len(k.results)+len(k.begun))
+	for _, r := range k.results {
+		out[resultKey(r)] = true
+	}
+	for _, b := range k.begun {
+		out[begunKey(b)] = true
+	}
+	return out
+}
+
+// holds says whether k holds every capture of keys.
+func (k keptAtDepth) holds(keys map[string]bool) bool {
+	now := k.keys()
+	for key := range keys {
+		if !now[key] {
+			return false
+		}
+	}
+	return true
+}
+
+// without is k less the captures of keys.
+func (k keptAtDepth) without(keys map[string]bool) keptAtDepth {
+	out := keptAtDepth{depth: k.depth}
+	for _, r := range k.results {
+		if !keys[resultKey(r)] {
+			out.results = append(out.results, r)
+		}
+	}
+	for _, b := range k.begun {
+		if !keys[begunKey(b)] {
+			out.begun = append(out.begun, b)
+		}
+	}
+	return out
+}
+
+func (k keptAtDepth) empty() bool { return len(k.results) == 0 && len(k.begun) == 0 }
 
 // keptCaptures reads, by depth, the results the runner kept for the
 // crawl's pending pages whose status is captured, and the captures it
