@@ -18,7 +18,9 @@ type CrawlArchives interface {
 	CrawlArchiveLocations(ctx context.Context, crawlID string, limit int) ([]ledger.ArchiveLocation, error)
 }
 
-// MaxExport is how many archives one export of a crawl holds at most.
+// MaxExport is how many archives one export of a crawl holds at most: as
+// many as a crawl has pages at most (crawl.MaxPagesLimit), each page
+// naming one capture, so an export holds every archive of its crawl.
 const MaxExport = 10000
 
 // ExportCrawl writes to w one WACZ of the archives of crawlID that the

@@ -16,6 +16,7 @@ import (
 	"github.com/capture-ledger/ledgerctl/pkg/apptest"
 	"github.com/capture-ledger/ledgerctl/pkg/archive"
 	"github.com/capture-ledger/ledgerctl/pkg/blob"
+	"github.com/capture-ledger/ledgerctl/pkg/crawl"
 	"github.com/capture-ledger/ledgerctl/pkg/wacz"
 )
 
@@ -149,4 +150,13 @@ func BenchmarkExportCrawlVsGets(b *testing.B) {
 	b.ReportMetric(exportTime.Seconds()*1000/float64(b.N), "export-ms/op")
 	b.ReportMetric(getTime.Seconds()*1000/float64(b.N), "gets-ms/op")
 	b.ReportMetric(exportTime.Seconds()/getTime.Seconds(), "export/gets")
+}
+
+// TestExportHoldsEveryArchiveOfACrawl: an export holds at most MaxExport
+// archives, one per page that names its capture; a crawl has at most
+// crawl.MaxPagesLimit pages, so no export of a crawl leaves an archive out.
+func TestExportHoldsEveryArchiveOfACrawl(t *testing.T) {
+	if archive.MaxExport < crawl.MaxPagesLimit {
+		t.Errorf("an export holds at most %d archives, a crawl may have %d pages", archive.MaxExport, crawl.MaxPagesLimit)
+	}
 }
