@@ -2,7 +2,6 @@ package crawl_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"strings"
 	"sync"
@@ -96,16 +95,8 @@ func TestCloseReadsTheBucketBeforeItLocksTheCrawl(t *testing.T) {
 	id := e.start(crawl.StartRequest{Seeds: []string{www, docs, inFlight}, Rules: siteRules, MaxDepth: ptr(1)})
 	keep := func(p crawl.PageReport) {
 		t.Helper()
-		data, err := json.Marshal(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		running, err := e.store.RunnerSave(e.ctx, id, ledger.RunnerPageResult{
-			URL: p.URL, Host: host(t, p.URL), Depth: 0, TaskID: p.TaskID, SubmittedAt: p.SubmittedAt, FinishedAt: p.FinishedAt,
-			Result: data, Attempts: 1,
-		}, e.clock.Now())
-		if err != nil || !running {
-			t.Fatalf("keep %s: running %v, %v", p.URL, running, err)
+		if !e.keepResult(id, p) {
+			t.Fatalf("keep %s: the crawl is not running", p.URL)
 		}
 	}
 	kept := e.write(capture{url: www})

@@ -33,21 +33,7 @@ func TestStopRegistersWhatTheRunnerKept(t *testing.T) {
 	e.crawlID = "5b0a3c1e-0000-4000-8000-000000000000"
 	foreign := e.write(capture{url: third}) // another crawl's capture, kept under this crawl's page
 	e.crawlID = id
-	keep := func(p crawl.PageReport) bool {
-		t.Helper()
-		data, err := json.Marshal(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		running, err := e.store.RunnerSave(e.ctx, id, ledger.RunnerPageResult{
-			URL: p.URL, Host: host(t, p.URL), Depth: 0, TaskID: p.TaskID, SubmittedAt: p.SubmittedAt, FinishedAt: p.FinishedAt,
-			Result: data, Attempts: 1,
-		}, e.clock.Now())
-		if err != nil {
-			t.Fatal(err)
-		}
-		return running
-	}
+	keep := func(p crawl.PageReport) bool { return e.keepResult(id, p) }
 	for _, p := range []crawl.PageReport{keptOnly, early, failed, foreign} {
 		if !keep(p) {
 			t.Fatalf("keeping %s: the crawl is not running", p.URL)
@@ -143,8 +129,27 @@ func TestStopRegistersWhatTheRunnerKept(t *testing.T) {
 	}
 }
 
+// keepResult keeps p as the runner keeps a page's result at depth 0 of
+// the crawl id, and answers whether the crawl was running (a result is
+// kept only then).
+func (e *env) keepResult(id string, p crawl.PageReport) bool {
+	e.t.Helper()
+	data, err := json.Marshal(p)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	running, err := e.store.RunnerSave(e.ctx, id, ledger.RunnerPageResult{
+		URL: p.URL, Host: host(e.t, p.URL), Depth: 0, TaskID: p.TaskID, SubmittedAt: p.SubmittedAt, FinishedAt: p.FinishedAt,
+		Result: data, Attempts: 1,
+	}, e.clock.Now())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return running
+}
+
 // host is u's host, as the runner keys its results.
-func host(t *testing.T, u string) string {
+func host(t testing.TB, u string) string {
 	t.Helper()
 	p, err := url.Parse(u)
 	if err != nil {
@@ -191,15 +196,8 @@ func TestFailingACrawlRegistersWhatTheRunnerKept(t *testing.T) {
 			e := newEnv(t)
 			id := e.start(crawl.StartRequest{Seeds: []string{www, docs}, Rules: siteRules, MaxDepth: ptr(1)})
 			p := e.write(capture{url: www})
-			data, err := json.Marshal(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if running, err := e.store.RunnerSave(e.ctx, id, ledger.RunnerPageResult{
-				URL: p.URL, Host: host(t, p.URL), Depth: 0, TaskID: p.TaskID, SubmittedAt: p.SubmittedAt, FinishedAt: p.FinishedAt,
-				Result: data, Attempts: 1,
-			}, e.clock.Now()); err != nil || !running {
-				t.Fatalf("keep: %v, %v", running, err)
+			if !e.keepResult(id, p) {
+				t.Fatal("keep: the crawl is not running")
 			}
 			if !c.close(e, id) {
 				t.Fatal("the crawl was not closed")
