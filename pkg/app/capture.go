@@ -10,6 +10,7 @@ import (
 	"github.com/capture-ledger/ledgerctl/pkg/archive"
 	"github.com/capture-ledger/ledgerctl/pkg/blob"
 	"github.com/capture-ledger/ledgerctl/pkg/capture"
+	"github.com/capture-ledger/ledgerctl/pkg/config"
 )
 
 // CaptureConfig reads the built-in capturer's limits and switches
@@ -39,6 +40,9 @@ func (a *App) CaptureEngine(name string) (capture.Engine, error) {
 // Captures is the "capture these pages" use-case over eng, writing into
 // the configured bucket and registering through the ledger's admission.
 func (a *App) Captures(ctx context.Context, eng capture.Engine, software string) (*archive.Captures, error) {
+	if err := a.DirectCapturesRefused(); err != nil {
+		return nil, err
+	}
 	st, err := a.Store(ctx)
 	if err != nil {
 		return nil, err
@@ -56,6 +60,19 @@ func (a *App) Captures(ctx context.Context, eng capture.Engine, software string)
 		Log:         a.Log,
 		Hosts:       st, HostAtOnce: a.Settings.HostAtOnce, HostDelay: a.Settings.HostDelay, HostTTL: a.Settings.HostLeaseTTL,
 	}, nil
+}
+
+// DirectCapturesRefused says why direct captures (POST /api/captures,
+// ledgerctl capture) cannot run here, nil when they can: they use the
+// built-in capturer, which signs nothing, so with
+// CAPTURE_LEDGER_CAPTURE_SIGNING=1 they are refused rather than written
+// unsigned (a *config.InvalidError naming the variable).
+func (a *App) DirectCapturesRefused() error {
+	if !a.Settings.CaptureSigning {
+		return nil
+	}
+	return &config.InvalidError{Name: "CAPTURE_LEDGER_CAPTURE_SIGNING", Reason: config.ErrBuiltinUnsigned.Error() +
+		": direct captures (POST /api/captures, ledgerctl capture) use it; unset CAPTURE_LEDGER_CAPTURE_SIGNING to capture unsigned"}
 }
 
 // CaptureQuota is the process's one capture quota (created on first use
@@ -108,6 +125,10 @@ func (b BuiltinCapturer) CaptureURL(ctx context.Context, job archive.CaptureJob)
 // warning (the http engine needs nothing); a bad capture setting stops
 // serve. The engine closes with the App.
 func (a *App) serveCaptures(ctx context.Context, apiSrv *api.Server, software string) error {
+	if err := a.DirectCapturesRefused(); err != nil {
+		a.Log.Warn("POST /api/captures is not served: " + err.Error())
+		return nil
+	}
 	eng, err := a.CaptureEngine("")
 	var missing *capture.ChromiumError
 	switch {

@@ -182,6 +182,12 @@ func (c *Config) Require(names ...string) error {
 	return nil
 }
 
+// ErrBuiltinUnsigned is why CAPTURE_LEDGER_CAPTURE_SIGNING=1 stops what
+// would capture with the built-in capturer: it writes no signature, and a
+// signature asked for is never silently left out (BrowserHive fails a
+// capture it cannot sign).
+var ErrBuiltinUnsigned = errors.New("CAPTURE_LEDGER_CAPTURE_SIGNING=1 asks for signed WACZ files and the built-in capturer does not sign")
+
 // InvalidError names a variable whose value cannot be used.
 type InvalidError struct {
 	Name, Value, Reason string
@@ -489,6 +495,10 @@ func (c *Config) Settings() (Settings, error) {
 	s.CaptureFormats = formats
 	if s.CaptureSigning && formats != nil && !formats["wacz"] {
 		errs = append(errs, &InvalidError{Name: "CAPTURE_LEDGER_CAPTURE_SIGNING", Reason: "CAPTURE_LEDGER_CAPTURE_SIGNING requires wacz in CAPTURE_LEDGER_CAPTURE_FORMATS"})
+	}
+	if s.CaptureSigning && len(s.BrowserHiveEndpoints) == 0 && s.WebhookURL == "" {
+		errs = append(errs, &InvalidError{Name: "CAPTURE_LEDGER_CAPTURE_SIGNING", Reason: ErrBuiltinUnsigned.Error() +
+			": signed crawls need BrowserHive (CAPTURE_LEDGER_BROWSERHIVE_ENDPOINTS) or the Windmill flow (CAPTURE_LEDGER_CRAWL_WEBHOOK_URL); unset it to capture unsigned"})
 	}
 	if (s.WebhookURL == "") != (s.WebhookToken == "") {
 		errs = append(errs, &InvalidError{Name: "CAPTURE_LEDGER_CRAWL_WEBHOOK_URL", Reason: "CAPTURE_LEDGER_CRAWL_WEBHOOK_URL and CAPTURE_LEDGER_CRAWL_WEBHOOK_TOKEN must be set together (one without the other cannot dispatch a crawl)"})

@@ -71,8 +71,8 @@ var Variables = []Var{
 	{Name: "CAPTURE_LEDGER_EXPORT_CONCURRENCY_PER_ORG", Default: "1", Help: "crawl downloads the callers of one organization may have running at once together (a caller of several takes a place of each); past it one is answered 429 with Retry-After"},
 	{Name: "CAPTURE_LEDGER_LIST_CHECK_CONCURRENCY", Default: "2", Help: "can_view checks all archive lists together have in flight (1-100): the share of OpenFGA lists may take, so URL minting keeps its speed"},
 
-	{Name: "CAPTURE_LEDGER_CAPTURE_FORMATS", Default: "wacz", Help: "comma list of png,webp,html,links,mhtml,wacz"},
-	{Name: "CAPTURE_LEDGER_CAPTURE_SIGNING", Help: "\"1\" asks for signed WACZ (needs wacz in the formats)"},
+	{Name: "CAPTURE_LEDGER_CAPTURE_FORMATS", Default: "wacz", Help: "comma list of png,webp,html,links,mhtml,wacz (BrowserHive writes each; the built-in capturer writes wacz, and links where a crawl follows them)"},
+	{Name: "CAPTURE_LEDGER_CAPTURE_SIGNING", Help: "\"1\" asks BrowserHive for signed WACZ (needs wacz in the formats, and BrowserHive or the Windmill flow: the built-in capturer does not sign, so direct captures are refused while it is set)"},
 	{Name: "CAPTURE_LEDGER_CAPTURE_ENGINE", Default: "browser", Help: "engine of the built-in capturer: browser (headless Chromium), http (no JavaScript) or auto (http, then the browser for a page that needs JavaScript)"},
 	{Name: "CAPTURE_LEDGER_CAPTURE_TIMEOUT_MS", Default: "60000", Help: "the longest one built-in capture may take, in milliseconds"},
 	{Name: "CAPTURE_LEDGER_CAPTURE_MAX_BODY_BYTES", Default: "20971520", Help: "the most bytes one response body is recorded with; past it the archive is marked incomplete"},

@@ -82,6 +82,10 @@ func captureRun(cmd *cobra.Command, opts *CaptureOptions, urls []string) error {
 	if err != nil {
 		return err
 	}
+	// Refused before the engine starts: nothing is captured unsigned.
+	if err := a.DirectCapturesRefused(); err != nil {
+		return err
+	}
 	eng, err := a.CaptureEngine(opts.Engine)
 	if err != nil {
 		var ce *capture.ConfigError

@@ -212,6 +212,23 @@ func TestCapture(t *testing.T) {
 	if _, errs, code := clitest.Run(t, dir, env, append(many, "--org", "acme", "--as", "alice")...); code != cmdutil.ExitUsage || !strings.Contains(errs, "at most") {
 		t.Errorf("too many URLs: exit %d: %s", code, errs)
 	}
+	// A signature asked for: the built-in capturer signs nothing, so the
+	// capture is refused before anything is fetched or written (with
+	// BrowserHive set, the setting itself is valid for crawls).
+	signing := map[string]string{}
+	for k, v := range env {
+		signing[k] = v
+	}
+	signing["CAPTURE_LEDGER_CAPTURE_SIGNING"], signing["CAPTURE_LEDGER_BROWSERHIVE_ENDPOINTS"] = "1", "http://127.0.0.1:9"
+	if out, errs, code := clitest.Run(t, dir, signing, "capture", site.URL+"/", "--org", "acme", "--as", "alice", "--engine", "http"); code != cmdutil.ExitUsage ||
+		!strings.Contains(errs, "CAPTURE_LEDGER_CAPTURE_SIGNING") || !strings.Contains(errs, "does not sign") {
+		t.Errorf("a capture asked to be signed: exit %d: %s %s", code, out, errs)
+	}
+	delete(signing, "CAPTURE_LEDGER_BROWSERHIVE_ENDPOINTS")
+	if out, errs, code := clitest.Run(t, dir, signing, "archives", "list", "--as", "alice", "--org", "acme"); code != cmdutil.ExitUsage ||
+		!strings.Contains(errs, "CAPTURE_LEDGER_BROWSERHIVE_ENDPOINTS") {
+		t.Errorf("signing with nothing that signs: exit %d: %s %s", code, out, errs)
+	}
 	// Someone without can_submit on the organization: not allowed.
 	if _, errs, code := clitest.Run(t, dir, env, "capture", site.URL+"/", "--org", "acme", "--as", "mallory"); code != cmdutil.ExitFailure || !strings.Contains(errs, "may not submit") {
 		t.Errorf("mallory: exit %d: %s", code, errs)

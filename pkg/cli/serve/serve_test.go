@@ -54,31 +54,7 @@ func TestServeLikeAnOperator(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	sctx, stop := context.WithCancel(ctx)
-	type result struct {
-		errs string
-		code int
-	}
-	done := make(chan result, 1)
-	go func() {
-		_, errs, code := clitest.RunCtx(sctx, t, dir, env, nil, "serve")
-		done <- result{errs, code}
-	}()
-	base := fmt.Sprintf("http://127.0.0.1:%d", port)
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		res, err := http.Get(base + "/healthz")
-		if err == nil {
-			res.Body.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			stop()
-			r := <-done
-			t.Fatalf("serve never answered: exit %d: %s", r.code, r.errs)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	base, stop := startServe(t, dir, env, port)
 
 	// The drain ticker delivers the tuples within a few intervals.
 	var url string
@@ -118,13 +94,12 @@ func TestServeLikeAnOperator(t *testing.T) {
 		page.Body.Close()
 	}
 
-	stop()
-	r := <-done
-	if r.code != 0 {
-		t.Errorf("serve exit %d after SIGTERM-like cancel: %s", r.code, r.errs)
+	serveErrs, serveCode := stop()
+	if serveCode != 0 {
+		t.Errorf("serve exit %d after SIGTERM-like cancel: %s", serveCode, serveErrs)
 	}
 	for _, want := range []string{"Archive API listening on 127.0.0.1:" + fmt.Sprint(port), "CAPTURE_LEDGER_DEV_IDENTITY=1 — callers are trusted", "shutting down", "config: .env.local (2 names)"} {
-		if !strings.Contains(r.errs, want) {
+		if !strings.Contains(serveErrs, want) {
 			t.Errorf("serve's stderr lacks %q", want)
 		}
 	}
@@ -164,6 +139,75 @@ func TestServeLikeAnOperator(t *testing.T) {
 	out, _, code = clitest.Run(t, dir, env, "drain", "--requeue")
 	if code != 0 || !strings.Contains(out, "requeued 1") {
 		t.Errorf("drain --requeue: exit %d: %s", code, out)
+	}
+}
+
+// startServe runs `ledgerctl serve` on port until stop, which cancels it
+// and answers its stderr and exit code; it fails the test when serve does
+// not answer /healthz within a minute.
+func startServe(t *testing.T, dir string, env map[string]string, port int) (base string, stop func() (string, int)) {
+	t.Helper()
+	sctx, cancel := context.WithCancel(context.Background())
+	type result struct {
+		errs string
+		code int
+	}
+	done := make(chan result, 1)
+	go func() {
+		_, errs, code := clitest.RunCtx(sctx, t, dir, env, nil, "serve")
+		done <- result{errs, code}
+	}()
+	stop = func() (string, int) {
+		cancel()
+		r := <-done
+		return r.errs, r.code
+	}
+	base = fmt.Sprintf("http://127.0.0.1:%d", port)
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		res, err := http.Get(base + "/healthz")
+		if err == nil {
+			res.Body.Close()
+			return base, stop
+		}
+		if time.Now().After(deadline) {
+			errs, code := stop()
+			t.Fatalf("serve never answered: exit %d: %s", code, errs)
+		}
+	}
+}
+
+// TestServeCapturesNothingUnsigned: with CAPTURE_LEDGER_CAPTURE_SIGNING=1
+// (valid with BrowserHive, which signs crawls' captures), serve does not
+// serve direct captures, which the built-in capturer would write
+// unsigned, and says so in its log.
+func TestServeCapturesNothingUnsigned(t *testing.T) {
+	t.Parallel()
+	port := clitest.FreePort(t)
+	s := clitest.DeployStack(t, "CAPTURE_LEDGER_DEV_IDENTITY", "1", "CAPTURE_LEDGER_API_PORT", fmt.Sprint(port),
+		"CAPTURE_LEDGER_CAPTURE_SIGNING", "1", "CAPTURE_LEDGER_BROWSERHIVE_ENDPOINTS", "http://127.0.0.1:9", "CAPTURE_LEDGER_CAPTURE_ENGINE", "http")
+	base, stop := startServe(t, s.Dir, s.Env, port)
+	// Served, the engines would answer 200 and an empty capture request
+	// 400 (its body is checked first).
+	for _, r := range []struct{ method, path, body string }{
+		{"POST", "/api/captures", `{}`},
+		{"GET", "/api/captures/engines", ""},
+	} {
+		req, _ := http.NewRequest(r.method, base+r.path, strings.NewReader(r.body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-Capture-ledger-Subject", "alice")
+		req.Header.Set("X-Capture-ledger-Organizations", "acme")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusNotFound {
+			t.Errorf("%s %s with signing asked for: %d, want 404 (not served)", r.method, r.path, res.StatusCode)
+		}
+	}
+	errs, _ := stop()
+	if !strings.Contains(errs, "POST /api/captures is not served") || !strings.Contains(errs, "does not sign") {
+		t.Errorf("serve's log does not say why captures are not served:\n%s", errs)
 	}
 }
 
