@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/charmbracelet/lipgloss"
 	"golang.org/x/term"
@@ -79,7 +78,7 @@ func (p *Printer) Printf(format string, a ...any) { fmt.Fprintf(p.W, format, a..
 func (p *Printer) Table(headers []string, rows [][]string) {
 	widths := make([]int, len(headers))
 	for i, h := range headers {
-		widths[i] = utf8.RuneCountInString(h)
+		widths[i] = lipgloss.Width(h)
 	}
 	for _, r := range rows {
 		for i := range headers {
