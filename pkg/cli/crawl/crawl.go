@@ -14,6 +14,7 @@ import (
 	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/crawl"
 	"github.com/capture-ledger/ledgerctl/pkg/crawl/rules"
+	"github.com/capture-ledger/ledgerctl/pkg/i18n"
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 	"github.com/capture-ledger/ledgerctl/pkg/ui"
 )
@@ -362,38 +363,44 @@ func newCmdCrawlStatus(opts *CrawlOptions) *cobra.Command {
 			if opts.JSON {
 				return opts.print(v)
 			}
-			p := ui.New(opts.f.Streams.Out)
-			stop := "—"
-			if v.StopReason != nil {
-				stop = *v.StopReason
-			}
-			p.Printf("crawl %s (%s, by %s)\nstate: %s   stop reason: %s\npages: %d captured, %d discovered (limit %d, depth ≤ %d)\nseeds: %s\n",
-				v.CrawlID, v.OrgID, v.RequestedBy, v.State, stop, v.PagesCaptured, v.PagesDiscovered, v.MaxPages, v.MaxDepth, strings.Join(v.Seeds, " "))
-			for i, r := range v.Rules {
-				p.Printf("rule %d: %s\n", i+1, r)
-			}
-			if v.Error != nil {
-				p.Printf("error: %s\n", *v.Error)
-			}
-			if cs := v.Search; cs != nil {
-				p.Printf("searchable: %d of %d archive(s) indexed", cs.Indexed, cs.Archives)
-				if cs.SearchableAfterMs != nil {
-					p.Printf("; the last %s after the crawl ended", (time.Duration(*cs.SearchableAfterMs) * time.Millisecond).String())
-				}
-				p.Println()
-			}
-			for _, fl := range v.Failures {
-				reason := "no reason given"
-				if fl.Reason != nil {
-					reason = *fl.Reason
-				}
-				p.Printf("failed (depth %d): %s — %s\n", fl.Depth, fl.URL, reason)
-			}
+			printStatus(ui.New(opts.f.Streams.Out), opts.f.Lang(), v)
 			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&watch, "watch", false, "redraw the crawl's per-host progress every 2 s until it ends (exit 1 when it failed; with --json, one line per change)")
 	return cmd
+}
+
+// printStatus prints v as `crawl status` shows it to people, in lang.
+func printStatus(p *ui.Printer, lang i18n.Lang, v crawl.CrawlView) {
+	stop := "—"
+	if v.StopReason != nil {
+		stop = say(lang, "stop", *v.StopReason)
+	}
+	p.Println(tr(lang, "crawlBy", v.CrawlID, v.OrgID, v.RequestedBy))
+	p.Println(tr(lang, "stateLine", say(lang, "state", v.State), stop))
+	p.Println(tr(lang, "pagesLine", v.PagesCaptured, v.PagesDiscovered, v.MaxPages, v.MaxDepth))
+	p.Println(tr(lang, "seedsLine", strings.Join(v.Seeds, " ")))
+	for i, r := range v.Rules {
+		p.Println(tr(lang, "ruleLine", i+1, r))
+	}
+	if v.Error != nil {
+		p.Println(tr(lang, "errorLine", *v.Error))
+	}
+	if cs := v.Search; cs != nil {
+		line := tr(lang, "searchable", cs.Indexed, cs.Archives)
+		if cs.SearchableAfterMs != nil {
+			line += tr(lang, "searchableAfter", (time.Duration(*cs.SearchableAfterMs) * time.Millisecond).String())
+		}
+		p.Println(line)
+	}
+	for _, fl := range v.Failures {
+		reason := tr(lang, "noReasonGiven")
+		if fl.Reason != nil {
+			reason = *fl.Reason
+		}
+		p.Println(tr(lang, "failedAt", fl.Depth, fl.URL, reason))
+	}
 }
 
 func newCmdCrawlList(opts *CrawlOptions) *cobra.Command {

@@ -15,6 +15,7 @@ import (
 	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/crawl"
 	"github.com/capture-ledger/ledgerctl/pkg/crawl/politeness"
+	"github.com/capture-ledger/ledgerctl/pkg/i18n"
 	"github.com/capture-ledger/ledgerctl/pkg/ui"
 )
 
@@ -160,7 +161,7 @@ func drawUntilEnd(ctx context.Context, opts *CrawlOptions, prog *politeness.Prog
 				return err
 			}
 		} else {
-			text = renderProgress(p)
+			text = renderProgress(p, opts.f.Lang())
 		}
 		if text != last {
 			if term && lines > 0 {
@@ -171,11 +172,15 @@ func drawUntilEnd(ctx context.Context, opts *CrawlOptions, prog *politeness.Prog
 		}
 		if p.State != crawl.StateRunning {
 			if p.State == crawl.StateFailed {
-				reason := "no reason recorded"
+				lang := opts.f.Lang()
+				if opts.JSON {
+					lang = i18n.English
+				}
+				reason := tr(lang, "noReasonRecorded")
 				if p.Error != nil {
 					reason = *p.Error
 				}
-				return &cmdutil.ExitError{Code: cmdutil.ExitFailure, Err: fmt.Errorf("crawl %s failed: %s", id, reason)}
+				return &cmdutil.ExitError{Code: cmdutil.ExitFailure, Err: errors.New(tr(lang, "crawlFailed", id, reason))}
 			}
 			return nil
 		}
@@ -195,40 +200,41 @@ func jsonLine(v any) (string, error) {
 	return b.String(), nil
 }
 
-// renderProgress is one drawing: a summary line, every level's pages by
-// state, every host of the crawl, and why pages failed.
-func renderProgress(p politeness.Progress) string {
+// renderProgress is one drawing, in lang: a summary line, every level's
+// pages by state, every host of the crawl, and why pages failed.
+func renderProgress(p politeness.Progress, lang i18n.Lang) string {
 	var b strings.Builder
-	head := fmt.Sprintf("crawl %s · %s", p.CrawlID, p.State)
+	head := tr(lang, "watchHead", p.CrawlID, say(lang, "state", p.State))
 	if p.StopReason != nil {
-		head += " (" + *p.StopReason + ")"
+		head += tr(lang, "watchStop", say(lang, "stop", *p.StopReason))
 	}
-	fmt.Fprintf(&b, "%s · level %d · %d captured, %d discovered\n", head, p.Depth, p.PagesCaptured, p.PagesDiscovered)
-	pending := pendingWord(p.State)
+	fmt.Fprintln(&b, tr(lang, "watchLine", head, p.Depth, p.PagesCaptured, p.PagesDiscovered))
+	pending := tr(lang, pendingKey(p.State))
 	rows := make([][]string, len(p.Hosts))
 	for i, h := range p.Hosts {
 		delay, robots := "-", "-"
 		if h.DelayMs != nil && h.DelaySource != nil {
-			delay = fmt.Sprintf("%d (%s)", *h.DelayMs, *h.DelaySource)
+			delay = tr(lang, "delay", *h.DelayMs, say(lang, "source", *h.DelaySource))
 			if h.BackoffMs > 0 {
-				delay += fmt.Sprintf(", backed off %d", h.BackoffMs)
+				delay += tr(lang, "backedOff", h.BackoffMs)
 			}
 		}
 		if h.Robots != nil {
-			robots = *h.Robots
+			robots = say(lang, "robots", *h.Robots)
 		}
 		rows[i] = []string{h.Host, strconv.Itoa(h.Captured), strconv.Itoa(h.Failed), strconv.Itoa(h.Skipped), strconv.Itoa(h.Pending), delay, robots}
 	}
 	if len(p.Levels) > 1 {
 		parts := make([]string, len(p.Levels))
 		for i, l := range p.Levels {
-			parts[i] = fmt.Sprintf("%d: %d captured, %d failed, %d skipped, %d %s", l.Depth, l.Captured, l.Failed, l.Skipped, l.Pending, pending)
+			parts[i] = tr(lang, "levelPart", l.Depth, l.Captured, l.Failed, l.Skipped, l.Pending, pending)
 		}
-		fmt.Fprintf(&b, "levels  %s\n", strings.Join(parts, " · "))
+		fmt.Fprintln(&b, tr(lang, "levels", strings.Join(parts, " · ")))
 	}
-	(&ui.Printer{W: &b}).Table([]string{"host", "captured", "failed", "skipped", pending, "delay ms", "robots.txt"}, rows)
+	heads := []string{tr(lang, "colHost"), tr(lang, "colCaptured"), tr(lang, "colFailed"), tr(lang, "colSkipped"), pending, tr(lang, "colDelay"), tr(lang, "colRobots")}
+	(&ui.Printer{W: &b}).Table(heads, rows)
 	for _, f := range p.Failures {
-		fmt.Fprintf(&b, "failed  %d page(s): %s\n", f.Pages, cmdutil.Printable(f.Reason))
+		fmt.Fprintln(&b, tr(lang, "failedPages", f.Pages, cmdutil.Printable(f.Reason)))
 	}
 	return b.String()
 }
@@ -236,9 +242,12 @@ func renderProgress(p politeness.Progress) string {
 // pendingWord is what the terminal calls a page still pending in a crawl
 // in state: once the crawl has ended nothing will capture it, and it is
 // "not captured".
-func pendingWord(state string) string {
+func pendingWord(state string) string { return tr(i18n.English, pendingKey(state)) }
+
+// pendingKey is the word of a pending page in a crawl in state (words).
+func pendingKey(state string) string {
 	if state != crawl.StateRunning {
-		return "not captured"
+		return "notCaptured"
 	}
 	return "pending"
 }

@@ -12,11 +12,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/charmbracelet/lipgloss"
+
 	"github.com/capture-ledger/ledgerctl/pkg/cli/clitest"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	crawlcmd "github.com/capture-ledger/ledgerctl/pkg/cli/crawl"
 	"github.com/capture-ledger/ledgerctl/pkg/crawl"
 	"github.com/capture-ledger/ledgerctl/pkg/crawl/politeness"
+	"github.com/capture-ledger/ledgerctl/pkg/i18n"
 )
 
 // TestCrawlRunInTerminal: `crawl run` runs a crawl with the embedded runner
@@ -134,6 +137,25 @@ func TestCrawlStatusWatchShowsEveryHost(t *testing.T) {
 		if !hostRow(out, h, "1") {
 			t.Errorf("the drawing lacks %s with 1 page captured:\n%s", h, out)
 		}
+	}
+	// With a Japanese locale, the status and its drawing say it in
+	// Japanese; --json is the same whatever the locale.
+	ja := maps.Clone(env)
+	ja["LANG"] = "ja_JP.UTF-8"
+	out, errs, code = clitest.Run(t, dir, ja, append([]string{"crawl", "status", id}, as...)...)
+	for _, want := range []string{"クロール " + id + "（acme、alice が開始）", "状態：成功   停止理由：深さの上限に到達", "ページ：取得 2、発見 2（上限 30 ページ、深さ 1 まで）", "ルール 1：follow:any"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("crawl status in Japanese: exit %d, lacks %q:\n%s%s", code, want, out, errs)
+		}
+	}
+	out, errs, code = clitest.Run(t, dir, ja, append([]string{"crawl", "status", id, "--watch"}, as...)...)
+	if code != 0 || !strings.Contains(out, "クロール "+id+" · 成功（深さの上限に到達） · 深さ 1 · 取得 2、発見 2") || !strings.Contains(out, "ホスト") {
+		t.Errorf("crawl status --watch in Japanese: exit %d:\n%s%s", code, out, errs)
+	}
+	jaJSON, _, _ := clitest.Run(t, dir, ja, append([]string{"crawl", "status", id, "--json"}, as...)...)
+	enJSON, _, _ := clitest.Run(t, dir, env, append([]string{"crawl", "status", id, "--json"}, as...)...)
+	if jaJSON != enJSON || !strings.Contains(enJSON, `"state":"succeeded"`) {
+		t.Errorf("crawl status --json differs by locale:\n%s\n%s", jaJSON, enJSON)
 	}
 	out, _, _ = clitest.Run(t, dir, env, append([]string{"crawl", "status", id, "--watch", "--json"}, as...)...)
 	var p struct {
@@ -277,7 +299,7 @@ func TestProgressOfAnEndedCrawl(t *testing.T) {
 		{"failed", "not captured", "pending", nil},
 	} {
 		p.State, p.StopReason = c.state, c.stop
-		out := crawlcmd.RenderProgress(p)
+		out := crawlcmd.RenderProgress(p, i18n.English)
 		if !strings.Contains(out, "1: 2 captured, 0 failed, 0 skipped, 27 "+c.word) {
 			t.Errorf("%s: the levels line does not count 27 %s:\n%s", c.state, c.word, out)
 		}
@@ -286,6 +308,52 @@ func TestProgressOfAnEndedCrawl(t *testing.T) {
 		}
 		if strings.Contains(out, c.not) {
 			t.Errorf("%s: the drawing says %q:\n%s", c.state, c.not, out)
+		}
+	}
+}
+
+// TestProgressInJapanese: with a Japanese locale the drawing says the
+// crawl's state, stop reason, levels, columns, delay sources and
+// robots.txt outcomes in the console's words; the hosts' columns stay
+// aligned (Japanese headings are two columns wide a character), and the
+// crawl's own words (its host, a failure's reason) are left as they are.
+func TestProgressInJapanese(t *testing.T) {
+	t.Parallel()
+	stop, delay, source, robots := "max_depth", 1000, "crawl-delay", "fetched"
+	p := politeness.Progress{CrawlID: "c", State: "succeeded", StopReason: &stop, PagesCaptured: 3, PagesDiscovered: 30, Depth: 1,
+		Hosts: []politeness.HostProgress{{Host: "example.test", Captured: 3, Pending: 27, DelayMs: &delay, DelaySource: &source, Robots: &robots},
+			{Host: "b.test", Captured: 10, Failed: 2}},
+		Levels:   []politeness.LevelProgress{{Depth: 0, Captured: 1}, {Depth: 1, Captured: 2, Pending: 27}},
+		Failures: []politeness.Failure{{Reason: "net::ERR_FAILED", Pages: 2}}}
+	out := crawlcmd.RenderProgress(p, i18n.Japanese)
+	t.Logf("\n%s", out)
+	for _, want := range []string{
+		"クロール c · 成功（深さの上限に到達） · 深さ 1 · 取得 3、発見 30",
+		"深さ別  0：取得 1、失敗 0、スキップ 0、未取得 0 · 1：取得 2、失敗 0、スキップ 0、未取得 27",
+		"1000（robots.txt の Crawl-delay）", "読み込み済み",
+		"失敗  2 ページ：net::ERR_FAILED",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the drawing lacks %q", want)
+		}
+	}
+	for _, english := range []string{"captured", "succeeded", "max_depth", "pending", "fetched", "level"} {
+		if strings.Contains(out, english) {
+			t.Errorf("the Japanese drawing says %q", english)
+		}
+	}
+	// Each column starts at the same terminal column on every line.
+	lines := strings.Split(out, "\n")
+	head := lines[2]
+	if !strings.HasPrefix(head, "ホスト") {
+		t.Fatalf("line 3 is %q, want the hosts' heading", head)
+	}
+	at := func(line, cell string) int { return lipgloss.Width(line[:strings.Index(line, cell)]) }
+	for _, row := range []struct{ line, cell, heading string }{
+		{lines[3], "3", "取得"}, {lines[4], "10", "取得"}, {lines[4], "2", "失敗"},
+	} {
+		if got, want := at(row.line, " "+row.cell+" ")+1, at(head, row.heading); got != want {
+			t.Errorf("%q starts at column %d of %q, its heading %q at %d", row.cell, got, row.line, row.heading, want)
 		}
 	}
 }

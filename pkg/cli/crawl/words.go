@@ -1,0 +1,79 @@
+package crawl
+
+import (
+	"fmt"
+
+	"github.com/capture-ledger/ledgerctl/pkg/i18n"
+)
+
+// words are what `crawl status` and its --watch drawing print for people,
+// in English and Japanese (the console's words for the same things:
+// pkg/web/crawls.go). English keeps the API's own words for states, stop
+// reasons, delay sources and robots.txt outcomes, as --json prints them;
+// Japanese says them in words. --json never uses these.
+var words = map[string][2]string{
+	"crawlBy":         {"crawl %[1]s (%[2]s, by %[3]s)", "クロール %[1]s（%[2]s、%[3]s が開始）"},
+	"stateLine":       {"state: %[1]s   stop reason: %[2]s", "状態：%[1]s   停止理由：%[2]s"},
+	"pagesLine":       {"pages: %[1]d captured, %[2]d discovered (limit %[3]d, depth ≤ %[4]d)", "ページ：取得 %[1]d、発見 %[2]d（上限 %[3]d ページ、深さ %[4]d まで）"},
+	"seedsLine":       {"seeds: %s", "シード：%s"},
+	"ruleLine":        {"rule %d: %s", "ルール %d：%s"},
+	"errorLine":       {"error: %s", "エラー：%s"},
+	"searchable":      {"searchable: %[1]d of %[2]d archive(s) indexed", "検索：%[2]d 件中 %[1]d 件のアーカイブを索引済み"},
+	"searchableAfter": {"; the last %s after the crawl ended", "（最後の 1 件はクロール終了の %s 後）"},
+	"failedAt":        {"failed (depth %[1]d): %[2]s — %[3]s", "失敗（深さ %[1]d）：%[2]s — %[3]s"},
+	"noReasonGiven":   {"no reason given", "理由の記録なし"},
+
+	"watchHead":        {"crawl %[1]s · %[2]s", "クロール %[1]s · %[2]s"},
+	"watchStop":        {" (%s)", "（%s）"},
+	"watchLine":        {"%[1]s · level %[2]d · %[3]d captured, %[4]d discovered", "%[1]s · 深さ %[2]d · 取得 %[3]d、発見 %[4]d"},
+	"levelPart":        {"%[1]d: %[2]d captured, %[3]d failed, %[4]d skipped, %[5]d %[6]s", "%[1]d：取得 %[2]d、失敗 %[3]d、スキップ %[4]d、%[6]s %[5]d"},
+	"levels":           {"levels  %s", "深さ別  %s"},
+	"colHost":          {"host", "ホスト"},
+	"colCaptured":      {"captured", "取得"},
+	"colFailed":        {"failed", "失敗"},
+	"colSkipped":       {"skipped", "スキップ"},
+	"colDelay":         {"delay ms", "間隔 ms"},
+	"colRobots":        {"robots.txt", "robots.txt"},
+	"delay":            {"%[1]d (%[2]s)", "%[1]d（%[2]s）"},
+	"backedOff":        {", backed off %d", "、待機 %d"},
+	"failedPages":      {"failed  %[1]d page(s): %[2]s", "失敗  %[1]d ページ：%[2]s"},
+	"pending":          {"pending", "待機"},
+	"notCaptured":      {"not captured", "未取得"},
+	"crawlFailed":      {"crawl %[1]s failed: %[2]s", "クロール %[1]s は失敗しました：%[2]s"},
+	"noReasonRecorded": {"no reason recorded", "理由の記録なし"},
+}
+
+// said is how Japanese says a word of the API's (a state, a stop reason,
+// a delay source, a robots.txt outcome); English says the word itself,
+// and so does Japanese for a word not here.
+var said = map[string]string{
+	"state:running": "実行中", "state:succeeded": "成功", "state:failed": "失敗",
+	"stop:completed": "完了", "stop:max_depth": "深さの上限に到達", "stop:max_pages": "ページ数の上限に到達",
+	"stop:failed": "失敗", "stop:stopped": "停止",
+	"source:setting": "クロールの設定", "source:crawl-delay": "robots.txt の Crawl-delay", "source:cap": "上限で切った Crawl-delay",
+	"source:backoff": "待機", "source:host": "ホストの設定",
+	"robots:fetched": "読み込み済み", "robots:absent": "なし", "robots:unreachable": "届かない", "robots:unparsable": "読めない", "robots:unknown": "記録なし",
+}
+
+// tr is the sentence key in lang, with args.
+func tr(lang i18n.Lang, key string, args ...any) string {
+	w, ok := words[key]
+	if !ok {
+		panic("crawl: no words for " + key)
+	}
+	f := w[0]
+	if lang == i18n.Japanese {
+		f = w[1]
+	}
+	return fmt.Sprintf(f, args...)
+}
+
+// say is the API's word of kind (state, stop, source, robots) in lang.
+func say(lang i18n.Lang, kind, word string) string {
+	if lang == i18n.Japanese {
+		if s, ok := said[kind+":"+word]; ok {
+			return s
+		}
+	}
+	return word
+}
