@@ -12,6 +12,7 @@ import (
 	"github.com/capture-ledger/ledgerctl/pkg/archive"
 	"github.com/capture-ledger/ledgerctl/pkg/capture"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
+	"github.com/capture-ledger/ledgerctl/pkg/i18n"
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 	"github.com/capture-ledger/ledgerctl/pkg/ui"
 )
@@ -136,7 +137,8 @@ func captureRun(cmd *cobra.Command, opts *CaptureOptions, urls []string) error {
 	}
 	if n := len(res.Pages) - res.Failed(); n > 0 {
 		fmt.Fprintf(opts.f.Streams.Err, "%d archive(s) registered for %s; ", n, req.Org)
-		cmdutil.Deliver(ctx, a, opts.f.Streams.Err)
+		// capture's own lines are English (README): so is this one.
+		cmdutil.Deliver(ctx, a, opts.f.Streams.Err, i18n.English)
 		indexNow(ctx, a, archiveIDs(res), opts.f.Streams.Err)
 	}
 	if n := res.Failed(); n > 0 {

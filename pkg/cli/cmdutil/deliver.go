@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/capture-ledger/ledgerctl/pkg/app"
+	"github.com/capture-ledger/ledgerctl/pkg/i18n"
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 	"github.com/capture-ledger/ledgerctl/pkg/outbox"
 )
@@ -23,7 +24,8 @@ const deliverTimeout = 30 * time.Second
 // then Deliver waits for the rows a drainer holds to be marked. What cannot
 // be delivered now is named with the command that finishes it; the
 // archives are registered either way, so this never fails the command.
-func Deliver(ctx context.Context, a *app.App, errw io.Writer) {
+// It says so in lang.
+func Deliver(ctx context.Context, a *app.App, errw io.Writer, lang i18n.Lang) {
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), deliverTimeout)
 	defer cancel()
 	res, err := a.Drain(dctx, outbox.Options{})
@@ -37,21 +39,35 @@ func Deliver(ctx context.Context, a *app.App, errw io.Writer) {
 			}
 		}
 	}
+	ja := lang == i18n.Japanese
+	say := func(en, jp string, args ...any) {
+		if ja {
+			en = jp
+		}
+		fmt.Fprintf(errw, en+"\n", args...)
+	}
 	switch {
 	case errors.Is(err, ledger.ErrUnreachable):
-		fmt.Fprintf(errw, "their permissions are queued, but OpenFGA did not answer (%v): `ledgerctl drain` (or serve) delivers them\n", ledger.UnreachableCause(err))
+		say("their permissions are queued, but OpenFGA did not answer (%v): `ledgerctl drain` (or serve) delivers them",
+			"権限はキューにありますが、OpenFGA が応答しませんでした（%v）。`ledgerctl drain`（または serve）が届けます", ledger.UnreachableCause(err))
 	case err != nil:
-		fmt.Fprintf(errw, "their permissions are queued, but delivering them failed (%v): `ledgerctl drain` (or serve) delivers them\n", err)
+		say("their permissions are queued, but delivering them failed (%v): `ledgerctl drain` (or serve) delivers them",
+			"権限はキューにありますが、届けられませんでした（%v）。`ledgerctl drain`（または serve）が届けます", err)
 	case res.Failed > 0 || res.Dead > 0:
-		fmt.Fprintf(errw, "%d permission row(s) could not be delivered yet: see `ledgerctl drain --status`\n", res.Failed+res.Dead)
+		say("%d permission row(s) could not be delivered yet: see `ledgerctl drain --status`",
+			"権限の %d 行をまだ届けられていません。`ledgerctl drain --status` を見てください", res.Failed+res.Dead)
 	case inFlight > 0:
-		fmt.Fprintf(errw, "%d permission row(s) are still being delivered by another drainer (a running serve): see `ledgerctl drain --status`\n", inFlight)
+		say("%d permission row(s) are still being delivered by another drainer (a running serve): see `ledgerctl drain --status`",
+			"権限の %d 行は別の配送処理（実行中の serve）が届けている途中です。`ledgerctl drain --status` を見てください", inFlight)
 	case pending > 0:
-		fmt.Fprintf(errw, "%d permission row(s) are not delivered yet (they are retried): see `ledgerctl drain --status`\n", pending)
+		say("%d permission row(s) are not delivered yet (they are retried): see `ledgerctl drain --status`",
+			"権限の %d 行はまだ届いていません（再試行されます）。`ledgerctl drain --status` を見てください", pending)
 	case res.Delivered == 0:
-		fmt.Fprintln(errw, "no permission is left to deliver (a running serve delivers them as they are queued): those allowed can list and open them now")
+		say("no permission is left to deliver (a running serve delivers them as they are queued): those allowed can list and open them now",
+			"届ける権限は残っていません（実行中の serve がキューに入るたびに届けます）。許された人はもう一覧で見て開けます")
 	default:
-		fmt.Fprintf(errw, "their permissions are in OpenFGA (%d row(s) delivered): those allowed can list and open them now\n", res.Delivered)
+		say("their permissions are in OpenFGA (%d row(s) delivered): those allowed can list and open them now",
+			"権限は OpenFGA に入りました（%d 行を配送）。許された人はもう一覧で見て開けます", res.Delivered)
 	}
 }
 

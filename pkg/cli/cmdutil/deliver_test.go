@@ -9,6 +9,7 @@ import (
 
 	"github.com/capture-ledger/ledgerctl/pkg/apptest"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
+	"github.com/capture-ledger/ledgerctl/pkg/i18n"
 )
 
 // TestDeliverAlongsideServe: a command's Deliver says what happened to the
@@ -35,9 +36,16 @@ func TestDeliverAlongsideServe(t *testing.T) {
 	// Nobody else drains: the command delivers its row itself.
 	queue("alice")
 	var errw bytes.Buffer
-	cmdutil.Deliver(ctx, env.App, &errw)
+	cmdutil.Deliver(ctx, env.App, &errw, i18n.English)
 	if got := errw.String(); !strings.Contains(got, "their permissions are in OpenFGA (1 row(s) delivered)") {
 		t.Errorf("delivered by the command: %q", got)
+	}
+	// The same, said in Japanese.
+	queue("carol")
+	errw.Reset()
+	cmdutil.Deliver(ctx, env.App, &errw, i18n.Japanese)
+	if got := errw.String(); got != "権限は OpenFGA に入りました（1 行を配送）。許された人はもう一覧で見て開けます\n" {
+		t.Errorf("delivered by the command, in Japanese: %q", got)
 	}
 
 	// A serve took the row first and delivers it 300 ms later.
@@ -53,7 +61,7 @@ func TestDeliverAlongsideServe(t *testing.T) {
 	}()
 	errw.Reset()
 	start := time.Now()
-	cmdutil.Deliver(ctx, env.App, &errw)
+	cmdutil.Deliver(ctx, env.App, &errw, i18n.English)
 	took := time.Since(start)
 	if err := <-done; err != nil {
 		t.Fatal(err)
@@ -78,7 +86,7 @@ func TestDeliverAlongsideServe(t *testing.T) {
 		done <- st.MarkDelivered(ctx, []int64{rows[0].ID})
 	}()
 	errw.Reset()
-	cmdutil.Deliver(ctx, env.App, &errw)
+	cmdutil.Deliver(ctx, env.App, &errw, i18n.English)
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +105,7 @@ func TestDeliverAlongsideServe(t *testing.T) {
 		done <- st.MarkFailed(ctx, rows[0].ID, "OpenFGA unreachable", time.Minute, false)
 	}()
 	errw.Reset()
-	cmdutil.Deliver(ctx, env.App, &errw)
+	cmdutil.Deliver(ctx, env.App, &errw, i18n.English)
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}

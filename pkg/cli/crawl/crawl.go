@@ -155,9 +155,9 @@ func newCmdCrawlStart(opts *CrawlOptions) *cobra.Command {
 			case wait:
 				return watchCrawl(cmd.Context(), opts, c, id, 2*time.Second)
 			case embedded:
-				fmt.Fprintf(opts.f.Streams.Err, "crawl started; it runs on the embedded runner of a running `ledgerctl serve`, or run it here with: ledgerctl crawl run %s %s (or start with --wait)\n", id, as)
+				fmt.Fprintln(opts.f.Streams.Err, tr(opts.f.Lang(), "startedEmbedded", id, as))
 			default:
-				fmt.Fprintf(opts.f.Streams.Err, "crawl started on the Windmill flow; follow it with: ledgerctl crawl status %s %s --watch\n", id, as)
+				fmt.Fprintln(opts.f.Streams.Err, tr(opts.f.Lang(), "startedWindmill", id, as))
 			}
 			return nil
 		},

@@ -96,14 +96,15 @@ func runCrawlHere(ctx context.Context, opts *CrawlOptions, c crawl.Caller, id st
 		err = rerr
 	}
 	// What the levels admitted is listable when this returns.
+	lang := opts.f.Lang()
 	if v, gerr := svc.Get(ctx, c, id); gerr == nil && v.PagesCaptured == 0 {
-		fmt.Fprintln(opts.f.Streams.Err, "archives of this run: none (no page was captured)")
+		fmt.Fprintln(opts.f.Streams.Err, tr(lang, "archivesNone"))
 	} else {
-		fmt.Fprint(opts.f.Streams.Err, "archives of this run: ")
-		cmdutil.Deliver(ctx, a, opts.f.Streams.Err)
+		fmt.Fprint(opts.f.Streams.Err, tr(lang, "archivesOfRun"))
+		cmdutil.Deliver(ctx, a, opts.f.Streams.Err, lang)
 	}
 	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
-		fmt.Fprintf(opts.f.Streams.Err, "stopped; crawl %s is still running: `ledgerctl serve` or `ledgerctl crawl run %s --as %s` resumes it\n", id, id, c.Subject)
+		fmt.Fprintln(opts.f.Streams.Err, tr(lang, "stillRunning", id, c.Subject))
 		return nil
 	}
 	return err

@@ -232,6 +232,20 @@ func TestCrawlStatusWatchShowsEveryHost(t *testing.T) {
 	if code != 2 || !strings.Contains(errs, "--state must be equal to one of the allowed values (pending, captured, failed, skipped)") {
 		t.Errorf("crawl pages --state lost: exit %d %s", code, errs)
 	}
+
+	// crawl start --wait and crawl start under a Japanese locale: the id
+	// alone on stdout as ever, the drawing and what the command says on
+	// stderr in Japanese.
+	out, errs, code = clitest.Run(t, dir, ja, append([]string{"crawl", "start", "--seed", blog.URL + "/", "--rule", "follow:any",
+		"--max-depth", "0", "--per-host-delay-ms", "0", "--wait"}, as...)...)
+	if first := strings.SplitN(out, "\n", 2)[0]; code != 0 || len(first) != 36 || !strings.Contains(out, "取得 1、発見 1") ||
+		!strings.HasPrefix(errs, "この実行のアーカイブ：") || strings.Contains(errs, "archives of this run") {
+		t.Errorf("crawl start --wait in Japanese: exit %d\n%s%s", code, out, errs)
+	}
+	out, errs, code = clitest.Run(t, dir, ja, append([]string{"crawl", "start", "--seed", blog.URL + "/", "--rule", "follow:any"}, as...)...)
+	if code != 0 || len(strings.TrimSpace(out)) != 36 || !strings.HasPrefix(errs, "クロールを開始しました。") {
+		t.Errorf("crawl start in Japanese: exit %d\n%s%s", code, out, errs)
+	}
 }
 
 // TestWhySentence: each verdict in words, with what decided it.

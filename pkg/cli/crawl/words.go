@@ -6,9 +6,9 @@ import (
 	"github.com/capture-ledger/ledgerctl/pkg/i18n"
 )
 
-// words are what `crawl status` and its --watch drawing print for people,
-// in English and Japanese (the console's words for the same things:
-// pkg/web/crawls.go). English keeps the API's own words for states, stop
+// words are what `crawl start`, `crawl run` and `crawl status` (and its
+// --watch drawing) print for people, in English and Japanese (the
+// console's words for the same things: pkg/web/crawls.go). English keeps the API's own words for states, stop
 // reasons, delay sources and robots.txt outcomes, as --json prints them;
 // Japanese says them in words. --json never uses these.
 var words = map[string][2]string{
@@ -22,6 +22,15 @@ var words = map[string][2]string{
 	"searchableAfter": {"; the last %s after the crawl ended", "（最後の 1 件はクロール終了の %s 後）"},
 	"failedAt":        {"failed (depth %[1]d): %[2]s — %[3]s", "失敗（深さ %[1]d）：%[2]s — %[3]s"},
 	"noReasonGiven":   {"no reason given", "理由の記録なし"},
+
+	"startedEmbedded": {"crawl started; it runs on the embedded runner of a running `ledgerctl serve`, or run it here with: ledgerctl crawl run %[1]s %[2]s (or start with --wait)",
+		"クロールを開始しました。実行中の `ledgerctl serve` の組み込みランナーが実行します。ここで実行するには：ledgerctl crawl run %[1]s %[2]s（または --wait を付けて開始）"},
+	"startedWindmill": {"crawl started on the Windmill flow; follow it with: ledgerctl crawl status %[1]s %[2]s --watch",
+		"Windmill のフローでクロールを開始しました。経過を見るには：ledgerctl crawl status %[1]s %[2]s --watch"},
+	"archivesNone":  {"archives of this run: none (no page was captured)", "この実行のアーカイブ：なし（取得したページはありません）"},
+	"archivesOfRun": {"archives of this run: ", "この実行のアーカイブ："},
+	"stillRunning": {"stopped; crawl %[1]s is still running: `ledgerctl serve` or `ledgerctl crawl run %[1]s --as %[2]s` resumes it",
+		"中断しました。クロール %[1]s は実行中のままです。`ledgerctl serve` か `ledgerctl crawl run %[1]s --as %[2]s` で再開します"},
 
 	"watchHead":        {"crawl %[1]s · %[2]s", "クロール %[1]s · %[2]s"},
 	"watchStop":        {" (%s)", "（%s）"},
