@@ -155,9 +155,9 @@ func newCmdCrawlStart(opts *CrawlOptions) *cobra.Command {
 			case wait:
 				return watchCrawl(cmd.Context(), opts, c, id, 2*time.Second)
 			case embedded:
-				fmt.Fprintln(opts.f.Streams.Err, tr(opts.f.Lang(), "startedEmbedded", id, as))
+				fmt.Fprintln(opts.f.Streams.Err, words.Say(opts.f.Lang(), "startedEmbedded", id, as))
 			default:
-				fmt.Fprintln(opts.f.Streams.Err, tr(opts.f.Lang(), "startedWindmill", id, as))
+				fmt.Fprintln(opts.f.Streams.Err, words.Say(opts.f.Lang(), "startedWindmill", id, as))
 			}
 			return nil
 		},
@@ -377,29 +377,29 @@ func printStatus(p *ui.Printer, lang i18n.Lang, v crawl.CrawlView) {
 	if v.StopReason != nil {
 		stop = say(lang, "stop", *v.StopReason)
 	}
-	p.Println(tr(lang, "crawlBy", v.CrawlID, v.OrgID, v.RequestedBy))
-	p.Println(tr(lang, "stateLine", say(lang, "state", v.State), stop))
-	p.Println(tr(lang, "pagesLine", v.PagesCaptured, v.PagesDiscovered, v.MaxPages, v.MaxDepth))
-	p.Println(tr(lang, "seedsLine", strings.Join(v.Seeds, " ")))
+	p.Println(words.Say(lang, "crawlBy", v.CrawlID, v.OrgID, v.RequestedBy))
+	p.Println(words.Say(lang, "stateLine", say(lang, "state", v.State), stop))
+	p.Println(words.Say(lang, "pagesLine", v.PagesCaptured, v.PagesDiscovered, v.MaxPages, v.MaxDepth))
+	p.Println(words.Say(lang, "seedsLine", strings.Join(v.Seeds, " ")))
 	for i, r := range v.Rules {
-		p.Println(tr(lang, "ruleLine", i+1, r))
+		p.Println(words.Say(lang, "ruleLine", i+1, r))
 	}
 	if v.Error != nil {
-		p.Println(tr(lang, "errorLine", *v.Error))
+		p.Println(words.Say(lang, "errorLine", *v.Error))
 	}
 	if cs := v.Search; cs != nil {
-		line := tr(lang, "searchable", cs.Indexed, cs.Archives)
+		line := words.Say(lang, "searchable", cs.Indexed, cs.Archives)
 		if cs.SearchableAfterMs != nil {
-			line += tr(lang, "searchableAfter", (time.Duration(*cs.SearchableAfterMs) * time.Millisecond).String())
+			line += words.Say(lang, "searchableAfter", (time.Duration(*cs.SearchableAfterMs) * time.Millisecond).String())
 		}
 		p.Println(line)
 	}
 	for _, fl := range v.Failures {
-		reason := tr(lang, "noReasonGiven")
+		reason := words.Say(lang, "noReasonGiven")
 		if fl.Reason != nil {
 			reason = *fl.Reason
 		}
-		p.Println(tr(lang, "failedAt", fl.Depth, fl.URL, reason))
+		p.Println(words.Say(lang, "failedAt", fl.Depth, fl.URL, reason))
 	}
 }
 

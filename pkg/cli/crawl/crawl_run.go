@@ -98,13 +98,13 @@ func runCrawlHere(ctx context.Context, opts *CrawlOptions, c crawl.Caller, id st
 	// What the levels admitted is listable when this returns.
 	lang := opts.f.Lang()
 	if v, gerr := svc.Get(ctx, c, id); gerr == nil && v.PagesCaptured == 0 {
-		fmt.Fprintln(opts.f.Streams.Err, tr(lang, "archivesNone"))
+		fmt.Fprintln(opts.f.Streams.Err, words.Say(lang, "archivesNone"))
 	} else {
-		fmt.Fprint(opts.f.Streams.Err, tr(lang, "archivesOfRun"))
+		fmt.Fprint(opts.f.Streams.Err, words.Say(lang, "archivesOfRun"))
 		cmdutil.Deliver(ctx, a, opts.f.Streams.Err, lang)
 	}
 	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
-		fmt.Fprintln(opts.f.Streams.Err, tr(lang, "stillRunning", id, c.Subject))
+		fmt.Fprintln(opts.f.Streams.Err, words.Say(lang, "stillRunning", id, c.Subject))
 		return nil
 	}
 	return err
@@ -177,11 +177,11 @@ func drawUntilEnd(ctx context.Context, opts *CrawlOptions, prog *politeness.Prog
 				if opts.JSON {
 					lang = i18n.English
 				}
-				reason := tr(lang, "noReasonRecorded")
+				reason := words.Say(lang, "noReasonRecorded")
 				if p.Error != nil {
 					reason = *p.Error
 				}
-				return &cmdutil.ExitError{Code: cmdutil.ExitFailure, Err: errors.New(tr(lang, "crawlFailed", id, reason))}
+				return &cmdutil.ExitError{Code: cmdutil.ExitFailure, Err: errors.New(words.Say(lang, "crawlFailed", id, reason))}
 			}
 			return nil
 		}
@@ -205,19 +205,19 @@ func jsonLine(v any) (string, error) {
 // pages by state, every host of the crawl, and why pages failed.
 func renderProgress(p politeness.Progress, lang i18n.Lang) string {
 	var b strings.Builder
-	head := tr(lang, "watchHead", p.CrawlID, say(lang, "state", p.State))
+	head := words.Say(lang, "watchHead", p.CrawlID, say(lang, "state", p.State))
 	if p.StopReason != nil {
-		head += tr(lang, "watchStop", say(lang, "stop", *p.StopReason))
+		head += words.Say(lang, "watchStop", say(lang, "stop", *p.StopReason))
 	}
-	fmt.Fprintln(&b, tr(lang, "watchLine", head, p.Depth, p.PagesCaptured, p.PagesDiscovered))
-	pending := tr(lang, pendingKey(p.State))
+	fmt.Fprintln(&b, words.Say(lang, "watchLine", head, p.Depth, p.PagesCaptured, p.PagesDiscovered))
+	pending := words.Say(lang, pendingKey(p.State))
 	rows := make([][]string, len(p.Hosts))
 	for i, h := range p.Hosts {
 		delay, robots := "-", "-"
 		if h.DelayMs != nil && h.DelaySource != nil {
-			delay = tr(lang, "delay", *h.DelayMs, say(lang, "source", *h.DelaySource))
+			delay = words.Say(lang, "delay", *h.DelayMs, say(lang, "source", *h.DelaySource))
 			if h.BackoffMs > 0 {
-				delay += tr(lang, "backedOff", h.BackoffMs)
+				delay += words.Say(lang, "backedOff", h.BackoffMs)
 			}
 		}
 		if h.Robots != nil {
@@ -228,14 +228,14 @@ func renderProgress(p politeness.Progress, lang i18n.Lang) string {
 	if len(p.Levels) > 1 {
 		parts := make([]string, len(p.Levels))
 		for i, l := range p.Levels {
-			parts[i] = tr(lang, "levelPart", l.Depth, l.Captured, l.Failed, l.Skipped, l.Pending, pending)
+			parts[i] = words.Say(lang, "levelPart", l.Depth, l.Captured, l.Failed, l.Skipped, l.Pending, pending)
 		}
-		fmt.Fprintln(&b, tr(lang, "levels", strings.Join(parts, " · ")))
+		fmt.Fprintln(&b, words.Say(lang, "levels", strings.Join(parts, " · ")))
 	}
-	heads := []string{tr(lang, "colHost"), tr(lang, "colCaptured"), tr(lang, "colFailed"), tr(lang, "colSkipped"), pending, tr(lang, "colDelay"), tr(lang, "colRobots")}
+	heads := []string{words.Say(lang, "colHost"), words.Say(lang, "colCaptured"), words.Say(lang, "colFailed"), words.Say(lang, "colSkipped"), pending, words.Say(lang, "colDelay"), words.Say(lang, "colRobots")}
 	(&ui.Printer{W: &b}).Table(heads, rows)
 	for _, f := range p.Failures {
-		fmt.Fprintln(&b, tr(lang, "failedPages", f.Pages, cmdutil.Printable(f.Reason)))
+		fmt.Fprintln(&b, words.Say(lang, "failedPages", f.Pages, cmdutil.Printable(f.Reason)))
 	}
 	return b.String()
 }
@@ -243,7 +243,7 @@ func renderProgress(p politeness.Progress, lang i18n.Lang) string {
 // pendingWord is what the terminal calls a page still pending in a crawl
 // in state: once the crawl has ended nothing will capture it, and it is
 // "not captured".
-func pendingWord(state string) string { return tr(i18n.English, pendingKey(state)) }
+func pendingWord(state string) string { return words.Say(i18n.English, pendingKey(state)) }
 
 // pendingKey is the word of a pending page in a crawl in state (words).
 func pendingKey(state string) string {

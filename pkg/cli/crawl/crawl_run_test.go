@@ -371,3 +371,11 @@ func TestProgressInJapanese(t *testing.T) {
 		}
 	}
 }
+
+// TestWordsTakeTheSameArguments: every sentence says, in Japanese, what
+// its English says (cmdutil.Words.Mismatched).
+func TestWordsTakeTheSameArguments(t *testing.T) {
+	if bad := crawlcmd.Words.Mismatched(); len(bad) > 0 {
+		t.Errorf("English and Japanese take different arguments: %q", bad)
+	}
+}

@@ -14,3 +14,6 @@ func NewCrawlOptions(f *cmdutil.Factory, as string, orgs []string) *CrawlOptions
 
 var RenderProgress = renderProgress
 var WhySentence = whySentence
+
+// Words are the crawl commands' words, for the tests.
+var Words = words

@@ -1,8 +1,7 @@
 package crawl
 
 import (
-	"fmt"
-
+	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/i18n"
 )
 
@@ -11,7 +10,7 @@ import (
 // console's words for the same things: pkg/web/crawls.go). English keeps the API's own words for states, stop
 // reasons, delay sources and robots.txt outcomes, as --json prints them;
 // Japanese says them in words. --json never uses these.
-var words = map[string][2]string{
+var words = cmdutil.Words{
 	"crawlBy":         {"crawl %[1]s (%[2]s, by %[3]s)", "クロール %[1]s（%[2]s、%[3]s が開始）"},
 	"stateLine":       {"state: %[1]s   stop reason: %[2]s", "状態：%[1]s   停止理由：%[2]s"},
 	"pagesLine":       {"pages: %[1]d captured, %[2]d discovered (limit %[3]d, depth ≤ %[4]d)", "ページ：取得 %[1]d、発見 %[2]d（上限 %[3]d ページ、深さ %[4]d まで）"},
@@ -62,19 +61,6 @@ var said = map[string]string{
 	"source:setting": "クロールの設定", "source:crawl-delay": "robots.txt の Crawl-delay", "source:cap": "上限で切った Crawl-delay",
 	"source:backoff": "待機", "source:host": "ホストの設定",
 	"robots:fetched": "読み込み済み", "robots:absent": "なし", "robots:unreachable": "届かない", "robots:unparsable": "読めない", "robots:unknown": "記録なし",
-}
-
-// tr is the sentence key in lang, with args.
-func tr(lang i18n.Lang, key string, args ...any) string {
-	w, ok := words[key]
-	if !ok {
-		panic("crawl: no words for " + key)
-	}
-	f := w[0]
-	if lang == i18n.Japanese {
-		f = w[1]
-	}
-	return fmt.Sprintf(f, args...)
 }
 
 // say is the API's word of kind (state, stop, source, robots) in lang.

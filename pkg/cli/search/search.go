@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"html"
+	"io"
 	"net/url"
 	"strconv"
 	"strings"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/capture-ledger/ledgerctl/pkg/app"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
+	"github.com/capture-ledger/ledgerctl/pkg/i18n"
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 	"github.com/capture-ledger/ledgerctl/pkg/search"
 	"github.com/capture-ledger/ledgerctl/pkg/store/postgres"
@@ -160,39 +162,70 @@ func searchRun(cmd *cobra.Command, opts *SearchOptions, raw string) error {
 	if opts.JSON {
 		return json.NewEncoder(opts.f.Streams.Out).Encode(page)
 	}
-	p := ui.New(opts.f.Streams.Out)
+	printHits(ui.New(opts.f.Streams.Out), opts.f.Streams.Err, opts.f.Lang(), id.Subject, page)
+	return nil
+}
+
+// words are what a search prints for people, in English and Japanese
+// (the console's words: pkg/web/search.go); --json never uses them.
+var words = cmdutil.Words{
+	"noTitle":      {"(no title)", "（タイトルなし）"},
+	"archive":      {"archive %s", "アーカイブ %s"},
+	"withheld":     {"text withheld: %s", "本文はアーカイブに入っていません：%s"},
+	"others":       {"%d other captures of this page", "このページの他の取得 %d 件"},
+	"others_one":   {"1 other capture of this page", "このページの他の取得 1 件"},
+	"othersMore":   {"%d other captures of this page (and more)", "このページの他の取得 %d 件以上"},
+	"shownAtLeast": {"%[1]d hit(s) shown; at least %[2]d visible to %[3]s", "%[1]d 件を表示（%[3]s が見られるのは少なくとも %[2]d 件）"},
+	"shownOf":      {"%[1]d hit(s) shown of %[2]d visible to %[3]s", "%[1]d 件を表示（%[3]s が見られるのは %[2]d 件）"},
+	"shown":        {"%d hit(s) shown", "%d 件を表示"},
+	"more":         {"more: --cursor %s", "続き：--cursor %s"},
+	"budget":       {"the search's check or time budget ran out before the page filled; continue with the cursor above", "ページが埋まる前に検索の確認数か時間の上限に達しました。上のカーソルで続けてください"},
+}
+
+// printHits prints page's hits to out and what the search found to errw,
+// in lang: each hit's title, capture time, URL, archive, the other
+// captures of its page and its matches between « and ».
+func printHits(p *ui.Printer, errw io.Writer, lang i18n.Lang, subject string, page search.Page) {
 	for i, h := range page.Hits {
 		title := h.Title
 		if title == "" {
-			title = "(no title)"
+			title = words.Say(lang, "noTitle")
 		}
 		p.Printf("%d. %s  %s\n", i+1, cmdutil.Printable(title), p.Dim(ui.Time(h.CapturedAt)))
 		p.Printf("   %s\n", cmdutil.Printable(h.URL))
-		p.Printf("   %s\n", p.Dim("archive "+h.ArchiveID))
+		p.Printf("   %s\n", p.Dim(words.Say(lang, "archive", h.ArchiveID)))
 		if h.TextWithheld != nil {
-			p.Printf("   %s\n", p.Dim("text withheld: "+cmdutil.Printable(*h.TextWithheld)))
+			p.Printf("   %s\n", p.Dim(words.Say(lang, "withheld", cmdutil.Printable(*h.TextWithheld))))
+		}
+		if n := len(h.OtherCaptures); n > 0 {
+			line := words.Say(lang, "others_one")
+			switch {
+			case h.OtherCapturesMore:
+				line = words.Say(lang, "othersMore", n)
+			case n > 1:
+				line = words.Say(lang, "others", n)
+			}
+			p.Printf("   %s\n", p.Dim(line))
 		}
 		for _, frag := range h.Highlight {
 			p.Printf("   %s\n", plainSnippet(frag))
 		}
 	}
-	w := opts.f.Streams.Err
 	switch {
 	case page.Total != nil && !page.TotalExact:
-		fmt.Fprintf(w, "%d hit(s) shown; at least %d visible to %s\n", len(page.Hits), *page.Total, id.Subject)
+		fmt.Fprintln(errw, words.Say(lang, "shownAtLeast", len(page.Hits), *page.Total, subject))
 	case page.Total != nil:
-		fmt.Fprintf(w, "%d hit(s) shown of %d visible to %s\n", len(page.Hits), *page.Total, id.Subject)
+		fmt.Fprintln(errw, words.Say(lang, "shownOf", len(page.Hits), *page.Total, subject))
 	default:
-		fmt.Fprintf(w, "%d hit(s) shown\n", len(page.Hits))
+		fmt.Fprintln(errw, words.Say(lang, "shown", len(page.Hits)))
 	}
 	if page.Next != nil {
 		// The cursor opens only for this --as, these --org values and this query.
-		fmt.Fprintf(w, "more: --cursor %s\n", *page.Next)
+		fmt.Fprintln(errw, words.Say(lang, "more", *page.Next))
 	}
 	if page.Truncated {
-		fmt.Fprintln(w, "the search's check or time budget ran out before the page filled; continue with the cursor above")
+		fmt.Fprintln(errw, words.Say(lang, "budget"))
 	}
-	return nil
 }
 
 // plainSnippet turns a highlighted fragment (HTML) into terminal text: the

@@ -22,7 +22,9 @@ import (
 	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	searchcmd "github.com/capture-ledger/ledgerctl/pkg/cli/search"
 	"github.com/capture-ledger/ledgerctl/pkg/config"
+	"github.com/capture-ledger/ledgerctl/pkg/i18n"
 	"github.com/capture-ledger/ledgerctl/pkg/search"
+	"github.com/capture-ledger/ledgerctl/pkg/ui"
 	"github.com/capture-ledger/ledgerctl/pkg/wacz"
 )
 
@@ -127,6 +129,15 @@ func TestSearchCommands(t *testing.T) {
 		t.Errorf("search for a person: exit %d: %s %s", code, out, errs)
 	}
 
+	// With a Japanese locale the same search says so in Japanese.
+	ja := maps.Clone(env)
+	ja["LANG"] = "ja_JP.UTF-8"
+	out, errs, code = clitest.Run(t, dir, ja, "search", "東京", "支社", "--as", "bob", "--org", "globex", "--limit", "2")
+	if code != 0 || strings.Count(out, "«東京支社»") != 2 || strings.Count(out, "アーカイブ ") != 2 ||
+		!strings.Contains(errs, "2 件を表示（bob が見られるのは 3 件）") || !strings.Contains(errs, "続き：--cursor "+search.CursorTokenPrefix) {
+		t.Errorf("search for a person, in Japanese: exit %d: %s %s", code, out, errs)
+	}
+
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -227,4 +238,51 @@ func TestSearchCommands(t *testing.T) {
 	}
 	stopServe()
 	<-served
+}
+
+// TestHitsPrinted: a hit is printed with the other captures of its page
+// (how many; "and more" when there may be more), in English and in
+// Japanese, and the count line says whether the total is exact.
+func TestHitsPrinted(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)
+	total := 7
+	page := search.Page{Hits: []search.Hit{
+		{ArchiveID: "a1", URL: "https://example.org/", Title: "", CapturedAt: at,
+			OtherCaptures: []search.Capture{{ArchiveID: "a0", CapturedAt: at.Add(-time.Hour)}}},
+		{ArchiveID: "b1", URL: "https://example.org/b", Title: "B", CapturedAt: at,
+			OtherCaptures: []search.Capture{{ArchiveID: "b0"}, {ArchiveID: "b00"}}, OtherCapturesMore: true},
+		{ArchiveID: "c1", URL: "https://example.org/c", Title: "C", CapturedAt: at},
+	}, Total: &total}
+	for _, c := range []struct {
+		lang       i18n.Lang
+		out, count []string
+	}{
+		{i18n.English, []string{"1. (no title)", "archive a1", "   1 other capture of this page\n", "   2 other captures of this page (and more)\n"}, []string{"3 hit(s) shown; at least 7 visible to bob"}},
+		{i18n.Japanese, []string{"1. （タイトルなし）", "アーカイブ a1", "   このページの他の取得 1 件\n", "   このページの他の取得 2 件以上\n"}, []string{"3 件を表示（bob が見られるのは少なくとも 7 件）"}},
+	} {
+		var out, errw bytes.Buffer
+		searchcmd.PrintHits(&ui.Printer{W: &out}, &errw, c.lang, "bob", page)
+		for _, want := range c.out {
+			if !strings.Contains(out.String(), want) {
+				t.Errorf("%s: the hits lack %q:\n%s", c.lang, want, out.String())
+			}
+		}
+		if strings.Count(out.String(), "other capture")+strings.Count(out.String(), "他の取得") != 2 {
+			t.Errorf("%s: a hit without other captures says it has some:\n%s", c.lang, out.String())
+		}
+		for _, want := range c.count {
+			if !strings.Contains(errw.String(), want) {
+				t.Errorf("%s: the count line is %q, want %q", c.lang, errw.String(), want)
+			}
+		}
+	}
+}
+
+// TestWordsTakeTheSameArguments: every sentence says, in Japanese, what
+// its English says (cmdutil.Words.Mismatched).
+func TestWordsTakeTheSameArguments(t *testing.T) {
+	if bad := searchcmd.Words.Mismatched(); len(bad) > 0 {
+		t.Errorf("English and Japanese take different arguments: %q", bad)
+	}
 }
