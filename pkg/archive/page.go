@@ -71,24 +71,6 @@ func ParseWhy(v []string) (bool, error) {
 	return false, &ledger.FieldError{Field: FieldWhy, Reason: "must be true or false"}
 }
 
-// ReasonText says a confirmed reason in a few words, for tables.
-func ReasonText(r ledger.Reason) string {
-	switch r.Kind {
-	case ledger.ReasonOrganization:
-		return "member of " + r.Organization
-	case ledger.ReasonOwner:
-		return "owner"
-	}
-	s := "shared with you"
-	if r.Organization != "" {
-		s = "shared with " + r.Organization
-	}
-	if r.Until != nil {
-		s += " until " + r.Until.UTC().Format("2006-01-02 15:04Z")
-	}
-	return s
-}
-
 // ParseBefore reads a position given as before=<date-time> and an optional
 // beforeId=<uuid>, each at most once; nil when neither is given. Without an
 // id, the rows strictly older than the time follow. Bad input is a

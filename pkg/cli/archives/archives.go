@@ -11,6 +11,7 @@ import (
 
 	"github.com/capture-ledger/ledgerctl/pkg/archive"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
+	"github.com/capture-ledger/ledgerctl/pkg/i18n"
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 	"github.com/capture-ledger/ledgerctl/pkg/ui"
 )
@@ -216,41 +217,83 @@ func archivesListRun(cmd *cobra.Command, opts *ArchivesOptions) error {
 		return json.NewEncoder(opts.f.Streams.Out).Encode(body)
 	}
 	p := ui.New(opts.f.Streams.Out)
+	lang := opts.f.Lang()
 	if len(page.Archives) == 0 {
-		fmt.Fprintln(opts.f.Streams.Err, "no archive visible to "+subject)
+		fmt.Fprintln(opts.f.Streams.Err, listWords.Say(lang, "none", subject))
 	} else {
-		head, rows := archiveTable(page.Archives, opts.Why)
+		head, rows := archiveTable(page.Archives, opts.Why, lang)
 		p.Table(head, rows)
 	}
 	if body.Next != nil {
 		// The cursor opens only for this --as and these --org values.
-		fmt.Fprintf(opts.f.Streams.Err, "more: --before %s\n", body.Next.Before)
+		fmt.Fprintln(opts.f.Streams.Err, listWords.Say(lang, "more", body.Next.Before))
 	}
 	if page.Truncated {
-		fmt.Fprintln(opts.f.Streams.Err, "the list's check or time budget ran out before the page filled; continue with the cursor above")
+		fmt.Fprintln(opts.f.Streams.Err, listWords.Say(lang, "budget"))
 	}
 	return nil
 }
 
-// archiveTable lays out archives list's table: id, captured, source, then
-// labels and wacz ("incomplete" when the WACZ is known to lack something)
-// only when some row has one — a column empty in every row is left out —
-// and why with --why.
-func archiveTable(archives []ledger.Archive, why bool) (head []string, rows [][]string) {
+// listWords are what archives list prints for people, in English and
+// Japanese (the console's words: pkg/web/archives.go); --json never uses
+// them.
+var listWords = cmdutil.Words{
+	"colID":       {"id", "ID"},
+	"colCaptured": {"captured", "取得日時"},
+	"colSource":   {"source", "取得元"},
+	"colLabels":   {"labels", "ラベル"},
+	"colWacz":     {"wacz", "WACZ"},
+	"colWhy":      {"why", "見える理由"},
+	"incomplete":  {"incomplete", "不完全"},
+	"whyOrg":      {"member of %s", "%s のメンバー"},
+	"whyOwner":    {"owner", "自分の取得"},
+	"whyShare":    {"shared with you", "自分に共有"},
+	"whyShareOrg": {"shared with %s", "%s に共有"},
+	"whyUntil":    {"%[1]s until %[2]s", "%[1]s（%[2]s まで）"},
+	"none":        {"no archive visible to %s", "%s が見られるアーカイブはありません"},
+	"more":        {"more: --before %s", "続き：--before %s"},
+	"budget":      {"the list's check or time budget ran out before the page filled; continue with the cursor above", "ページが埋まる前に一覧の確認数か時間の上限に達しました。上のカーソルで続けてください"},
+}
+
+// reasonText says a confirmed reason in a few words, for the table, in
+// lang.
+func reasonText(lang i18n.Lang, r ledger.Reason) string {
+	switch r.Kind {
+	case ledger.ReasonOrganization:
+		return listWords.Say(lang, "whyOrg", r.Organization)
+	case ledger.ReasonOwner:
+		return listWords.Say(lang, "whyOwner")
+	}
+	s := listWords.Say(lang, "whyShare")
+	if r.Organization != "" {
+		s = listWords.Say(lang, "whyShareOrg", r.Organization)
+	}
+	if r.Until != nil {
+		s = listWords.Say(lang, "whyUntil", s, r.Until.UTC().Format("2006-01-02 15:04Z"))
+	}
+	return s
+}
+
+// archiveTable lays out archives list's table, in lang: id, captured,
+// source, then labels and wacz ("incomplete" when the WACZ is known to lack
+// something) only when some row has one — a column empty in every row is
+// left out — and why with --why.
+func archiveTable(archives []ledger.Archive, why bool, lang i18n.Lang) (head []string, rows [][]string) {
 	var labels, incomplete bool
 	for _, ar := range archives {
 		labels = labels || len(ar.Labels) > 0
 		incomplete = incomplete || (ar.WaczComplete != nil && !*ar.WaczComplete)
 	}
-	head = []string{"id", "captured", "source"}
+	col := func(key string) string { return listWords.Say(lang, key) }
+	head = []string{col("colID"), col("colCaptured"), col("colSource")}
 	if labels {
-		head = append(head, "labels")
+		head = append(head, col("colLabels"))
 	}
 	if incomplete {
-		head = append(head, "wacz")
+		head = append(head, col("colWacz"))
 	}
 	if why {
-		head = append(head, "why")
+		head = append(head, col("colWhy"))
 	}
 	rows = make([][]string, len(archives))
 	for i, ar := range archives {
@@ -261,7 +304,7 @@ func archiveTable(archives []ledger.Archive, why bool) (head []string, rows [][]
 		if incomplete {
 			state := ""
 			if ar.WaczComplete != nil && !*ar.WaczComplete {
-				state = "incomplete"
+				state = col("incomplete")
 			}
 			row = append(row, state)
 		}
@@ -269,7 +312,7 @@ func archiveTable(archives []ledger.Archive, why bool) (head []string, rows [][]
 			var reasons []string
 			if ar.Why != nil {
 				for _, r := range *ar.Why {
-					reasons = append(reasons, archive.ReasonText(r))
+					reasons = append(reasons, reasonText(lang, r))
 				}
 			}
 			row = append(row, strings.Join(reasons, "; "))

@@ -3,6 +3,7 @@ package archives_test
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -284,6 +285,18 @@ func TestArchivesAdd(t *testing.T) {
 	out, _, code = clitest.Run(t, dir, env, "archives", "list", "--as", "bob", "--org", "acme", "--why")
 	if code != 0 || !strings.Contains(out, "member of acme") || strings.Contains(out, "owner") {
 		t.Errorf("archives list --why as a member: exit %d:\n%s", code, out)
+	}
+	// The same list under a Japanese locale.
+	ja := maps.Clone(env)
+	ja["LANG"] = "ja_JP.UTF-8"
+	out, _, code = clitest.Run(t, dir, ja, "archives", "list", "--as", "alice", "--org", "acme", "--why")
+	if head := strings.Fields(strings.SplitN(out, "\n", 2)[0]); code != 0 || !slices.Equal(head, []string{"ID", "取得日時", "取得元", "ラベル", "WACZ", "見える理由"}) ||
+		!strings.Contains(out, "acme のメンバー; 自分の取得") || !strings.Contains(out, "不完全") {
+		t.Errorf("archives list --why in Japanese: exit %d:\n%s", code, out)
+	}
+	_, errs, code = clitest.Run(t, dir, ja, "archives", "list", "--as", "carol", "--org", "contoso")
+	if code != 0 || errs != "carol が見られるアーカイブはありません\n" {
+		t.Errorf("an empty list in Japanese: exit %d: %q", code, errs)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/capture-ledger/ledgerctl/pkg/cli/archives"
+	"github.com/capture-ledger/ledgerctl/pkg/i18n"
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 	"github.com/capture-ledger/ledgerctl/pkg/ui"
 )
@@ -33,7 +34,7 @@ func TestArchiveTableShowsNoEmptyColumn(t *testing.T) {
 		{"incomplete", []ledger.Archive{plain, broken}, false, []string{"id", "captured", "source", "wacz"}},
 		{"all and why", []ledger.Archive{labelled, broken}, true, []string{"id", "captured", "source", "labels", "wacz", "why"}},
 	} {
-		head, rows := archives.ArchiveTable(tc.archives, tc.why)
+		head, rows := archives.ArchiveTable(tc.archives, tc.why, i18n.English)
 		if !slices.Equal(head, tc.head) {
 			t.Errorf("%s: head %q, want %q", tc.name, head, tc.head)
 		}
@@ -55,7 +56,38 @@ func TestArchiveTableShowsNoEmptyColumn(t *testing.T) {
 			t.Errorf("%s: printed header %q", tc.name, first)
 		}
 	}
-	if _, rows := archives.ArchiveTable([]ledger.Archive{labelled}, false); rows[0][3] != "daily,news" {
+	if _, rows := archives.ArchiveTable([]ledger.Archive{labelled}, false, i18n.English); rows[0][3] != "daily,news" {
 		t.Errorf("labels cell %q", rows[0][3])
+	}
+}
+
+// TestArchiveTableInJapanese: with a Japanese locale the table's headings,
+// its WACZ state and why each archive is visible are in Japanese, and the
+// columns line up under their two-column-wide headings.
+func TestArchiveTableInJapanese(t *testing.T) {
+	t.Parallel()
+	no := false
+	until := time.Date(2026, 12, 31, 9, 0, 0, 0, time.UTC)
+	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	list := []ledger.Archive{
+		{ID: "a1", SourceURL: "https://example.com/", CapturedAt: at, WaczComplete: &no,
+			Why: &[]ledger.Reason{{Kind: ledger.ReasonOrganization, Organization: "acme"}, {Kind: ledger.ReasonOwner}}},
+		{ID: "a2", SourceURL: "https://example.com/b", CapturedAt: at,
+			Why: &[]ledger.Reason{{Kind: ledger.ReasonShare, Organization: "globex", Until: &until}}},
+	}
+	head, rows := archives.ArchiveTable(list, true, i18n.Japanese)
+	if want := []string{"ID", "取得日時", "取得元", "WACZ", "見える理由"}; !slices.Equal(head, want) {
+		t.Errorf("head %q, want %q", head, want)
+	}
+	if rows[0][3] != "不完全" || rows[0][4] != "acme のメンバー; 自分の取得" || rows[1][4] != "globex に共有（2026-12-31 09:00Z まで）" {
+		t.Errorf("rows %q", rows)
+	}
+	var buf bytes.Buffer
+	(&ui.Printer{W: &buf}).Table(head, rows)
+	if first := strings.SplitN(buf.String(), "\n", 2)[0]; strings.Join(strings.Fields(first), " ") != strings.Join(head, " ") {
+		t.Errorf("printed header %q", first)
+	}
+	if bad := archives.ListWords.Mismatched(); len(bad) > 0 {
+		t.Errorf("English and Japanese take different arguments: %q", bad)
 	}
 }
