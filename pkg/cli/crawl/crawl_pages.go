@@ -12,6 +12,7 @@ import (
 
 	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/crawl/politeness"
+	"github.com/capture-ledger/ledgerctl/pkg/i18n"
 	"github.com/capture-ledger/ledgerctl/pkg/ui"
 )
 
@@ -98,7 +99,7 @@ func pageRow(p politeness.Page, crawlState string) []string {
 	if state == "pending" {
 		state = pendingWord(crawlState)
 	}
-	by := decidedBy(p.DecidedBy)
+	by := decidedBy(p.DecidedBy, i18n.English)
 	switch p.DecidedBy.Kind {
 	case "seed":
 		by = "seed"

@@ -248,10 +248,11 @@ func TestCrawlStatusWatchShowsEveryHost(t *testing.T) {
 	}
 }
 
-// TestWhySentence: each verdict in words, with what decided it.
+// TestWhySentence: each verdict in words, with what decided it, in
+// English and in Japanese.
 func TestWhySentence(t *testing.T) {
 	t.Parallel()
-	archive, reason, stopped, final := "a1", "timeout after 30 s", "stopped", "https://e.test/home"
+	archive, reason, stopped, final, depth := "a1", "timeout after 30 s", "stopped", "https://e.test/home", "max_depth"
 	rule := politeness.DecidedBy{Kind: "rule", Rule: 2, Action: "follow", Pattern: "same-origin"}
 	page := func(state string) *politeness.Page {
 		return &politeness.Page{URL: "https://e.test/a", Depth: 1, State: state, DecidedBy: rule}
@@ -262,23 +263,49 @@ func TestWhySentence(t *testing.T) {
 	failed.Reason = &reason
 	redirected := &politeness.Page{URL: "https://e.test/", Depth: 0, State: "captured", DecidedBy: politeness.DecidedBy{Kind: "seed"}, ArchiveID: &archive, FinalURL: &final}
 	for _, c := range []struct {
-		w    politeness.Why
-		want string
+		w        politeness.Why
+		want, ja string
 	}{
-		{politeness.Why{URL: "https://e.test/a", Verdict: "captured", Page: captured}, "https://e.test/a: captured, archive a1 (depth 1; rule 2 (follow same-origin))"},
-		{politeness.Why{URL: final, Verdict: "captured", Page: redirected}, final + ": captured, archive a1: the capture of https://e.test/ was redirected here (depth 0; a seed of the crawl)"},
-		{politeness.Why{URL: "https://e.test/a", Verdict: "failed", Page: failed}, "https://e.test/a: not captured: its capture failed: timeout after 30 s (depth 1; rule 2 (follow same-origin))"},
-		{politeness.Why{URL: "https://e.test/a", Verdict: "skipped", Page: page("skipped")}, "https://e.test/a: not captured: not fetched, robots.txt disallows it (depth 1)"},
-		{politeness.Why{URL: "https://e.test/a", Verdict: "pending", Page: page("pending"), State: "running"}, "https://e.test/a: not captured yet: queued at depth 1 (rule 2 (follow same-origin)); the crawl is running"},
-		{politeness.Why{URL: "https://e.test/a", Verdict: "notCaptured", Page: page("pending"), State: "succeeded", StopReason: &stopped}, "https://e.test/a: not captured: queued at depth 1 (rule 2 (follow same-origin)), and the crawl was stopped before its capture"},
-		{politeness.Why{URL: "https://x.test/", Verdict: "ruledOut", Rules: politeness.DecidedBy{Kind: "rule", Rule: 1, Action: "skip", Pattern: "x.test"}}, "https://x.test/: not captured: rule 1 (skip x.test)"},
-		{politeness.Why{URL: "https://y.test/", Verdict: "ruledOut", Rules: politeness.DecidedBy{Kind: "rule"}}, "https://y.test/: not captured: no rule of the crawl matches it (a link no rule matches is skipped)"},
+		{politeness.Why{URL: "https://e.test/a", Verdict: "captured", Page: captured},
+			"https://e.test/a: captured, archive a1 (depth 1; rule 2 (follow same-origin))",
+			"https://e.test/a：取得済み、アーカイブ a1（深さ 1、ルール 2（たどる same-origin））"},
+		{politeness.Why{URL: final, Verdict: "captured", Page: redirected},
+			final + ": captured, archive a1: the capture of https://e.test/ was redirected here (depth 0; a seed of the crawl)",
+			final + "：取得済み、アーカイブ a1。https://e.test/ の取得がここへリダイレクトされました（深さ 0、クロールのシード）"},
+		{politeness.Why{URL: "https://e.test/a", Verdict: "failed", Page: failed},
+			"https://e.test/a: not captured: its capture failed: timeout after 30 s (depth 1; rule 2 (follow same-origin))",
+			"https://e.test/a：未取得。取得に失敗しました：timeout after 30 s（深さ 1、ルール 2（たどる same-origin））"},
+		{politeness.Why{URL: "https://e.test/a", Verdict: "skipped", Page: page("skipped")},
+			"https://e.test/a: not captured: not fetched, robots.txt disallows it (depth 1)",
+			"https://e.test/a：未取得。取得しませんでした：robots.txt が禁止しています（深さ 1）"},
+		{politeness.Why{URL: "https://e.test/a", Verdict: "pending", Page: page("pending"), State: "running"},
+			"https://e.test/a: not captured yet: queued at depth 1 (rule 2 (follow same-origin)); the crawl is running",
+			"https://e.test/a：まだ未取得。深さ 1 で順番を待っています（ルール 2（たどる same-origin））。クロールは実行中です"},
+		{politeness.Why{URL: "https://e.test/a", Verdict: "notCaptured", Page: page("pending"), State: "succeeded", StopReason: &stopped},
+			"https://e.test/a: not captured: queued at depth 1 (rule 2 (follow same-origin)), and the crawl was stopped before its capture",
+			"https://e.test/a：未取得。深さ 1 で順番を待っていましたが（ルール 2（たどる same-origin））、取得の前にクロールが停止されました"},
+		{politeness.Why{URL: "https://x.test/", Verdict: "ruledOut", Rules: politeness.DecidedBy{Kind: "rule", Rule: 1, Action: "skip", Pattern: "x.test"}},
+			"https://x.test/: not captured: rule 1 (skip x.test)",
+			"https://x.test/：未取得。ルール 1（除外 x.test）"},
+		{politeness.Why{URL: "https://y.test/", Verdict: "ruledOut", Rules: politeness.DecidedBy{Kind: "rule"}},
+			"https://y.test/: not captured: no rule of the crawl matches it (a link no rule matches is skipped)",
+			"https://y.test/：未取得。クロールのどのルールにも一致しません（一致しないリンクは除外されます）"},
 		// A terminal's control sequence in a stored URL is printed quoted, never sent.
-		{politeness.Why{URL: "https://y.test/\x1b[2J", Verdict: "ruledOut", Rules: politeness.DecidedBy{Kind: "rule"}}, `"https://y.test/\x1b[2J": not captured: no rule of the crawl matches it (a link no rule matches is skipped)`},
-		{politeness.Why{URL: "https://e.test/b", Verdict: "notReached", Rules: rule, State: "running", MaxDepth: 2, MaxPages: 30}, "https://e.test/b: not captured: rule 2 (follow same-origin) would take it, but no page the crawl followed linked to it within depth 2 and 30 pages so far; the crawl is running"},
+		{politeness.Why{URL: "https://y.test/\x1b[2J", Verdict: "ruledOut", Rules: politeness.DecidedBy{Kind: "rule"}},
+			`"https://y.test/\x1b[2J": not captured: no rule of the crawl matches it (a link no rule matches is skipped)`,
+			`"https://y.test/\x1b[2J"：未取得。クロールのどのルールにも一致しません（一致しないリンクは除外されます）`},
+		{politeness.Why{URL: "https://e.test/b", Verdict: "notReached", Rules: rule, State: "running", MaxDepth: 2, MaxPages: 30},
+			"https://e.test/b: not captured: rule 2 (follow same-origin) would take it, but no page the crawl followed linked to it within depth 2 and 30 pages so far; the crawl is running",
+			"https://e.test/b：未取得。ルール 2（たどる same-origin） の対象ですが、深さ 2・30 ページの範囲でたどったページからのリンクがありませんでした（これまでのところ）。クロールは実行中です"},
+		{politeness.Why{URL: "https://e.test/b", Verdict: "notReached", Rules: rule, State: "succeeded", StopReason: &depth, MaxDepth: 2, MaxPages: 30},
+			"https://e.test/b: not captured: rule 2 (follow same-origin) would take it, but no page the crawl followed linked to it within depth 2 and 30 pages; the crawl ended (succeeded, max_depth)",
+			"https://e.test/b：未取得。ルール 2（たどる same-origin） の対象ですが、深さ 2・30 ページの範囲でたどったページからのリンクがありませんでした。クロールが終了しました（成功、深さの上限に到達）"},
 	} {
-		if got := crawlcmd.WhySentence(c.w); got != c.want {
+		if got := crawlcmd.WhySentence(c.w, i18n.English); got != c.want {
 			t.Errorf("%s:\n got %q\nwant %q", c.w.Verdict, got, c.want)
+		}
+		if got := crawlcmd.WhySentence(c.w, i18n.Japanese); got != c.ja {
+			t.Errorf("%s in Japanese:\n got %q\nwant %q", c.w.Verdict, got, c.ja)
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/crawl/politeness"
+	"github.com/capture-ledger/ledgerctl/pkg/i18n"
 )
 
 // newCmdCrawlWhy is `ledgerctl crawl why`; newCmdCrawl adds it to the
@@ -53,73 +54,74 @@ captured, pending, failed, skipped, notCaptured, ruledOut, notReached.`,
 			if opts.JSON {
 				return opts.print(w)
 			}
-			fmt.Fprintln(opts.f.Streams.Out, whySentence(w))
+			fmt.Fprintln(opts.f.Streams.Out, whySentence(w, opts.f.Lang()))
 			return nil
 		},
 	}
 }
 
-// whySentence says Why in words: the URL, then what became of it.
-func whySentence(w politeness.Why) string {
+// whySentence says Why in words, in lang: the URL, then what became of
+// it.
+func whySentence(w politeness.Why, lang i18n.Lang) string {
 	page := w.Page
-	ended := "the crawl ended (" + w.State
+	say1 := func(key string, args ...any) string { return words.Say(lang, key, args...) }
+	ended := say1("ended", say(lang, "state", w.State))
 	if w.StopReason != nil {
-		ended += ", " + *w.StopReason
+		ended = say1("endedBecause", say(lang, "state", w.State), say(lang, "stop", *w.StopReason))
 	}
-	ended += ")"
 	if w.StopReason != nil && *w.StopReason == "stopped" {
-		ended = "the crawl was stopped"
+		ended = say1("wasStopped")
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: ", cmdutil.Printable(w.URL))
+	b.WriteString(say1("whyURL", cmdutil.Printable(w.URL)))
 	switch w.Verdict {
 	case politeness.VerdictCaptured:
-		b.WriteString("captured")
+		b.WriteString(say1("whyCaptured"))
 		if page.ArchiveID != nil {
-			fmt.Fprintf(&b, ", archive %s", *page.ArchiveID)
+			b.WriteString(say1("whyArchive", *page.ArchiveID))
 		}
 		if page.FinalURL != nil && page.URL != w.URL {
-			fmt.Fprintf(&b, ": the capture of %s was redirected here", cmdutil.Printable(page.URL))
+			b.WriteString(say1("whyRedirected", cmdutil.Printable(page.URL)))
 		}
-		fmt.Fprintf(&b, " (depth %d; %s)", page.Depth, decidedBy(page.DecidedBy))
+		b.WriteString(say1("whyDepthBy", page.Depth, decidedBy(page.DecidedBy, lang)))
 	case politeness.VerdictFailed:
-		reason := "no reason recorded"
+		reason := say1("noReasonRecorded")
 		if page.Reason != nil {
 			reason = *page.Reason
 		}
-		fmt.Fprintf(&b, "not captured: its capture failed: %s (depth %d; %s)", cmdutil.Printable(reason), page.Depth, decidedBy(page.DecidedBy))
+		b.WriteString(say1("whyFailed", cmdutil.Printable(reason), page.Depth, decidedBy(page.DecidedBy, lang)))
 	case politeness.VerdictSkipped:
-		reason := "robots.txt disallows it"
+		reason := say1("robotsDisallow")
 		if page.Reason != nil && *page.Reason != "robots" {
 			reason = cmdutil.Printable(*page.Reason)
 		}
-		fmt.Fprintf(&b, "not captured: not fetched, %s (depth %d)", reason, page.Depth)
+		b.WriteString(say1("whySkipped", reason, page.Depth))
 	case politeness.VerdictPending:
-		fmt.Fprintf(&b, "not captured yet: queued at depth %d (%s); the crawl is running", page.Depth, decidedBy(page.DecidedBy))
+		b.WriteString(say1("whyPending", page.Depth, decidedBy(page.DecidedBy, lang)))
 	case politeness.VerdictNotCaptured:
-		fmt.Fprintf(&b, "not captured: queued at depth %d (%s), and %s before its capture", page.Depth, decidedBy(page.DecidedBy), ended)
+		b.WriteString(say1("whyNotCaptured", page.Depth, decidedBy(page.DecidedBy, lang), ended))
 	case politeness.VerdictRuledOut:
-		fmt.Fprintf(&b, "not captured: %s", decidedBy(w.Rules))
+		b.WriteString(say1("whyRuledOut", decidedBy(w.Rules, lang)))
 	default:
-		fmt.Fprintf(&b, "not captured: %s would take it, but no page the crawl followed linked to it within depth %d and %d pages", decidedBy(w.Rules), w.MaxDepth, w.MaxPages)
+		b.WriteString(say1("whyNotReached", decidedBy(w.Rules, lang), w.MaxDepth, w.MaxPages))
 		if w.State == "running" {
-			b.WriteString(" so far; the crawl is running")
+			b.WriteString(say1("soFarRunning"))
 		} else {
-			fmt.Fprintf(&b, "; %s", ended)
+			b.WriteString(say1("thenEnded", ended))
 		}
 	}
 	return b.String()
 }
 
-// decidedBy names what put a URL in the crawl or kept it out.
-func decidedBy(d politeness.DecidedBy) string {
+// decidedBy names, in lang, what put a URL in the crawl or kept it out.
+func decidedBy(d politeness.DecidedBy, lang i18n.Lang) string {
 	switch {
 	case d.Kind == "seed":
-		return "a seed of the crawl"
+		return words.Say(lang, "bySeed")
 	case d.Kind == "robots":
-		return "robots.txt disallows it"
+		return words.Say(lang, "robotsDisallow")
 	case d.Rule == 0:
-		return "no rule of the crawl matches it (a link no rule matches is skipped)"
+		return words.Say(lang, "byNoRule")
 	}
-	return fmt.Sprintf("rule %d (%s %s)", d.Rule, d.Action, cmdutil.Printable(d.Pattern))
+	return words.Say(lang, "byRule", d.Rule, say(lang, "action", string(d.Action)), cmdutil.Printable(d.Pattern))
 }

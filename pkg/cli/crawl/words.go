@@ -5,8 +5,8 @@ import (
 	"github.com/capture-ledger/ledgerctl/pkg/i18n"
 )
 
-// words are what `crawl start`, `crawl run` and `crawl status` (and its
-// --watch drawing) print for people, in English and Japanese (the
+// words are what `crawl start`, `crawl run`, `crawl status` (and its
+// --watch drawing) and `crawl why` print for people, in English and Japanese (the
 // console's words for the same things: pkg/web/crawls.go). English keeps the API's own words for states, stop
 // reasons, delay sources and robots.txt outcomes, as --json prints them;
 // Japanese says them in words. --json never uses these.
@@ -31,6 +31,27 @@ var words = cmdutil.Words{
 	"stillRunning": {"stopped; crawl %[1]s is still running: `ledgerctl serve` or `ledgerctl crawl run %[1]s --as %[2]s` resumes it",
 		"中断しました。クロール %[1]s は実行中のままです。`ledgerctl serve` か `ledgerctl crawl run %[1]s --as %[2]s` で再開します"},
 
+	"ended":          {"the crawl ended (%s)", "クロールが終了しました（%s）"},
+	"endedBecause":   {"the crawl ended (%[1]s, %[2]s)", "クロールが終了しました（%[1]s、%[2]s）"},
+	"wasStopped":     {"the crawl was stopped", "クロールが停止されました"},
+	"whyURL":         {"%s: ", "%s："},
+	"whyCaptured":    {"captured", "取得済み"},
+	"whyArchive":     {", archive %s", "、アーカイブ %s"},
+	"whyRedirected":  {": the capture of %s was redirected here", "。%s の取得がここへリダイレクトされました"},
+	"whyDepthBy":     {" (depth %[1]d; %[2]s)", "（深さ %[1]d、%[2]s）"},
+	"whyFailed":      {"not captured: its capture failed: %[1]s (depth %[2]d; %[3]s)", "未取得。取得に失敗しました：%[1]s（深さ %[2]d、%[3]s）"},
+	"whySkipped":     {"not captured: not fetched, %[1]s (depth %[2]d)", "未取得。取得しませんでした：%[1]s（深さ %[2]d）"},
+	"whyPending":     {"not captured yet: queued at depth %[1]d (%[2]s); the crawl is running", "まだ未取得。深さ %[1]d で順番を待っています（%[2]s）。クロールは実行中です"},
+	"whyNotCaptured": {"not captured: queued at depth %[1]d (%[2]s), and %[3]s before its capture", "未取得。深さ %[1]d で順番を待っていましたが（%[2]s）、取得の前に%[3]s"},
+	"whyRuledOut":    {"not captured: %s", "未取得。%s"},
+	"whyNotReached":  {"not captured: %[1]s would take it, but no page the crawl followed linked to it within depth %[2]d and %[3]d pages", "未取得。%[1]s の対象ですが、深さ %[2]d・%[3]d ページの範囲でたどったページからのリンクがありませんでした"},
+	"soFarRunning":   {" so far; the crawl is running", "（これまでのところ）。クロールは実行中です"},
+	"thenEnded":      {"; %s", "。%s"},
+	"robotsDisallow": {"robots.txt disallows it", "robots.txt が禁止しています"},
+	"bySeed":         {"a seed of the crawl", "クロールのシード"},
+	"byNoRule":       {"no rule of the crawl matches it (a link no rule matches is skipped)", "クロールのどのルールにも一致しません（一致しないリンクは除外されます）"},
+	"byRule":         {"rule %[1]d (%[2]s %[3]s)", "ルール %[1]d（%[2]s %[3]s）"},
+
 	"watchHead":        {"crawl %[1]s · %[2]s", "クロール %[1]s · %[2]s"},
 	"watchStop":        {" (%s)", "（%s）"},
 	"watchLine":        {"%[1]s · level %[2]d · %[3]d captured, %[4]d discovered", "%[1]s · 深さ %[2]d · 取得 %[3]d、発見 %[4]d"},
@@ -52,7 +73,7 @@ var words = cmdutil.Words{
 }
 
 // said is how Japanese says a word of the API's (a state, a stop reason,
-// a delay source, a robots.txt outcome); English says the word itself,
+// a rule's action, a delay source, a robots.txt outcome); English says the word itself,
 // and so does Japanese for a word not here.
 var said = map[string]string{
 	"state:running": "実行中", "state:succeeded": "成功", "state:failed": "失敗",
@@ -60,6 +81,7 @@ var said = map[string]string{
 	"stop:failed": "失敗", "stop:stopped": "停止",
 	"source:setting": "クロールの設定", "source:crawl-delay": "robots.txt の Crawl-delay", "source:cap": "上限で切った Crawl-delay",
 	"source:backoff": "待機", "source:host": "ホストの設定",
+	"action:follow": "たどる", "action:capture": "取得のみ", "action:skip": "除外",
 	"robots:fetched": "読み込み済み", "robots:absent": "なし", "robots:unreachable": "届かない", "robots:unparsable": "読めない", "robots:unknown": "記録なし",
 }
 
