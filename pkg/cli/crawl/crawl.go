@@ -429,15 +429,16 @@ func newCmdCrawlList(opts *CrawlOptions) *cobra.Command {
 			if opts.JSON {
 				return opts.print(list)
 			}
+			lang := opts.f.Lang()
 			rows := make([][]string, len(list.Crawls))
 			for i, cr := range list.Crawls {
 				stop := ""
 				if cr.StopReason != nil {
-					stop = *cr.StopReason
+					stop = say(lang, "stop", *cr.StopReason)
 				}
-				rows[i] = []string{cr.CrawlID, ui.Time(cr.StartedAt), cr.OrgID, cr.State, stop, strconv.Itoa(cr.PagesCaptured), strconv.Itoa(cr.WaczCount)}
+				rows[i] = []string{cr.CrawlID, ui.Time(cr.StartedAt), cr.OrgID, say(lang, "state", cr.State), stop, strconv.Itoa(cr.PagesCaptured), strconv.Itoa(cr.WaczCount)}
 			}
-			ui.New(opts.f.Streams.Out).Table([]string{"crawl", "started", "org", "state", "stop", "captured", "wacz"}, rows)
+			ui.New(opts.f.Streams.Out).Table(columns(lang, "colCrawl", "colStarted", "colOrg", "colState", "colStop", "colCaptured", "colWacz"), rows)
 			return nil
 		},
 	}
@@ -494,6 +495,7 @@ that hostname and its subdomains (label boundaries), newest crawl first.`,
 				return err
 			}
 			p := ui.New(opts.f.Streams.Out)
+			lang := opts.f.Lang()
 			if domain != "" {
 				d, err := svc.DecisionsByDomain(cmd.Context(), c, q.Domain, q.Days, q.Action)
 				if err != nil {
@@ -504,15 +506,15 @@ that hostname and its subdomains (label boundaries), newest crawl first.`,
 				}
 				rows := make([][]string, len(d.Decisions))
 				for i, x := range d.Decisions {
-					pattern := "(no rule matched)"
+					pattern := words.Say(lang, "noRuleMatched")
 					if x.Pattern != nil {
 						pattern = *x.Pattern
 					}
-					rows[i] = []string{x.CrawlID, ui.Time(x.StartedAt), strconv.Itoa(x.Depth), fmt.Sprintf("%d %s", x.Rule, pattern), x.Action, x.Hostname, strconv.Itoa(x.Links)}
+					rows[i] = []string{x.CrawlID, ui.Time(x.StartedAt), strconv.Itoa(x.Depth), fmt.Sprintf("%d %s", x.Rule, pattern), say(lang, "action", x.Action), x.Hostname, strconv.Itoa(x.Links)}
 				}
-				p.Table([]string{"crawl", "started", "depth", "rule", "action", "hostname", "links"}, rows)
+				p.Table(columns(lang, "colCrawl", "colStarted", "colDepth", "colRule", "colAction", "colHostname", "colLinks"), rows)
 				if d.Truncated {
-					fmt.Fprintln(opts.f.Streams.Err, "only the newest 500 rows are shown")
+					fmt.Fprintln(opts.f.Streams.Err, words.Say(lang, "newest500"))
 				}
 				return nil
 			}
@@ -524,21 +526,21 @@ that hostname and its subdomains (label boundaries), newest crawl first.`,
 				return opts.print(v)
 			}
 			for i, r := range v.Rules {
-				p.Printf("rule %d: %s\n", i+1, r)
+				p.Println(words.Say(lang, "ruleLine", i+1, r))
 			}
 			p.Println()
 			rows := make([][]string, len(v.Decisions))
 			for i, x := range v.Decisions {
-				rows[i] = []string{strconv.Itoa(x.Depth), strconv.Itoa(x.Rule), x.Action, x.Hostname, strconv.Itoa(x.Links), strings.Join(x.Samples, " ")}
+				rows[i] = []string{strconv.Itoa(x.Depth), strconv.Itoa(x.Rule), say(lang, "action", x.Action), x.Hostname, strconv.Itoa(x.Links), strings.Join(x.Samples, " ")}
 			}
-			p.Table([]string{"depth", "rule", "action", "hostname", "links", "samples"}, rows)
+			p.Table(columns(lang, "colDepth", "colRule", "colAction", "colHostname", "colLinks", "colSamples"), rows)
 			if len(v.Robots) > 0 {
 				p.Println()
 				rows = rows[:0]
 				for _, r := range v.Robots {
 					rows = append(rows, []string{r.Hostname, strconv.Itoa(r.Pages), strings.Join(r.Samples, " ")})
 				}
-				p.Table([]string{"robots.txt kept out", "pages", "samples"}, rows)
+				p.Table(columns(lang, "colRobotsOut", "colPages", "colSamples"), rows)
 			}
 			return nil
 		},

@@ -232,7 +232,7 @@ func renderProgress(p politeness.Progress, lang i18n.Lang) string {
 		}
 		fmt.Fprintln(&b, words.Say(lang, "levels", strings.Join(parts, " · ")))
 	}
-	heads := []string{words.Say(lang, "colHost"), words.Say(lang, "colCaptured"), words.Say(lang, "colFailed"), words.Say(lang, "colSkipped"), pending, words.Say(lang, "colDelay"), words.Say(lang, "colRobots")}
+	heads := append(append(columns(lang, "colHost", "colCaptured", "colFailed", "colSkipped"), pending), columns(lang, "colDelay", "colRobots")...)
 	(&ui.Printer{W: &b}).Table(heads, rows)
 	for _, f := range p.Failures {
 		fmt.Fprintln(&b, words.Say(lang, "failedPages", f.Pages, cmdutil.Printable(f.Reason)))

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -164,6 +165,18 @@ func TestCrawlCommands(t *testing.T) {
 	out, _, code = clitest.Run(t, dir, env, "crawl", "decisions", id, "--as", "alice", "--org", "acme")
 	if code != 0 || !strings.Contains(out, "rule 1: follow:same-site") {
 		t.Errorf("decisions: %d %s", code, out)
+	}
+	// The same, under a Japanese locale.
+	ja := maps.Clone(env)
+	ja["LANG"] = "ja_JP.UTF-8"
+	out, _, code = clitest.Run(t, dir, ja, "crawl", "list", "--as", "alice", "--org", "acme")
+	if head := strings.Fields(strings.SplitN(out, "\n", 2)[0]); code != 0 || !slices.Equal(head, []string{"クロール", "開始", "組織", "状態", "停止理由", "取得", "WACZ"}) ||
+		!strings.Contains(out, id) || !strings.Contains(out, "実行中") {
+		t.Errorf("list in Japanese: %d %s", code, out)
+	}
+	out, _, code = clitest.Run(t, dir, ja, "crawl", "decisions", id, "--as", "alice", "--org", "acme")
+	if code != 0 || !strings.Contains(out, "ルール 1：follow:same-site") || !strings.Contains(out, "深さ  ルール  扱い  ホスト名  リンク数  例") {
+		t.Errorf("decisions in Japanese: %d %s", code, out)
 	}
 	out, _, code = clitest.Run(t, dir, env, "crawl", "fail", id, "--as", "alice", "--org", "acme", "--reason", "testing")
 	if code != 0 || out != "crawl "+id+" closed as failed\n" {

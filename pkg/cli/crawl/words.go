@@ -6,7 +6,8 @@ import (
 )
 
 // words are what `crawl start`, `crawl run`, `crawl status` (and its
-// --watch drawing) and `crawl why` print for people, in English and Japanese (the
+// --watch drawing), `crawl why`, `crawl list` and `crawl decisions` print
+// for people, in English and Japanese (the
 // console's words for the same things: pkg/web/crawls.go). English keeps the API's own words for states, stop
 // reasons, delay sources and robots.txt outcomes, as --json prints them;
 // Japanese says them in words. --json never uses these.
@@ -52,6 +53,23 @@ var words = cmdutil.Words{
 	"byNoRule":       {"no rule of the crawl matches it (a link no rule matches is skipped)", "クロールのどのルールにも一致しません（一致しないリンクは除外されます）"},
 	"byRule":         {"rule %[1]d (%[2]s %[3]s)", "ルール %[1]d（%[2]s %[3]s）"},
 
+	"colCrawl":      {"crawl", "クロール"},
+	"colStarted":    {"started", "開始"},
+	"colOrg":        {"org", "組織"},
+	"colState":      {"state", "状態"},
+	"colStop":       {"stop", "停止理由"},
+	"colWacz":       {"wacz", "WACZ"},
+	"colDepth":      {"depth", "深さ"},
+	"colRule":       {"rule", "ルール"},
+	"colAction":     {"action", "扱い"},
+	"colHostname":   {"hostname", "ホスト名"},
+	"colLinks":      {"links", "リンク数"},
+	"colSamples":    {"samples", "例"},
+	"colRobotsOut":  {"robots.txt kept out", "robots.txt による除外"},
+	"colPages":      {"pages", "ページ数"},
+	"noRuleMatched": {"(no rule matched)", "（一致するルールなし）"},
+	"newest500":     {"only the newest 500 rows are shown", "新しい 500 行だけを表示しています"},
+
 	"watchHead":        {"crawl %[1]s · %[2]s", "クロール %[1]s · %[2]s"},
 	"watchStop":        {" (%s)", "（%s）"},
 	"watchLine":        {"%[1]s · level %[2]d · %[3]d captured, %[4]d discovered", "%[1]s · 深さ %[2]d · 取得 %[3]d、発見 %[4]d"},
@@ -83,6 +101,15 @@ var said = map[string]string{
 	"source:backoff": "待機", "source:host": "ホストの設定",
 	"action:follow": "たどる", "action:capture": "取得のみ", "action:skip": "除外",
 	"robots:fetched": "読み込み済み", "robots:absent": "なし", "robots:unreachable": "届かない", "robots:unparsable": "読めない", "robots:unknown": "記録なし",
+}
+
+// columns are the words of keys, a table's headings, in lang.
+func columns(lang i18n.Lang, keys ...string) []string {
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = words.Say(lang, k)
+	}
+	return out
 }
 
 // say is the API's word of kind (state, stop, source, robots) in lang.
