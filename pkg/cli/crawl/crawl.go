@@ -581,10 +581,11 @@ func newCmdCrawlFail(opts *CrawlOptions) *cobra.Command {
 			if opts.JSON {
 				return opts.print(res)
 			}
+			lang := opts.f.Lang()
 			if !res.Closed {
-				return &cmdutil.ExitError{Code: cmdutil.ExitFailure, Err: fmt.Errorf("crawl %s is not running; nothing was changed", args[0])}
+				return &cmdutil.ExitError{Code: cmdutil.ExitFailure, Err: errors.New(words.Say(lang, "notRunning", args[0]))}
 			}
-			fmt.Fprintf(opts.f.Streams.Out, "crawl %s closed as failed\n", args[0])
+			fmt.Fprintln(opts.f.Streams.Out, words.Say(lang, "closedFailed", args[0]))
 			return nil
 		},
 	}

@@ -56,7 +56,7 @@ gives it.`,
 			pages := &politeness.PagesService{Crawls: svc, Store: st}
 			enc := json.NewEncoder(opts.f.Streams.Out)
 			var rows [][]string
-			n := 0
+			n, lang := 0, opts.f.Lang()
 			for after := int64(0); ; {
 				p, err := pages.Pages(cmd.Context(), c, v.CrawlID, after, politeness.MaxPageRows, state)
 				if err != nil {
@@ -70,7 +70,7 @@ gives it.`,
 						}
 						continue
 					}
-					rows = append(rows, pageRow(pg, v.State))
+					rows = append(rows, pageRow(pg, v.State, lang))
 				}
 				if p.Next == nil {
 					break
@@ -81,10 +81,10 @@ gives it.`,
 				return nil
 			}
 			if n == 0 {
-				fmt.Fprintln(opts.f.Streams.Out, "no page in that state")
+				fmt.Fprintln(opts.f.Streams.Out, words.Say(lang, "noPageInState"))
 				return nil
 			}
-			ui.New(opts.f.Streams.Out).Table([]string{"url", "depth", "state", "decided by", "reason", "archive"}, rows)
+			ui.New(opts.f.Streams.Out).Table(columns(lang, "colURL", "colDepth", "colState", "colDecidedBy", "colReason", "colArchive"), rows)
 			return nil
 		},
 	}
@@ -92,17 +92,17 @@ gives it.`,
 	return cmd
 }
 
-// pageRow is a page of a crawl in crawlState as a row of the table; a
-// pending page reads as pendingWord says.
-func pageRow(p politeness.Page, crawlState string) []string {
-	state := p.State
-	if state == "pending" {
-		state = pendingWord(crawlState)
+// pageRow is a page of a crawl in crawlState as a row of the table, in
+// lang; a pending page reads as pendingKey says.
+func pageRow(p politeness.Page, crawlState string, lang i18n.Lang) []string {
+	state := say(lang, "page", p.State)
+	if p.State == "pending" {
+		state = words.Say(lang, pendingKey(crawlState))
 	}
-	by := decidedBy(p.DecidedBy, i18n.English)
+	by := decidedBy(p.DecidedBy, lang)
 	switch p.DecidedBy.Kind {
 	case "seed":
-		by = "seed"
+		by = words.Say(lang, "seed")
 	case "robots":
 		by = "robots.txt"
 	}

@@ -2,13 +2,13 @@ package crawl
 
 import (
 	"errors"
-	"fmt"
 	"strconv"
 
 	"github.com/spf13/cobra"
 
 	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/crawl/politeness"
+	"github.com/capture-ledger/ledgerctl/pkg/i18n"
 	"github.com/capture-ledger/ledgerctl/pkg/ui"
 )
 
@@ -54,7 +54,11 @@ Exits 1 when any host had an overlap or a short gap.`,
 				printPoliteness(opts, rep)
 			}
 			if !rep.OK {
-				return &cmdutil.ExitError{Code: cmdutil.ExitFailure, Err: fmt.Errorf("crawl %s was not polite on every host: see the overlaps and short gaps", rep.CrawlID)}
+				lang := opts.f.Lang()
+				if opts.JSON {
+					lang = i18n.English
+				}
+				return &cmdutil.ExitError{Code: cmdutil.ExitFailure, Err: errors.New(words.Say(lang, "notPolite", rep.CrawlID))}
 			}
 			return nil
 		},
@@ -62,6 +66,7 @@ Exits 1 when any host had an overlap or a short gap.`,
 }
 
 func printPoliteness(opts *CrawlOptions, rep politeness.Report) {
+	lang := opts.f.Lang()
 	ms := func(p *float64) string {
 		if p == nil {
 			return "-"
@@ -70,23 +75,23 @@ func printPoliteness(opts *CrawlOptions, rep politeness.Report) {
 	}
 	rows := make([][]string, len(rep.Hosts))
 	for i, h := range rep.Hosts {
-		delay := fmt.Sprintf("%d (%s)", h.DelayMs, h.DelaySource)
+		delay := words.Say(lang, "delay", h.DelayMs, say(lang, "source", h.DelaySource))
 		if h.DelaySource == "cap" && h.CrawlDelayMs != nil {
-			delay = fmt.Sprintf("%d (cap; Crawl-delay %d)", h.DelayMs, *h.CrawlDelayMs)
+			delay = words.Say(lang, "delayCapped", h.DelayMs, *h.CrawlDelayMs)
 		}
 		backoff := "-"
 		if h.Backoff != nil {
-			backoff = fmt.Sprintf("%d× up to %d", h.Backoff.Count, h.Backoff.MaxMs)
+			backoff = words.Say(lang, "backoffs", h.Backoff.Count, h.Backoff.MaxMs)
 		}
-		robots := h.Robots.Outcome
+		robots := say(lang, "robots", h.Robots.Outcome)
 		if h.Robots.Status != nil {
 			robots += " " + strconv.Itoa(*h.Robots.Status)
 		}
 		if h.Robots.Skipped > 0 {
-			robots += fmt.Sprintf(", %d kept out", h.Robots.Skipped)
+			robots += words.Say(lang, "keptOut", h.Robots.Skipped)
 		}
 		rows[i] = []string{h.Host, strconv.Itoa(h.Captures), strconv.Itoa(h.Gaps), ms(h.MinGapMs), ms(h.MedianGapMs),
 			strconv.Itoa(h.Overlaps), strconv.Itoa(h.ShortGaps), delay, backoff, robots}
 	}
-	ui.New(opts.f.Streams.Out).Table([]string{"host", "captures", "gaps", "min ms", "median ms", "overlaps", "short", "delay ms", "backoff", "robots.txt"}, rows)
+	ui.New(opts.f.Streams.Out).Table(columns(lang, "colHost", "colCaptures", "colGaps", "colMinMs", "colMedianMs", "colOverlaps", "colShort", "colDelay", "colBackoff", "colRobots"), rows)
 }

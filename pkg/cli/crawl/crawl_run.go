@@ -240,12 +240,9 @@ func renderProgress(p politeness.Progress, lang i18n.Lang) string {
 	return b.String()
 }
 
-// pendingWord is what the terminal calls a page still pending in a crawl
-// in state: once the crawl has ended nothing will capture it, and it is
-// "not captured".
-func pendingWord(state string) string { return words.Say(i18n.English, pendingKey(state)) }
-
-// pendingKey is the word of a pending page in a crawl in state (words).
+// pendingKey is the word (words) of a page still pending in a crawl in
+// state: once the crawl has ended nothing will capture it, and it is "not
+// captured".
 func pendingKey(state string) string {
 	if state != crawl.StateRunning {
 		return "notCaptured"

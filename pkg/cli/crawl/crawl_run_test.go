@@ -8,6 +8,7 @@ import (
 	"maps"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -241,6 +242,15 @@ func TestCrawlStatusWatchShowsEveryHost(t *testing.T) {
 	if first := strings.SplitN(out, "\n", 2)[0]; code != 0 || len(first) != 36 || !strings.Contains(out, "取得 1、発見 1") ||
 		!strings.HasPrefix(errs, "この実行のアーカイブ：") || strings.Contains(errs, "archives of this run") {
 		t.Errorf("crawl start --wait in Japanese: exit %d\n%s%s", code, out, errs)
+	}
+	out, errs, code = clitest.Run(t, dir, ja, append([]string{"crawl", "pages", id}, as...)...)
+	if head := strings.Fields(strings.SplitN(out, "\n", 2)[0]); code != 0 || !slices.Equal(head, []string{"URL", "深さ", "状態", "決め手", "理由", "アーカイブ"}) ||
+		!strings.Contains(out, " 取得 ") || !strings.Contains(out, "シード") || !strings.Contains(out, "ルール 1（たどる any）") {
+		t.Errorf("crawl pages in Japanese: exit %d\n%s%s", code, out, errs)
+	}
+	out, errs, code = clitest.Run(t, dir, ja, append([]string{"crawl", "politeness", id}, as...)...)
+	if head := strings.Fields(strings.SplitN(out, "\n", 2)[0]); code != 0 || len(head) < 3 || !slices.Equal(head[:3], []string{"ホスト", "取得数", "間隔数"}) {
+		t.Errorf("crawl politeness in Japanese: exit %d\n%s%s", code, out, errs)
 	}
 	out, errs, code = clitest.Run(t, dir, ja, append([]string{"crawl", "start", "--seed", blog.URL + "/", "--rule", "follow:any"}, as...)...)
 	if code != 0 || len(strings.TrimSpace(out)) != 36 || !strings.HasPrefix(errs, "クロールを開始しました。") {

@@ -39,15 +39,16 @@ changes nothing and exits 0 (with --json, "stopped": false).`,
 			if opts.JSON {
 				return opts.print(res)
 			}
+			lang := opts.f.Lang()
 			if res.Stopped {
-				fmt.Fprintf(opts.f.Streams.Out, "crawl %s stopped\n", args[0])
+				fmt.Fprintln(opts.f.Streams.Out, words.Say(lang, "stopped", args[0]))
 				return nil
 			}
-			reason := ""
+			state := say(lang, "state", res.State)
 			if res.StopReason != nil {
-				reason = " (" + *res.StopReason + ")"
+				state = words.Say(lang, "stateBecause", state, say(lang, "stop", *res.StopReason))
 			}
-			fmt.Fprintf(opts.f.Streams.Out, "crawl %s had already ended: %s%s; nothing was changed\n", args[0], res.State, reason)
+			fmt.Fprintln(opts.f.Streams.Out, words.Say(lang, "alreadyEnded", args[0], state))
 			return nil
 		},
 	}

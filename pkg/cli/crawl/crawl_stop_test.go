@@ -1,6 +1,7 @@
 package crawl_test
 
 import (
+	"maps"
 	"strings"
 	"testing"
 
@@ -38,6 +39,12 @@ func TestCrawlStop(t *testing.T) {
 	out, _, code = clitest.Run(t, dir, env, "crawl", "stop", id, "--as", "alice", "--org", "acme")
 	if code != 0 || out != "crawl "+id+" had already ended: succeeded (stopped); nothing was changed\n" {
 		t.Errorf("stop again: exit %d %q", code, out)
+	}
+	ja := maps.Clone(env)
+	ja["LANG"] = "ja_JP.UTF-8"
+	out, _, code = clitest.Run(t, dir, ja, "crawl", "stop", id, "--as", "alice", "--org", "acme")
+	if code != 0 || out != "クロール "+id+" はすでに終了していました：成功（停止）。変更はありません\n" {
+		t.Errorf("stop again in Japanese: exit %d %q", code, out)
 	}
 	out, _, code = clitest.Run(t, dir, env, "crawl", "stop", id, "--as", "alice", "--org", "acme", "--json")
 	if code != 0 || strings.TrimSpace(out) != `{"stopped":false,"state":"succeeded","stopReason":"stopped"}` {

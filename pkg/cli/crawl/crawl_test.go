@@ -186,6 +186,9 @@ func TestCrawlCommands(t *testing.T) {
 	if _, errs, code := clitest.Run(t, dir, env, "crawl", "fail", id, "--as", "alice", "--org", "acme"); code != cmdutil.ExitFailure || !strings.Contains(errs, "is not running; nothing was changed") {
 		t.Errorf("fail again: %d %s", code, errs)
 	}
+	if _, errs, code := clitest.Run(t, dir, ja, "crawl", "fail", id, "--as", "alice", "--org", "acme"); code != cmdutil.ExitFailure || !strings.Contains(errs, "クロール "+id+" は実行中ではありません。変更はありません") {
+		t.Errorf("fail again in Japanese: %d %s", code, errs)
+	}
 	if out, _, code := clitest.Run(t, dir, env, "crawl", "fail", id, "--as", "alice", "--org", "acme", "--json"); code != 0 || strings.TrimSpace(out) != `{"closed":false}` {
 		t.Errorf("fail again --json: %d %s", code, out)
 	}

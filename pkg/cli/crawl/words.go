@@ -6,8 +6,7 @@ import (
 )
 
 // words are what `crawl start`, `crawl run`, `crawl status` (and its
-// --watch drawing), `crawl why`, `crawl list` and `crawl decisions` print
-// for people, in English and Japanese (the
+// --watch drawing), and every other crawl command print for people, in English and Japanese (the
 // console's words for the same things: pkg/web/crawls.go). English keeps the API's own words for states, stop
 // reasons, delay sources and robots.txt outcomes, as --json prints them;
 // Japanese says them in words. --json never uses these.
@@ -70,6 +69,29 @@ var words = cmdutil.Words{
 	"noRuleMatched": {"(no rule matched)", "（一致するルールなし）"},
 	"newest500":     {"only the newest 500 rows are shown", "新しい 500 行だけを表示しています"},
 
+	"colCaptures":   {"captures", "取得数"},
+	"colGaps":       {"gaps", "間隔数"},
+	"colMinMs":      {"min ms", "最短 ms"},
+	"colMedianMs":   {"median ms", "中央値 ms"},
+	"colOverlaps":   {"overlaps", "重なり"},
+	"colShort":      {"short", "間隔不足"},
+	"colBackoff":    {"backoff", "待機"},
+	"colURL":        {"url", "URL"},
+	"colDecidedBy":  {"decided by", "決め手"},
+	"colReason":     {"reason", "理由"},
+	"colArchive":    {"archive", "アーカイブ"},
+	"delayCapped":   {"%[1]d (cap; Crawl-delay %[2]d)", "%[1]d（上限で切った Crawl-delay %[2]d）"},
+	"backoffs":      {"%[1]d× up to %[2]d", "%[1]d 回、最長 %[2]d"},
+	"keptOut":       {", %d kept out", "、除外 %d"},
+	"notPolite":     {"crawl %s was not polite on every host: see the overlaps and short gaps", "クロール %s はすべてのホストで礼儀正しくはありませんでした。重なりと間隔不足を見てください"},
+	"noPageInState": {"no page in that state", "その状態のページはありません"},
+	"seed":          {"seed", "シード"},
+	"stopped":       {"crawl %s stopped", "クロール %s を停止しました"},
+	"stateBecause":  {"%[1]s (%[2]s)", "%[1]s（%[2]s）"},
+	"alreadyEnded":  {"crawl %[1]s had already ended: %[2]s; nothing was changed", "クロール %[1]s はすでに終了していました：%[2]s。変更はありません"},
+	"notRunning":    {"crawl %s is not running; nothing was changed", "クロール %s は実行中ではありません。変更はありません"},
+	"closedFailed":  {"crawl %s closed as failed", "クロール %s を失敗として終了しました"},
+
 	"watchHead":        {"crawl %[1]s · %[2]s", "クロール %[1]s · %[2]s"},
 	"watchStop":        {" (%s)", "（%s）"},
 	"watchLine":        {"%[1]s · level %[2]d · %[3]d captured, %[4]d discovered", "%[1]s · 深さ %[2]d · 取得 %[3]d、発見 %[4]d"},
@@ -91,7 +113,7 @@ var words = cmdutil.Words{
 }
 
 // said is how Japanese says a word of the API's (a state, a stop reason,
-// a rule's action, a delay source, a robots.txt outcome); English says the word itself,
+// a page's state, a rule's action, a delay source, a robots.txt outcome); English says the word itself,
 // and so does Japanese for a word not here.
 var said = map[string]string{
 	"state:running": "実行中", "state:succeeded": "成功", "state:failed": "失敗",
@@ -99,6 +121,7 @@ var said = map[string]string{
 	"stop:failed": "失敗", "stop:stopped": "停止",
 	"source:setting": "クロールの設定", "source:crawl-delay": "robots.txt の Crawl-delay", "source:cap": "上限で切った Crawl-delay",
 	"source:backoff": "待機", "source:host": "ホストの設定",
+	"page:captured": "取得", "page:failed": "失敗", "page:skipped": "スキップ",
 	"action:follow": "たどる", "action:capture": "取得のみ", "action:skip": "除外",
 	"robots:fetched": "読み込み済み", "robots:absent": "なし", "robots:unreachable": "届かない", "robots:unparsable": "読めない", "robots:unknown": "記録なし",
 }
