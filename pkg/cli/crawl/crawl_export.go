@@ -79,16 +79,16 @@ stops the export, naming the archive, and leaves no FILE (exit 1). Progress goes
 				return err
 			}
 			defer os.Remove(tmp.Name()) // gone once renamed
-			errOut := opts.f.Streams.Err
+			errOut, lang := opts.f.Streams.Err, opts.f.Lang()
 			sum, err := access.ExportCrawl(cmd.Context(), c.Subject, c.Orgs, id, tmp, func(done, total int) {
-				fmt.Fprintf(errOut, "reading archive %d of %d\n", done+1, total)
+				fmt.Fprintln(errOut, words.Say(lang, "readingArchive", done+1, total))
 			})
 			if cerr := tmp.Close(); err == nil {
 				err = cerr
 			}
 			switch {
 			case errors.Is(err, ledger.ErrNotFound):
-				return &cmdutil.ExitError{Code: cmdutil.ExitFailure, Err: fmt.Errorf("no archive of crawl %s that %s may view (absent, or none of its archives visible to %s)", id, c.Subject, c.Subject)}
+				return &cmdutil.ExitError{Code: cmdutil.ExitFailure, Err: errors.New(words.Say(lang, "noArchiveToExport", id, c.Subject))}
 			case errors.Is(err, ledger.ErrUnreachable):
 				return err // S3 stopped answering mid-way: exit 4
 			case errors.Is(err, wacz.ErrMergeInput):
@@ -103,7 +103,7 @@ stops the export, naming the archive, and leaves no FILE (exit 1). Progress goes
 			if opts.JSON {
 				return opts.print(res)
 			}
-			fmt.Fprintf(opts.f.Streams.Out, "wrote %s: %d archive(s), %d page(s), %d bytes (sha256 %s)\n", cmdutil.Printable(out), res.Archives, res.Pages, res.Bytes, res.SHA256)
+			fmt.Fprintln(opts.f.Streams.Out, words.Say(lang, "wroteExport", cmdutil.Printable(out), res.Archives, res.Pages, res.Bytes, res.SHA256))
 			return nil
 		},
 	}

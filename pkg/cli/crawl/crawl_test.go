@@ -338,6 +338,13 @@ func TestCrawlStartWait(t *testing.T) {
 	if code != 0 || json.Unmarshal([]byte(out), &res) != nil || res.Archives != 2 || res.Pages != 2 || !strings.Contains(errs, "reading archive 2 of 2") {
 		t.Fatalf("crawl export: exit %d %q %s", code, out, errs)
 	}
+	jaEnv := maps.Clone(env)
+	jaEnv["LANG"] = "ja_JP.UTF-8"
+	jaFile := filepath.Join(t.TempDir(), "クロール.wacz")
+	out, errs, code = clitest.Run(t, dir, jaEnv, "crawl", "export", id, "--out", jaFile, "--as", "alice", "--org", "acme")
+	if code != 0 || !strings.HasPrefix(out, jaFile+" を書きました：アーカイブ 2 件、ページ 2 件、") || !strings.Contains(errs, "アーカイブを読んでいます（2 件中 2 件目）") {
+		t.Errorf("crawl export in Japanese: exit %d %q %s", code, out, errs)
+	}
 	data, err := os.ReadFile(file)
 	if err != nil || int64(len(data)) != res.Bytes || fmt.Sprintf("%x", sha256.Sum256(data)) != res.SHA256 {
 		t.Fatalf("the exported file: %d bytes, %v; the summary %+v", len(data), err, res)

@@ -92,6 +92,10 @@ var words = cmdutil.Words{
 	"notRunning":    {"crawl %s is not running; nothing was changed", "クロール %s は実行中ではありません。変更はありません"},
 	"closedFailed":  {"crawl %s closed as failed", "クロール %s を失敗として終了しました"},
 
+	"readingArchive":    {"reading archive %[1]d of %[2]d", "アーカイブを読んでいます（%[2]d 件中 %[1]d 件目）"},
+	"noArchiveToExport": {"no archive of crawl %[1]s that %[2]s may view (absent, or none of its archives visible to %[2]s)", "%[2]s が見られるクロール %[1]s のアーカイブはありません（クロールがないか、どのアーカイブも %[2]s には見えません）"},
+	"wroteExport":       {"wrote %[1]s: %[2]d archive(s), %[3]d page(s), %[4]d bytes (sha256 %[5]s)", "%[1]s を書きました：アーカイブ %[2]d 件、ページ %[3]d 件、%[4]d バイト（sha256 %[5]s）"},
+
 	"watchHead":        {"crawl %[1]s · %[2]s", "クロール %[1]s · %[2]s"},
 	"watchStop":        {" (%s)", "（%s）"},
 	"watchLine":        {"%[1]s · level %[2]d · %[3]d captured, %[4]d discovered", "%[1]s · 深さ %[2]d · 取得 %[3]d、発見 %[4]d"},
