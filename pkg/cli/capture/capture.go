@@ -102,6 +102,7 @@ func captureRun(cmd *cobra.Command, opts *CaptureOptions, urls []string) error {
 		return err
 	}
 	p := ui.New(opts.f.Streams.Err)
+	lang := opts.f.Lang()
 	enc := json.NewEncoder(opts.f.Streams.Out)
 	svc.Progress = func(pg archive.CapturedPage) {
 		pg.Error = operatorReason(pg)
@@ -111,40 +112,75 @@ func captureRun(cmd *cobra.Command, opts *CaptureOptions, urls []string) error {
 		}
 		switch pg.Status {
 		case archive.Captured:
-			note := ""
+			line := words.Say(lang, "captured", cmdutil.Printable(pg.URL), pg.ArchiveID)
 			if !pg.Complete {
-				note = " (incomplete: a size cap cut a body short)"
+				line += words.Say(lang, "incomplete")
 			}
-			fmt.Fprintf(opts.f.Streams.Out, "captured  %s  archive %s%s\n", cmdutil.Printable(pg.URL), pg.ArchiveID, note)
+			fmt.Fprintln(opts.f.Streams.Out, line)
 		default:
-			fmt.Fprintf(opts.f.Streams.Out, "%-8s  %s  %s\n", pg.Status, cmdutil.Printable(pg.URL), cmdutil.Printable(pg.Error))
+			fmt.Fprintln(opts.f.Streams.Out, words.Say(lang, "notCaptured", say(lang, string(pg.Status)), cmdutil.Printable(pg.URL), cmdutil.Printable(pg.Error)))
 		}
 	}
-	p.Printf("capturing %d page(s) with the %s engine for %s\n", len(urls), eng.Name(), req.Org)
+	p.Println(words.Say(lang, "capturing", len(urls), eng.Name(), req.Org))
+	if opts.JSON {
+		lang = i18n.English // the errors below, for scripts
+	}
 	res, err := svc.Capture(ctx, req)
 	if errors.Is(err, ledger.ErrNotFound) {
-		return &cmdutil.ExitError{Code: cmdutil.ExitFailure, Err: fmt.Errorf("%s may not submit captures for %s (can_submit)", id.Subject, req.Org)}
+		return &cmdutil.ExitError{Code: cmdutil.ExitFailure, Err: errors.New(words.Say(lang, "mayNotSubmit", id.Subject, req.Org))}
 	}
 	var quota *archive.QuotaError
 	if errors.As(err, &quota) {
-		return &cmdutil.ExitError{Code: cmdutil.ExitFailure, Err: fmt.Errorf("nothing was captured: %w", quota)}
+		return &cmdutil.ExitError{Code: cmdutil.ExitFailure, Err: fmt.Errorf("%s: %w", words.Say(lang, "nothingCaptured"), quota)}
 	}
 	if errors.Is(err, ledger.ErrUnreachable) {
-		return &cmdutil.ExitError{Code: cmdutil.ExitUnreachable, Err: fmt.Errorf("capture stopped after %d page(s): %w", len(res.Pages), ledger.UnreachableCause(err))}
+		return &cmdutil.ExitError{Code: cmdutil.ExitUnreachable, Err: fmt.Errorf("%s: %w", words.Say(lang, "stoppedAfter", len(res.Pages)), ledger.UnreachableCause(err))}
 	}
 	if err != nil {
 		return err
 	}
 	if n := len(res.Pages) - res.Failed(); n > 0 {
-		fmt.Fprintf(opts.f.Streams.Err, "%d archive(s) registered for %s; ", n, req.Org)
-		// capture's own lines are English (README): so is this one.
-		cmdutil.Deliver(ctx, a, opts.f.Streams.Err, i18n.English)
-		indexNow(ctx, a, archiveIDs(res), opts.f.Streams.Err)
+		fmt.Fprint(opts.f.Streams.Err, words.Say(lang, "registered", n, req.Org))
+		cmdutil.Deliver(ctx, a, opts.f.Streams.Err, lang)
+		indexNow(ctx, a, archiveIDs(res), opts.f.Streams.Err, lang)
 	}
 	if n := res.Failed(); n > 0 {
-		return &cmdutil.ExitError{Code: cmdutil.ExitIncomplete, Err: fmt.Errorf("%d of %d page(s) were not captured", n, len(res.Pages))}
+		return &cmdutil.ExitError{Code: cmdutil.ExitIncomplete, Err: errors.New(words.Say(lang, "someNotCaptured", n, len(res.Pages)))}
 	}
 	return nil
+}
+
+// words are what capture prints for people, in English and Japanese (the
+// console's words: pkg/web/capture.go); --json never uses them. A page's
+// reason for failing is the capture's own (English) words.
+var words = cmdutil.Words{
+	"capturing":       {"capturing %[1]d page(s) with the %[2]s engine for %[3]s", "%[3]s のために %[2]s エンジンで %[1]d ページをキャプチャします"},
+	"captured":        {"captured  %[1]s  archive %[2]s", "取得  %[1]s  アーカイブ %[2]s"},
+	"incomplete":      {" (incomplete: a size cap cut a body short)", "（不完全：サイズの上限で本文の一部が切り捨てられました）"},
+	"notCaptured":     {"%-8[1]s  %[2]s  %[3]s", "%[1]s  %[2]s  %[3]s"},
+	"failed":          {"failed", "失敗"},
+	"error":           {"error", "エラー"},
+	"mayNotSubmit":    {"%[1]s may not submit captures for %[2]s (can_submit)", "%[1]s は %[2]s のキャプチャを依頼できません（can_submit）"},
+	"nothingCaptured": {"nothing was captured", "何もキャプチャしませんでした"},
+	"stoppedAfter":    {"capture stopped after %d page(s)", "%d ページでキャプチャが止まりました"},
+	"registered":      {"%[1]d archive(s) registered for %[2]s; ", "%[2]s のアーカイブを %[1]d 件登録しました。"},
+	"someNotCaptured": {"%[1]d of %[2]d page(s) were not captured", "%[2]d ページ中 %[1]d ページをキャプチャできませんでした"},
+
+	"indexBusy":        {"search: the index is held by the running serve, whose indexer adds them", "検索：索引は実行中の serve が持っており、その索引処理が追加します"},
+	"indexUnreachable": {"search: not indexed yet, a dependency did not answer (%v): `ledgerctl search reindex` (or serve) indexes them", "検索：まだ索引に入っていません。依存先が応答しませんでした（%v）。`ledgerctl search reindex`（または serve）が索引に入れます"},
+	"indexFailed":      {"search: not indexed yet (%v): `ledgerctl search reindex` (or serve) indexes them", "検索：まだ索引に入っていません（%v）。`ledgerctl search reindex`（または serve）が索引に入れます"},
+	"indexSome":        {"search: %[1]d archive(s) indexed, %[2]d could not be: see `ledgerctl search status`", "検索：アーカイブ %[1]d 件を索引に入れ、%[2]d 件は入れられませんでした。`ledgerctl search status` を見てください"},
+	"indexDone":        {"search: %[1]d archive(s) indexed (%[2]d page(s)): a search finds them now", "検索：アーカイブ %[1]d 件（%[2]d ページ）を索引に入れました。もう検索で見つかります"},
+}
+
+// say is a capture status in lang.
+func say(lang i18n.Lang, status string) string {
+	if lang == i18n.Japanese {
+		if _, ok := words[status]; ok {
+			return words.Say(lang, status)
+		}
+	}
+	return status
 }
 
 // refusedHint is what `ledgerctl capture` adds to the coarse "refused by

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/capture-ledger/ledgerctl/pkg/archive"
+	capturecmd "github.com/capture-ledger/ledgerctl/pkg/cli/capture"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/clitest"
 	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
 	"github.com/capture-ledger/ledgerctl/pkg/testenv"
@@ -109,6 +111,15 @@ func TestCapture(t *testing.T) {
 		if strings.Contains(reason, "127.0.0.1") {
 			t.Errorf("a refused capture's reason names the address: %q", reason)
 		}
+	}
+	// The same refusal said under a Japanese locale: the capture's own
+	// reason stays as the capture wrote it.
+	ja := maps.Clone(env)
+	ja["LANG"] = "ja_JP.UTF-8"
+	out, errs, code = clitest.Run(t, dir, ja, "capture", site.URL+"/", "--org", "acme", "--as", "alice", "--engine", "http")
+	if code != cmdutil.ExitIncomplete || !strings.HasPrefix(out, "失敗  "+site.URL+"/  refused by policy: ") ||
+		!strings.Contains(errs, "acme のために http エンジンで 1 ページをキャプチャします") || !strings.Contains(errs, "1 ページ中 1 ページをキャプチャできませんでした") {
+		t.Errorf("a refused capture in Japanese: exit %d:\n%s%s", code, out, errs)
 	}
 	if hits.Load() != 0 {
 		t.Fatalf("%d requests reached the site without ALLOW_PRIVATE", hits.Load())
@@ -236,5 +247,21 @@ func TestCapture(t *testing.T) {
 	testenv.Unchanged(t, dsn, before)
 	if hits.Load() != fetched {
 		t.Errorf("refused requests fetched %d pages", hits.Load()-fetched)
+	}
+
+	// A capture under a Japanese locale says each step in Japanese.
+	ja["CAPTURE_LEDGER_CAPTURE_ALLOW_PRIVATE"] = "1"
+	out, errs, code = clitest.Run(t, dir, ja, "capture", site.URL+"/", "--org", "acme", "--as", "alice", "--engine", "http")
+	if code != 0 || !strings.HasPrefix(out, "取得  "+site.URL+"/  アーカイブ ") ||
+		!strings.Contains(errs, "acme のアーカイブを 1 件登録しました。") || !strings.Contains(errs, "検索：アーカイブ 1 件（1 ページ）を索引に入れました。もう検索で見つかります") {
+		t.Errorf("a capture in Japanese: exit %d:\n%s%s", code, out, errs)
+	}
+}
+
+// TestWordsTakeTheSameArguments: every sentence says, in Japanese, what
+// its English says (cmdutil.Words.Mismatched).
+func TestWordsTakeTheSameArguments(t *testing.T) {
+	if bad := capturecmd.Words.Mismatched(); len(bad) > 0 {
+		t.Errorf("English and Japanese take different arguments: %q", bad)
 	}
 }

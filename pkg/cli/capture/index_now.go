@@ -9,6 +9,7 @@ import (
 
 	"github.com/capture-ledger/ledgerctl/pkg/app"
 	"github.com/capture-ledger/ledgerctl/pkg/archive"
+	"github.com/capture-ledger/ledgerctl/pkg/i18n"
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 	"github.com/capture-ledger/ledgerctl/pkg/search"
 )
@@ -21,8 +22,8 @@ const indexTimeout = 2 * time.Minute
 // finds their pages when it exits — with no serve running, nothing else
 // would. What cannot be indexed now is named with the command that
 // finishes it; the archives are registered either way, so this never
-// fails the command.
-func indexNow(ctx context.Context, a *app.App, ids []string, errw io.Writer) {
+// fails the command. It says so in lang.
+func indexNow(ctx context.Context, a *app.App, ids []string, errw io.Writer, lang i18n.Lang) {
 	if len(ids) == 0 {
 		return
 	}
@@ -35,15 +36,15 @@ func indexNow(ctx context.Context, a *app.App, ids []string, errw io.Writer) {
 	}
 	switch {
 	case errors.Is(err, search.ErrIndexBusy):
-		fmt.Fprintln(errw, "search: the index is held by the running serve, whose indexer adds them")
+		fmt.Fprintln(errw, words.Say(lang, "indexBusy"))
 	case errors.Is(err, ledger.ErrUnreachable):
-		fmt.Fprintf(errw, "search: not indexed yet, a dependency did not answer (%v): `ledgerctl search reindex` (or serve) indexes them\n", ledger.UnreachableCause(err))
+		fmt.Fprintln(errw, words.Say(lang, "indexUnreachable", ledger.UnreachableCause(err)))
 	case err != nil:
-		fmt.Fprintf(errw, "search: not indexed yet (%v): `ledgerctl search reindex` (or serve) indexes them\n", err)
+		fmt.Fprintln(errw, words.Say(lang, "indexFailed", err))
 	case res.Failed > 0:
-		fmt.Fprintf(errw, "search: %d archive(s) indexed, %d could not be: see `ledgerctl search status`\n", res.Indexed, res.Failed)
+		fmt.Fprintln(errw, words.Say(lang, "indexSome", res.Indexed, res.Failed))
 	default:
-		fmt.Fprintf(errw, "search: %d archive(s) indexed (%d page(s)): a search finds them now\n", res.Indexed, res.Pages)
+		fmt.Fprintln(errw, words.Say(lang, "indexDone", res.Indexed, res.Pages))
 	}
 }
 

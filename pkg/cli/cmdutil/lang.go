@@ -38,9 +38,9 @@ func (w Words) Say(lang i18n.Lang, key string, args ...any) string {
 	return fmt.Sprintf(f, args...)
 }
 
-// verb finds a fmt verb: %%, or % with an optional explicit argument
-// index, flags, width and precision, then the verb's letter.
-var verb = regexp.MustCompile(`%(%|(\[\d+\])?[-+# 0]*\d*(\.\d+)?[a-zA-Z])`)
+// verb finds a fmt verb: %%, or % with flags, width and precision and an
+// explicit argument index before or after them, then the verb's letter.
+var verb = regexp.MustCompile(`%(%|[-+# 0]*(?:\[(\d+)\])?\d*(?:\.\d+)?(?:\[(\d+)\])?[a-zA-Z])`)
 
 // Mismatched lists the keys whose English and Japanese take different
 // arguments: each verb's argument (its explicit index, or the one fmt
@@ -55,8 +55,8 @@ func (w Words) Mismatched() []string {
 			if m[1] == "%" {
 				continue
 			}
-			if m[2] != "" {
-				next, _ = strconv.Atoi(strings.Trim(m[2], "[]"))
+			if idx := m[2] + m[3]; idx != "" {
+				next, _ = strconv.Atoi(idx)
 			}
 			out = append(out, fmt.Sprintf("%d%s", next, m[1][len(m[1])-1:]))
 			next++

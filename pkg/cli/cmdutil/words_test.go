@@ -21,8 +21,10 @@ func TestWordsMismatched(t *testing.T) {
 		"added":     {"one", "%d"},
 		"retyped":   {"%d pages", "%s ページ"},
 		"afterIdx":  {"%[2]s %s", "%[2]s %[3]s"},
+		"padded":    {"%-8[1]s  %[2]s", "%[1]s  %[2]s"},
+		"widthLost": {"%-8[1]s  %[2]s", "%[2]s"},
 	}
-	if got, want := w.Mismatched(), []string{"added", "dropped", "retyped"}; !slices.Equal(got, want) {
+	if got, want := w.Mismatched(), []string{"added", "dropped", "retyped", "widthLost"}; !slices.Equal(got, want) {
 		t.Errorf("mismatched: %q, want %q", got, want)
 	}
 	if got := w.Say(i18n.Japanese, "reordered", "crawl", "alice"); got != "alice による crawl" {
