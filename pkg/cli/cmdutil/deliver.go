@@ -39,36 +39,41 @@ func Deliver(ctx context.Context, a *app.App, errw io.Writer, lang i18n.Lang) {
 			}
 		}
 	}
-	ja := lang == i18n.Japanese
-	say := func(en, jp string, args ...any) {
-		if ja {
-			en = jp
-		}
-		fmt.Fprintf(errw, en+"\n", args...)
-	}
+	say := func(key string, args ...any) { fmt.Fprintln(errw, deliverWords.Say(lang, key, args...)) }
 	switch {
 	case errors.Is(err, ledger.ErrUnreachable):
-		say("their permissions are queued, but OpenFGA did not answer (%v): `ledgerctl drain` (or serve) delivers them",
-			"権限はキューにありますが、OpenFGA が応答しませんでした（%v）。`ledgerctl drain`（または serve）が届けます", ledger.UnreachableCause(err))
+		say("unreachable", ledger.UnreachableCause(err))
 	case err != nil:
-		say("their permissions are queued, but delivering them failed (%v): `ledgerctl drain` (or serve) delivers them",
-			"権限はキューにありますが、届けられませんでした（%v）。`ledgerctl drain`（または serve）が届けます", err)
+		say("failed", err)
 	case res.Failed > 0 || res.Dead > 0:
-		say("%d permission row(s) could not be delivered yet: see `ledgerctl drain --status`",
-			"権限の %d 行をまだ届けられていません。`ledgerctl drain --status` を見てください", res.Failed+res.Dead)
+		say("notYet", res.Failed+res.Dead)
 	case inFlight > 0:
-		say("%d permission row(s) are still being delivered by another drainer (a running serve): see `ledgerctl drain --status`",
-			"権限の %d 行は別の配送処理（実行中の serve）が届けている途中です。`ledgerctl drain --status` を見てください", inFlight)
+		say("inFlight", inFlight)
 	case pending > 0:
-		say("%d permission row(s) are not delivered yet (they are retried): see `ledgerctl drain --status`",
-			"権限の %d 行はまだ届いていません（再試行されます）。`ledgerctl drain --status` を見てください", pending)
+		say("pending", pending)
 	case res.Delivered == 0:
-		say("no permission is left to deliver (a running serve delivers them as they are queued): those allowed can list and open them now",
-			"届ける権限は残っていません（実行中の serve がキューに入るたびに届けます）。許された人はもう一覧で見て開けます")
+		say("nothingLeft")
 	default:
-		say("their permissions are in OpenFGA (%d row(s) delivered): those allowed can list and open them now",
-			"権限は OpenFGA に入りました（%d 行を配送）。許された人はもう一覧で見て開けます", res.Delivered)
+		say("delivered", res.Delivered)
 	}
+}
+
+// deliverWords are what Deliver says, in English and Japanese.
+var deliverWords = Words{
+	"unreachable": {"their permissions are queued, but OpenFGA did not answer (%v): `ledgerctl drain` (or serve) delivers them",
+		"権限はキューにありますが、OpenFGA が応答しませんでした（%v）。`ledgerctl drain`（または serve）が届けます"},
+	"failed": {"their permissions are queued, but delivering them failed (%v): `ledgerctl drain` (or serve) delivers them",
+		"権限はキューにありますが、届けられませんでした（%v）。`ledgerctl drain`（または serve）が届けます"},
+	"notYet": {"%d permission row(s) could not be delivered yet: see `ledgerctl drain --status`",
+		"権限の %d 行をまだ届けられていません。`ledgerctl drain --status` を見てください"},
+	"inFlight": {"%d permission row(s) are still being delivered by another drainer (a running serve): see `ledgerctl drain --status`",
+		"権限の %d 行は別の配送処理（実行中の serve）が届けている途中です。`ledgerctl drain --status` を見てください"},
+	"pending": {"%d permission row(s) are not delivered yet (they are retried): see `ledgerctl drain --status`",
+		"権限の %d 行はまだ届いていません（再試行されます）。`ledgerctl drain --status` を見てください"},
+	"nothingLeft": {"no permission is left to deliver (a running serve delivers them as they are queued): those allowed can list and open them now",
+		"届ける権限は残っていません（実行中の serve がキューに入るたびに届けます）。許された人はもう一覧で見て開けます"},
+	"delivered": {"their permissions are in OpenFGA (%d row(s) delivered): those allowed can list and open them now",
+		"権限は OpenFGA に入りました（%d 行を配送）。許された人はもう一覧で見て開けます"},
 }
 
 // othersInFlight waits, until ctx ends, for the outbox rows another

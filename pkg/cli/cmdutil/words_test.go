@@ -34,3 +34,11 @@ func TestWordsMismatched(t *testing.T) {
 		t.Errorf("Say in English: %q", got)
 	}
 }
+
+// TestDeliverWordsTakeTheSameArguments: what Deliver says in Japanese
+// takes the arguments its English takes.
+func TestDeliverWordsTakeTheSameArguments(t *testing.T) {
+	if bad := cmdutil.DeliverWords.Mismatched(); len(bad) > 0 {
+		t.Errorf("English and Japanese take different arguments: %q", bad)
+	}
+}

@@ -5,11 +5,12 @@ import (
 	"github.com/capture-ledger/ledgerctl/pkg/i18n"
 )
 
-// words are what `crawl start`, `crawl run`, `crawl status` (and its
-// --watch drawing), and every other crawl command print for people, in English and Japanese (the
-// console's words for the same things: pkg/web/crawls.go). English keeps the API's own words for states, stop
-// reasons, delay sources and robots.txt outcomes, as --json prints them;
-// Japanese says them in words. --json never uses these.
+// words are what the crawl commands (`crawl status --watch`'s drawing
+// included) print for people, in English and Japanese (the console's
+// words for the same things: pkg/web/crawls.go). English keeps the API's
+// own words for states, stop reasons, delay sources and robots.txt
+// outcomes, as --json prints them; Japanese says them in words (said).
+// --json never uses these.
 var words = cmdutil.Words{
 	"crawlBy":         {"crawl %[1]s (%[2]s, by %[3]s)", "クロール %[1]s（%[2]s、%[3]s が開始）"},
 	"stateLine":       {"state: %[1]s   stop reason: %[2]s", "状態：%[1]s   停止理由：%[2]s"},
