@@ -158,8 +158,8 @@ var words = cmdutil.Words{
 	"captured":        {"captured  %[1]s  archive %[2]s", "取得  %[1]s  アーカイブ %[2]s"},
 	"incomplete":      {" (incomplete: a size cap cut a body short)", "（不完全：サイズの上限で本文の一部が切り捨てられました）"},
 	"notCaptured":     {"%-8[1]s  %[2]s  %[3]s", "%[1]s  %[2]s  %[3]s"},
-	"failed":          {"failed", "失敗"},
-	"error":           {"error", "エラー"},
+	"status:failed":   {"failed", "失敗"},
+	"status:error":    {"error", "エラー"},
 	"mayNotSubmit":    {"%[1]s may not submit captures for %[2]s (can_submit)", "%[1]s は %[2]s のキャプチャを依頼できません（can_submit）"},
 	"nothingCaptured": {"nothing was captured", "何もキャプチャしませんでした"},
 	"stoppedAfter":    {"capture stopped after %d page(s)", "%d ページでキャプチャが止まりました"},
@@ -173,12 +173,10 @@ var words = cmdutil.Words{
 	"indexDone":        {"search: %[1]d archive(s) indexed (%[2]d page(s)): a search finds them now", "検索：アーカイブ %[1]d 件（%[2]d ページ）を索引に入れました。もう検索で見つかります"},
 }
 
-// say is a capture status in lang.
+// say is a capture status in lang (a status without words, as it is).
 func say(lang i18n.Lang, status string) string {
-	if lang == i18n.Japanese {
-		if _, ok := words[status]; ok {
-			return words.Say(lang, status)
-		}
+	if _, ok := words["status:"+status]; ok {
+		return words.Say(lang, "status:"+status)
 	}
 	return status
 }
