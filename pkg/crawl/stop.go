@@ -132,12 +132,12 @@ func (s *Service) foundBegun(ctx context.Context, log *slog.Logger, crawlID stri
 		pr, found, err := s.InFlight.FindBegun(ctx, crawlID, b)
 		switch {
 		case err != nil:
-			log.Warn("could not look for a capture in flight when the crawl was closed; it is not registered", "url", b.URL, "taskId", b.TaskID, "error", err.Error())
+			log.Warn("could not look for a capture in flight for closing the crawl; it is not registered", "url", b.URL, "taskId", b.TaskID, "error", err.Error())
 			continue
 		case !found || pr.Status != StatusCaptured || pr.TaskID != b.TaskID:
 			continue
 		}
-		log.Info("found a capture in flight when the crawl was closed", "url", b.URL, "taskId", b.TaskID)
+		log.Info("found a capture in flight, to register as the crawl is closed", "url", b.URL, "taskId", b.TaskID)
 		out[b.TaskID] = pr
 	}
 	return out

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/capture-ledger/ledgerctl/pkg/cli/cmdutil"
+	"github.com/capture-ledger/ledgerctl/pkg/i18n"
 	"github.com/capture-ledger/ledgerctl/pkg/ledger"
 	"github.com/capture-ledger/ledgerctl/pkg/wacz"
 )
@@ -85,6 +86,9 @@ stops the export, naming the archive, and leaves no FILE (exit 1). Progress goes
 			})
 			if cerr := tmp.Close(); err == nil {
 				err = cerr
+			}
+			if opts.JSON {
+				lang = i18n.English // the error below, for scripts
 			}
 			switch {
 			case errors.Is(err, ledger.ErrNotFound):
